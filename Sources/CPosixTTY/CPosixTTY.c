@@ -1,0 +1,65 @@
+#include "CPosixTTY.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdlib.h>
+#include <sys/ioctl.h>
+#include <termios.h>
+#include <unistd.h>
+
+int wd_openpty(char *name, size_t name_len, int nonblocking) {
+    int flags = O_RDWR | O_NOCTTY | O_CLOEXEC | (nonblocking ? O_NONBLOCK : 0);
+    int fd = posix_openpt(flags);
+    if (fd < 0) return -1;
+    if (grantpt(fd) != 0 || unlockpt(fd) != 0 || ptsname_r(fd, name, name_len) != 0) {
+        int saved = errno;
+        close(fd);
+        errno = saved;
+        return -1;
+    }
+    return fd;
+}
+
+static speed_t speed_for(unsigned int baud) {
+    switch (baud) {
+    case 9600: return B9600;
+    case 19200: return B19200;
+    case 38400: return B38400;
+    case 57600: return B57600;
+    case 115200: return B115200;
+    case 230400: return B230400;
+    case 460800: return B460800;
+    case 921600: return B921600;
+    case 1000000: return B1000000;
+    case 2000000: return B2000000;
+    case 3000000: return B3000000;
+    case 4000000: return B4000000;
+    default: return 0;
+    }
+}
+
+int wd_configure_raw(int fd, unsigned int baud) {
+    speed_t speed = speed_for(baud);
+    if (speed == 0) {
+        errno = EINVAL;
+        return -1;
+    }
+    struct termios tio;
+    if (tcgetattr(fd, &tio) != 0) return -1;
+    cfmakeraw(&tio);
+    tio.c_cflag |= CLOCAL | CREAD;
+    tio.c_cc[VMIN] = 1;
+    tio.c_cc[VTIME] = 0;
+    if (cfsetispeed(&tio, speed) != 0 || cfsetospeed(&tio, speed) != 0) return -1;
+    return tcsetattr(fd, TCSANOW, &tio);
+}
+
+int wd_set_exclusive(int fd) {
+    return ioctl(fd, TIOCEXCL);
+}
+
+int wd_bytes_available(int fd) {
+    int n = 0;
+    if (ioctl(fd, FIONREAD, &n) != 0) return -1;
+    return n;
+}

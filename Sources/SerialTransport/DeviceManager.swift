@@ -1,0 +1,167 @@
+import Logging
+import NIOCore
+import NIOPosix
+import WorkoutEngine
+import WorkoutProtocol
+
+/// Serves every attached device: opens its node, runs its pipeline, reopens it when the policy says so.
+///
+/// Devices come and go independently; one that fails to open or misbehaves never holds up another.
+public actor DeviceManager {
+    private let group: any EventLoopGroup
+    private let engine: WorkoutEngine
+    private let options: PipelineOptions
+    private let logger: Logger
+    private var attachments: [String: Attachment] = [:]
+    private var shuttingDown = false
+
+    private struct Attachment {
+        var spec: DeviceSpec
+        var task: Task<Void, Never>
+        var channel: (any Channel)?
+        var stats: DeviceStats
+    }
+
+    public init(group: any EventLoopGroup, engine: WorkoutEngine, options: PipelineOptions, logger: Logger) {
+        self.group = group
+        self.engine = engine
+        self.options = options
+        self.logger = logger
+    }
+
+    /// Starts serving `spec.path`. A path already attached keeps its connection; its spec is updated
+    /// (a replugged device may come back with another identity only if it really is another device).
+    public func attach(_ spec: DeviceSpec) {
+        guard !shuttingDown else { return }
+        if var existing = attachments[spec.path], existing.spec.identity == spec.identity {
+            existing.spec = spec
+            attachments[spec.path] = existing
+            return
+        }
+        detach(path: spec.path)
+        let stats = DeviceStats(identity: spec.identity, path: spec.path)
+        let task = Task { await self.serve(spec, stats: stats) }
+        attachments[spec.path] = Attachment(spec: spec, task: task, channel: nil, stats: stats)
+    }
+
+    /// Stops serving `path` (the device was removed). Lines already read are still answered if the
+    /// device can take them; nothing committed is affected.
+    public func detach(path: String) {
+        guard let attachment = attachments.removeValue(forKey: path) else { return }
+        attachment.task.cancel()
+        attachment.channel?.close(promise: nil)
+    }
+
+    /// Currently attached devices and their counters.
+    public func devices() -> [DeviceStats] {
+        attachments.values.map(\.stats).sorted { $0.path < $1.path }
+    }
+
+    /// Graceful shutdown: stop reading everywhere, answer what was read, flush, close.
+    /// Devices that cannot take their replies within `timeout` are closed regardless.
+    public func drainAll(timeout: Duration = .seconds(5)) async {
+        shuttingDown = true
+        let channels = attachments.values.compactMap(\.channel)
+        for attachment in attachments.values { attachment.task.cancel() }
+        for channel in channels {
+            channel.pipeline.fireUserInboundEventTriggered(DrainRequest())
+        }
+        let deadline = ContinuousClock.now + timeout
+        for channel in channels {
+            let closed = await withTaskGroup(of: Bool.self) { group in
+                group.addTask { (try? await channel.closeFuture.get()) != nil }
+                group.addTask {
+                    try? await Task.sleep(until: deadline)
+                    return false
+                }
+                let first = await group.next() ?? false
+                group.cancelAll()
+                return first
+            }
+            if !closed { try? await channel.close() }
+        }
+        for attachment in attachments.values { await attachment.task.value }
+        attachments.removeAll()
+    }
+
+    private func serve(_ spec: DeviceSpec, stats: DeviceStats) async {
+        var logger = self.logger
+        logger[metadataKey: "device"] = "\(spec.identity)"
+        logger[metadataKey: "node"] = "\(spec.path)"
+        let session = engine.session(for: spec.identity)
+        var attempt = 0
+        var firstFailure: ContinuousClock.Instant?
+
+        while !Task.isCancelled && !shuttingDown {
+            let fd: CInt
+            do {
+                fd = try SerialPort.open(path: spec.path, baud: spec.baud)
+            } catch {
+                let now = ContinuousClock.now
+                let since = firstFailure ?? now
+                firstFailure = since
+                if let limit = spec.policy.giveUpAfter, now - since >= limit {
+                    logger.error("giving up on device: \(error)", metadata: ["after": "\(now - since)"])
+                    break
+                }
+                if attempt == 0 {
+                    logger.notice("device not openable yet; retrying", metadata: ["error": "\(error)"])
+                }
+                let delay = spec.policy.delay(after: attempt)
+                attempt += 1
+                do { try await Task.sleep(for: delay) } catch { break }
+                continue
+            }
+            attempt = 0
+            firstFailure = nil
+
+            let channel: any Channel
+            do {
+                channel = try await bootstrap(session: session, stats: stats, logger: logger)
+                    .takingOwnershipOfDescriptor(inputOutput: fd).get()
+            } catch {
+                logger.error("could not start the device pipeline: \(error)")
+                break
+            }
+            guard setChannel(channel, for: spec.path, stats: stats) else {
+                try? await channel.close()
+                break
+            }
+            stats.connected()
+            logger.info("device connected")
+            try? await channel.closeFuture.get()
+            stats.disconnected()
+            clearChannel(for: spec.path, stats: stats)
+            logger.info("device disconnected")
+            guard spec.policy.reopenAfterClose else { break }
+        }
+        if attachments[spec.path]?.stats === stats, !shuttingDown {
+            attachments[spec.path] = nil
+        }
+    }
+
+    private func setChannel(_ channel: any Channel, for path: String, stats: DeviceStats) -> Bool {
+        guard !shuttingDown, attachments[path]?.stats === stats else { return false }
+        attachments[path]?.channel = channel
+        return true
+    }
+
+    private func clearChannel(for path: String, stats: DeviceStats) {
+        if attachments[path]?.stats === stats { attachments[path]?.channel = nil }
+    }
+
+    private nonisolated func bootstrap(session: DeviceSession, stats: DeviceStats, logger: Logger) -> NIOPipeBootstrap {
+        let options = self.options
+        return NIOPipeBootstrap(group: group)
+            .channelOption(.autoRead, value: true)
+            .channelInitializer { channel in
+                channel.eventLoop.makeCompletedFuture {
+                    try DevicePipeline.addHandlers(to: channel.pipeline.syncOperations, options: options, logger: logger) { lines in
+                        let replies = await session.handle(lines)
+                        stats.handled(commands: replies.count, errors: replies.filter { !$0.isSuccess }.count)
+                        return replies
+                    }
+                }
+            }
+    }
+}

@@ -1,0 +1,43 @@
+import Logging
+import NIOCore
+import WorkoutEngine
+import WorkoutProtocol
+
+/// Settings that shape every device's pipeline.
+public struct PipelineOptions: Sendable {
+    public var maximumLineLength: Int
+    public var maximumPendingLines: Int
+
+    public init(maximumLineLength: Int = 4096, maximumPendingLines: Int = 1024) {
+        self.maximumLineLength = maximumLineLength
+        self.maximumPendingLines = maximumPendingLines
+    }
+}
+
+/// The per-device channel pipeline: bytes → lines → commands → session → replies → bytes.
+public enum DevicePipeline {
+    public static func addHandlers(
+        to pipeline: ChannelPipeline.SynchronousOperations,
+        options: PipelineOptions,
+        logger: Logger,
+        process: @escaping CommandDispatchHandler.Process
+    ) throws {
+        try pipeline.addHandler(ByteToMessageHandler(LineFrameDecoder(maximumLineLength: options.maximumLineLength)))
+        try pipeline.addHandler(CommandDecodingHandler(maximumLineLength: options.maximumLineLength))
+        try pipeline.addHandler(MessageToByteHandler(ReplyLineEncoder()))
+        try pipeline.addHandler(CommandDispatchHandler(
+            maximumPendingLines: options.maximumPendingLines, logger: logger, process: process))
+    }
+
+    /// The pipeline for a device whose commands run on `session`.
+    public static func addHandlers(
+        to pipeline: ChannelPipeline.SynchronousOperations,
+        options: PipelineOptions,
+        logger: Logger,
+        session: DeviceSession
+    ) throws {
+        try addHandlers(to: pipeline, options: options, logger: logger) { lines in
+            await session.handle(lines)
+        }
+    }
+}

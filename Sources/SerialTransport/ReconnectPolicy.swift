@@ -1,0 +1,41 @@
+import WorkoutEngine
+
+/// How a device's node is (re)opened: exponential backoff between attempts, and when to stop.
+public struct ReconnectPolicy: Sendable, Hashable {
+    public var initialDelay: Duration
+    public var maximumDelay: Duration
+    /// Stop trying to open a node that stays unusable this long; `nil` keeps trying for ever.
+    public var giveUpAfter: Duration?
+    /// Reopen the path after the device goes away. Configured paths do; discovered devices wait
+    /// for udev to announce them again instead.
+    public var reopenAfterClose: Bool
+
+    public init(initialDelay: Duration = .milliseconds(50), maximumDelay: Duration = .seconds(2),
+                giveUpAfter: Duration? = nil, reopenAfterClose: Bool = true) {
+        self.initialDelay = initialDelay
+        self.maximumDelay = maximumDelay
+        self.giveUpAfter = giveUpAfter
+        self.reopenAfterClose = reopenAfterClose
+    }
+
+    func delay(after attempt: Int) -> Duration {
+        var delay = initialDelay
+        for _ in 0..<min(attempt, 32) where delay < maximumDelay { delay *= 2 }
+        return min(delay, maximumDelay)
+    }
+}
+
+/// A device to serve: its node, who it is, and how to treat it.
+public struct DeviceSpec: Sendable, Hashable {
+    public var path: String
+    public var identity: DeviceIdentity
+    public var baud: UInt32
+    public var policy: ReconnectPolicy
+
+    public init(path: String, identity: DeviceIdentity, baud: UInt32 = 115_200, policy: ReconnectPolicy = ReconnectPolicy()) {
+        self.path = path
+        self.identity = identity
+        self.baud = baud
+        self.policy = policy
+    }
+}

@@ -1,0 +1,23 @@
+import Logging
+import ServiceLifecycle
+
+/// The lifecycle service that serves devices until graceful shutdown, then drains them.
+public struct SerialDeviceService: Service {
+    public let manager: DeviceManager
+    private let staticDevices: [DeviceSpec]
+    private let drainTimeout: Duration
+
+    public init(manager: DeviceManager, staticDevices: [DeviceSpec], drainTimeout: Duration = .seconds(5)) {
+        self.manager = manager
+        self.staticDevices = staticDevices
+        self.drainTimeout = drainTimeout
+    }
+
+    public func run() async throws {
+        for spec in staticDevices {
+            await manager.attach(spec)
+        }
+        try? await gracefulShutdown()
+        await manager.drainAll(timeout: drainTimeout)
+    }
+}

@@ -1,0 +1,46 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+import CPosixTTY
+
+/// Why a serial device could not be opened; `isTransient` errors are worth retrying.
+public struct SerialPortError: Error, CustomStringConvertible, Sendable {
+    public var path: String
+    public var operation: String
+    public var errno: Int32
+
+    /// The node is missing, not yet permitted, or held by someone else: udev may still be settling,
+    /// or the device is about to come back.
+    public var isTransient: Bool {
+        [ENOENT, EACCES, EBUSY, EIO, ENXIO, ENODEV, EAGAIN, EPERM].contains(errno)
+    }
+
+    public var description: String {
+        "\(operation) \(path): \(String(cString: strerror(errno)))"
+    }
+}
+
+/// Opens and configures serial devices: raw mode, fixed baud, exclusive where supported.
+public enum SerialPort {
+    /// Opens `path` non-blocking and without becoming its controlling terminal, and configures it.
+    /// The caller owns the returned descriptor.
+    public static func open(path: String, baud: UInt32) throws(SerialPortError) -> CInt {
+        let fd = Glibc.open(path, O_RDWR | O_NOCTTY | O_NONBLOCK | O_CLOEXEC)
+        guard fd >= 0 else { throw SerialPortError(path: path, operation: "open", errno: errno) }
+        if wd_configure_raw(fd, baud) != 0 {
+            let error = SerialPortError(path: path, operation: "configure", errno: errno)
+            close(fd)
+            throw error
+        }
+        // Keeps a second program (a stray `cat`, ModemManager) from reading our lines. Some drivers
+        // and older pty implementations refuse it; serving the device matters more.
+        _ = wd_set_exclusive(fd)
+        return fd
+    }
+
+    /// Whether `baud` is a rate ``open(path:baud:)`` can set.
+    public static func isSupported(baud: UInt32) -> Bool {
+        [9600, 19200, 38400, 57600, 115200, 230400, 460800, 921600, 1_000_000, 2_000_000, 3_000_000, 4_000_000]
+            .contains(baud)
+    }
+}

@@ -1,0 +1,70 @@
+import Foundation
+import WorkoutProtocol
+
+/// A workout as the daemon keeps it: the wearable's command plus the daemon's own timestamps.
+public struct WorkoutRecord: Hashable, Sendable, Codable {
+    public var id: Int64
+    public var device: DeviceIdentity
+    public var location: String
+    /// The date the wearable sent, on its clock.
+    public var date: Date
+    public var intensityLevel: Int
+    /// When the daemon started and ended it, on the daemon's clock.
+    public var startedAt: Date
+    public var endedAt: Date?
+    public var startCommandID: CommandID?
+    public var endCommandID: CommandID?
+
+    public init(
+        id: Int64, device: DeviceIdentity, workout: Workout, startedAt: Date,
+        endedAt: Date? = nil, startCommandID: CommandID? = nil, endCommandID: CommandID? = nil
+    ) {
+        self.id = id
+        self.device = device
+        self.location = workout.location
+        self.date = workout.date
+        self.intensityLevel = workout.intensityLevel
+        self.startedAt = startedAt
+        self.endedAt = endedAt
+        self.startCommandID = startCommandID
+        self.endCommandID = endCommandID
+    }
+
+    public var durationSeconds: Double? { endedAt.map { $0.timeIntervalSince(startedAt) } }
+}
+
+/// A request to share a finished workout, queued durably before the wearable is told `ok`.
+public struct ShareRecord: Hashable, Sendable, Codable {
+    public enum Status: String, Hashable, Sendable, Codable {
+        case pending
+        case delivered
+    }
+
+    public var id: Int64
+    public var workoutID: Int64
+    public var device: DeviceIdentity
+    public var service: ShareService
+    public var queuedAt: Date
+    public var status: Status
+    public var attempts: Int
+    public var lastError: String?
+    public var deliveredAt: Date?
+    /// Earliest time of the next attempt; backoff after a failure moves it forward.
+    public var nextAttemptAt: Date
+    public var commandID: CommandID?
+
+    public init(
+        id: Int64, workoutID: Int64, device: DeviceIdentity, service: ShareService, queuedAt: Date,
+        commandID: CommandID? = nil
+    ) {
+        self.id = id
+        self.workoutID = workoutID
+        self.device = device
+        self.service = service
+        self.queuedAt = queuedAt
+        self.status = .pending
+        self.attempts = 0
+        self.nextAttemptAt = queuedAt
+        self.commandID = commandID
+    }
+}

@@ -1,0 +1,32 @@
+import Foundation
+import Synchronization
+import WorkoutProtocol
+
+/// The daemon's core: one ``DeviceSession`` per device identity over a shared ``WorkoutStore``.
+///
+/// Sessions outlive connections, so a device that is unplugged mid-workout and comes back (under any
+/// node name) continues where it left off.
+public final class WorkoutEngine: Sendable {
+    public let store: any WorkoutStore
+    public let events: EngineEvents
+    private let ids: IDAllocator
+    private let clock: @Sendable () -> Date
+    private let sessions = Mutex<[DeviceIdentity: DeviceSession]>([:])
+
+    /// Reads the store's id watermark, so it throws when the store cannot be read at start.
+    public init(store: any WorkoutStore, events: EngineEvents = EngineEvents(), clock: @escaping @Sendable () -> Date = Date.init) async throws {
+        self.store = store
+        self.events = events
+        self.clock = clock
+        self.ids = IDAllocator(after: try await store.watermark())
+    }
+
+    public func session(for identity: DeviceIdentity) -> DeviceSession {
+        sessions.withLock { sessions in
+            if let session = sessions[identity] { return session }
+            let session = DeviceSession(identity: identity, store: store, ids: ids, clock: clock, events: events)
+            sessions[identity] = session
+            return session
+        }
+    }
+}

@@ -1,0 +1,94 @@
+import Foundation
+import WorkoutProtocol
+
+/// What a device's session looked like when last committed; restored when the device (re)appears.
+public struct DeviceSnapshot: Sendable, Hashable {
+    public var state: SessionState
+    /// The most recently ended workout: what `share_workout` shares.
+    public var lastEndedWorkout: WorkoutRecord?
+    public var recentReplies: RecentReplies
+
+    public init(state: SessionState = .idle, lastEndedWorkout: WorkoutRecord? = nil, recentReplies: RecentReplies = RecentReplies()) {
+        self.state = state
+        self.lastEndedWorkout = lastEndedWorkout
+        self.recentReplies = recentReplies
+    }
+}
+
+/// Everything one batch of commands changed on one device, committed atomically.
+///
+/// The replies to the batch are written to the device only after ``WorkoutStore/commit(_:)`` returns,
+/// so an `ok` always describes something already durable.
+public struct StoreBatch: Sendable, Hashable {
+    public var device: DeviceIdentity
+    /// The session state after the batch.
+    public var state: SessionState
+    /// Workouts created or updated (started, ended), in order.
+    public var workouts: [WorkoutRecord] = []
+    /// Shares newly queued for delivery.
+    public var shares: [ShareRecord] = []
+    /// Replies to remember for idempotent retries, oldest first.
+    public var replies: [RecentReply] = []
+
+    public init(device: DeviceIdentity, state: SessionState) {
+        self.device = device
+        self.state = state
+    }
+
+    public var isEmpty: Bool { workouts.isEmpty && shares.isEmpty && replies.isEmpty }
+}
+
+/// A reply remembered under the command id it answered.
+public struct RecentReply: Sendable, Hashable {
+    public var id: CommandID
+    public var reply: Reply
+
+    public init(id: CommandID, reply: Reply) {
+        self.id = id
+        self.reply = reply
+    }
+}
+
+/// The highest ids in use, so new ones never collide with stored ones after a restart.
+public struct IDWatermark: Sendable, Hashable {
+    public var workout: Int64
+    public var share: Int64
+
+    public init(workout: Int64 = 0, share: Int64 = 0) {
+        self.workout = workout
+        self.share = share
+    }
+}
+
+/// Durable home of sessions, workouts, shares and remembered replies.
+///
+/// Implementations must make ``commit(_:)`` atomic: all of a batch or none of it.
+public protocol WorkoutStore: Sendable {
+    func watermark() async throws -> IDWatermark
+    func restore(_ device: DeviceIdentity) async throws -> DeviceSnapshot
+    func commit(_ batch: StoreBatch) async throws
+
+    func workouts(device: DeviceIdentity?, limit: Int?) async throws -> [WorkoutRecord]
+    func shares(limit: Int?) async throws -> [ShareRecord]
+    func workout(id: Int64) async throws -> WorkoutRecord?
+
+    /// Pending shares whose next attempt is due at `now`, oldest first.
+    func dueShares(now: Date, limit: Int) async throws -> [ShareRecord]
+    /// Records an attempt: delivered, or failed with the error and the time of the next try.
+    func recordDelivery(shareID: Int64, result: DeliveryResult) async throws
+    /// Sessions with an active workout, for status reporting.
+    func activeSessionCount() async throws -> Int
+}
+
+/// How one delivery attempt ended.
+public enum DeliveryResult: Sendable, Hashable {
+    case delivered(at: Date)
+    case failed(error: String, retryAt: Date)
+}
+
+/// Raised by a store that cannot read or write right now (read-only, full disk, locked).
+public struct StorageUnavailableError: Error, Sendable, CustomStringConvertible {
+    public var reason: String
+    public init(reason: String) { self.reason = reason }
+    public var description: String { "storage unavailable: \(reason)" }
+}

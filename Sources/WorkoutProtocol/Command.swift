@@ -1,0 +1,141 @@
+import Foundation
+
+/// The value of `command_type`: which command a line carries.
+public enum CommandType: String, Codable, Sendable, CaseIterable {
+    case startWorkout = "start_workout"
+    case endWorkout = "end_workout"
+    case shareWorkout = "share_workout"
+}
+
+/// A service a finished workout can be shared to.
+public enum ShareService: String, Codable, Sendable, CaseIterable {
+    case facebook
+    case instagram
+    case twitter
+
+    public init(from decoder: any Decoder) throws {
+        let container = try decoder.singleValueContainer()
+        let raw = try container.decode(String.self)
+        guard let service = ShareService(rawValue: raw) else {
+            throw DecodingError.dataCorrupted(.init(
+                codingPath: decoder.codingPath,
+                debugDescription: "'\(decoder.codingPath.dottedPath)' must be one of \(Self.allCases.map(\.rawValue).joined(separator: ", ")); got '\(raw.truncatedForMessage)'."
+            ))
+        }
+        self = service
+    }
+}
+
+/// What the wearable says when a workout begins: where, when (the wearable's clock) and how hard.
+public struct Workout: Hashable, Sendable {
+    public static let maximumLocationLength = 256
+    public static let intensityRange = 1...10
+
+    public var location: String
+    public var date: Date
+    public var intensityLevel: Int
+
+    public init(location: String, date: Date, intensityLevel: Int) {
+        self.location = location
+        self.date = date
+        self.intensityLevel = intensityLevel
+    }
+}
+
+extension Workout: Codable {
+    enum CodingKeys: String, CodingKey {
+        case location
+        case date
+        case intensityLevel
+    }
+
+    public init(from decoder: any Decoder) throws {
+        let container = try decoder.container(keyedBy: CodingKeys.self)
+        let location = try container.decode(String.self, forKey: .location)
+        let path = (container.codingPath + [CodingKeys.location]).dottedPath
+        guard !location.allSatisfy(\.isWhitespace) else {
+            throw DecodingError.dataCorruptedError(
+                forKey: .location, in: container, debugDescription: "'\(path)' must not be empty.")
+        }
+        guard location.count <= Self.maximumLocationLength else {
+            throw DecodingError.dataCorruptedError(
+                forKey: .location, in: container,
+                debugDescription: "'\(path)' must be at most \(Self.maximumLocationLength) characters; got \(location.count).")
+        }
+        let intensity = try container.decode(Int.self, forKey: .intensityLevel)
+        guard Self.intensityRange.contains(intensity) else {
+            throw DecodingError.dataCorruptedError(
+                forKey: .intensityLevel, in: container,
+                debugDescription: "'\((container.codingPath + [CodingKeys.intensityLevel]).dottedPath)' must be an integer from \(Self.intensityRange.lowerBound) to \(Self.intensityRange.upperBound); got \(intensity).")
+        }
+        self.location = location
+        self.date = try container.decode(key: .date, transformer: WorkoutDateTransformer())
+        self.intensityLevel = intensity
+    }
+
+    public func encode(to encoder: any Encoder) throws {
+        var container = encoder.container(keyedBy: CodingKeys.self)
+        try container.encode(location, forKey: .location)
+        try container.encode(date, forKey: .date, transformer: WorkoutDateTransformer())
+        try container.encode(intensityLevel, forKey: .intensityLevel)
+    }
+}
+
+/// One command from the wearable.
+///
+/// Decoded by reading `command_type` first, then the case's payload from the same object, so the
+/// payload's keys sit beside `command_type` on the wire rather than nested under it.
+public enum Command: Hashable, Sendable {
+    case startWorkout(Workout)
+    case endWorkout
+    case shareWorkout(ShareService)
+
+    public var type: CommandType {
+        switch self {
+        case .startWorkout: .startWorkout
+        case .endWorkout: .endWorkout
+        case .shareWorkout: .shareWorkout
+        }
+    }
+}
+
+extension Command: Codable {
+    enum CodingKeys: String, CodingKey {
+        case commandType = "command_type"
+        case service
+    }
+
+    public init(from decoder: any Decoder) throws {
+        let container = try decoder.container(keyedBy: CodingKeys.self)
+        let raw = try container.decode(String.self, forKey: .commandType)
+        guard let type = CommandType(rawValue: raw) else {
+            throw UnknownCommandError(commandType: raw)
+        }
+        switch type {
+        case .startWorkout:
+            self = .startWorkout(try Workout(from: decoder))
+        case .endWorkout:
+            self = .endWorkout
+        case .shareWorkout:
+            self = .shareWorkout(try container.decode(ShareService.self, forKey: .service))
+        }
+    }
+
+    public func encode(to encoder: any Encoder) throws {
+        var container = encoder.container(keyedBy: CodingKeys.self)
+        try container.encode(type, forKey: .commandType)
+        switch self {
+        case .startWorkout(let workout):
+            try workout.encode(to: encoder)
+        case .endWorkout:
+            break
+        case .shareWorkout(let service):
+            try container.encode(service, forKey: .service)
+        }
+    }
+}
+
+/// Thrown while decoding when `command_type` names no command we know.
+public struct UnknownCommandError: Error, Sendable {
+    public var commandType: String
+}

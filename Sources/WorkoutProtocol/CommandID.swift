@@ -1,0 +1,37 @@
+/// The optional `id` a wearable attaches to a command so it can match the reply.
+///
+/// The reply echoes it verbatim, so a string stays a string and an integer stays an integer.
+public enum CommandID: Hashable, Sendable, Codable, CustomStringConvertible {
+    case string(String)
+    case integer(Int64)
+
+    public init(from decoder: any Decoder) throws {
+        let container = try decoder.singleValueContainer()
+        // Integer first: JSON `7` must stay an integer, and a fractional number must not be truncated into one.
+        if let value = try? container.decode(Int64.self) {
+            self = .integer(value)
+        } else if let value = try? container.decode(String.self) {
+            self = .string(value)
+        } else {
+            throw DecodingError.typeMismatch(
+                CommandID.self,
+                .init(codingPath: decoder.codingPath, debugDescription: "'id' must be a string or an integer.")
+            )
+        }
+    }
+
+    public func encode(to encoder: any Encoder) throws {
+        var container = encoder.singleValueContainer()
+        switch self {
+        case .string(let value): try container.encode(value)
+        case .integer(let value): try container.encode(value)
+        }
+    }
+
+    public var description: String {
+        switch self {
+        case .string(let value): value
+        case .integer(let value): String(value)
+        }
+    }
+}

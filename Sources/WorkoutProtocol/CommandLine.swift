@@ -1,0 +1,81 @@
+import Foundation
+
+/// A decoded line: the command (or why it could not be decoded) together with the `id` to echo.
+///
+/// Decoding never throws past this type: a line that is an object always yields its usable `id`,
+/// so even a failure reply can be matched by the wearable.
+public struct CommandLine: Sendable, Hashable {
+    public var id: CommandID?
+    public var command: Result<Command, ProtocolError>
+
+    public init(id: CommandID?, command: Result<Command, ProtocolError>) {
+        self.id = id
+        self.command = command
+    }
+}
+
+extension CommandLine: Decodable {
+    private enum CodingKeys: String, CodingKey { case id }
+
+    public init(from decoder: any Decoder) throws {
+        // Throws only when the line is not an object: that is `malformed_json`, with no id to echo.
+        let container = try decoder.container(keyedBy: CodingKeys.self)
+        var idError: ProtocolError?
+        do {
+            id = try container.decodeIfPresent(CommandID.self, forKey: .id)
+        } catch {
+            id = nil
+            idError = ProtocolError(code: .invalidField, field: "id", message: "'id' must be a string or an integer.")
+        }
+        do {
+            let decoded = try Command(from: decoder)
+            command = idError.map { .failure($0) } ?? .success(decoded)
+        } catch {
+            command = .failure(ProtocolError(decoding: error))
+        }
+    }
+}
+
+/// Turns one framed line into a ``CommandLine``, or the error reply for a line that is not an object.
+///
+/// Holds its own `JSONDecoder`; not thread-safe, so each device pipeline owns one.
+public struct CommandLineDecoder {
+    private let decoder = JSONDecoder()
+
+    public init() {}
+
+    public func decode(_ bytes: some Collection<UInt8>) -> CommandLine {
+        let data = Data(bytes)
+        do {
+            return try decoder.decode(CommandLine.self, from: data)
+        } catch {
+            if String(validating: data, as: UTF8.self) == nil {
+                return CommandLine(id: nil, command: .failure(ProtocolError(
+                    code: .malformedJSON, message: "The line is not valid UTF-8; commands must be UTF-8 JSON.")))
+            }
+            return CommandLine(id: nil, command: .failure(ProtocolError(decoding: error)))
+        }
+    }
+}
+
+/// Encodes replies as compact single-line JSON, newline included.
+public struct ReplyEncoder {
+    private let encoder: JSONEncoder
+
+    public init() {
+        encoder = JSONEncoder()
+        encoder.outputFormatting = [.withoutEscapingSlashes]
+    }
+
+    public func encodeLine(_ reply: Reply) -> [UInt8] {
+        var bytes: [UInt8]
+        do {
+            bytes = Array(try encoder.encode(reply))
+        } catch {
+            // Every Reply field is a plain string or number; this is unreachable short of a Foundation bug.
+            bytes = Array(#"{"status":"error","error":{"code":"malformed_json","message":"The reply could not be encoded."}}"#.utf8)
+        }
+        bytes.append(UInt8(ascii: "\n"))
+        return bytes
+    }
+}

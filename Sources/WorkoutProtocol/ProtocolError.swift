@@ -1,0 +1,93 @@
+/// The `code` of an error reply. The raw values are the wire protocol: never rename one.
+public enum ErrorCode: String, Codable, Sendable, CaseIterable {
+    case malformedJSON = "malformed_json"
+    case unknownCommand = "unknown_command"
+    case invalidField = "invalid_field"
+    case lineTooLong = "line_too_long"
+    case workoutAlreadyActive = "workout_already_active"
+    case noActiveWorkout = "no_active_workout"
+    case nothingToShare = "nothing_to_share"
+    case storageUnavailable = "storage_unavailable"
+}
+
+/// The `error` object of a failure reply: a code for programs, a key path and a sentence for people.
+public struct ProtocolError: Error, Hashable, Sendable, Codable {
+    public var code: ErrorCode
+    public var field: String?
+    public var message: String
+
+    public init(code: ErrorCode, field: String? = nil, message: String) {
+        self.code = code
+        self.field = field
+        self.message = message
+    }
+}
+
+extension ProtocolError {
+    public static func lineTooLong(limit: Int) -> ProtocolError {
+        ProtocolError(code: .lineTooLong, message: "The line was longer than \(limit) bytes and was discarded; send one command per line.")
+    }
+
+    public static let workoutAlreadyActive = ProtocolError(
+        code: .workoutAlreadyActive, message: "A workout is already active on this device; end it before starting another.")
+    public static let noActiveWorkout = ProtocolError(
+        code: .noActiveWorkout, message: "No workout is active on this device; start one first.")
+    public static let nothingToShare = ProtocolError(
+        code: .nothingToShare, message: "This device has no finished workout to share; end a workout first.")
+    public static let storageUnavailable = ProtocolError(
+        code: .storageUnavailable, message: "The command could not be saved because storage is unavailable; nothing was changed, retry later.")
+
+    /// Maps a decoding failure to the reply's code and field, using the error's coding path.
+    public init(decoding error: any Error) {
+        switch error {
+        case let unknown as UnknownCommandError:
+            self.init(
+                code: .unknownCommand, field: "command_type",
+                message: "'command_type' must be one of \(CommandType.allCases.map(\.rawValue).joined(separator: ", ")); got '\(unknown.commandType.truncatedForMessage)'.")
+        case let error as DecodingError:
+            self.init(decodingError: error)
+        default:
+            self.init(code: .malformedJSON, message: "The line is not valid JSON: send one JSON object per line.")
+        }
+    }
+
+    private init(decodingError error: DecodingError) {
+        switch error {
+        case .keyNotFound(let key, let context):
+            let path = (context.codingPath + [key]).dottedPath
+            if path == "command_type" {
+                self.init(code: .unknownCommand, field: path, message: "The key 'command_type' is missing; every command needs one.")
+            } else {
+                self.init(code: .invalidField, field: path, message: "The key '\(path)' is required for this command.")
+            }
+        case .typeMismatch(let type, let context), .valueNotFound(let type, let context):
+            let path = context.codingPath.dottedPath
+            if path.isEmpty {
+                self.init(code: .malformedJSON, message: "The line must be a JSON object, like {\"command_type\":\"end_workout\"}.")
+            } else if path == "command_type" {
+                self.init(code: .unknownCommand, field: path, message: "'command_type' must be a string naming a command.")
+            } else {
+                self.init(code: .invalidField, field: path, message: "'\(path)' must be \(Self.describe(type)).")
+            }
+        case .dataCorrupted(let context):
+            let path = context.codingPath.dottedPath
+            if path.isEmpty {
+                self.init(code: .malformedJSON, message: "The line is not valid JSON (or not UTF-8): send one JSON object per line.")
+            } else {
+                self.init(code: .invalidField, field: path, message: context.debugDescription)
+            }
+        @unknown default:
+            self.init(code: .malformedJSON, message: "The line could not be decoded.")
+        }
+    }
+
+    private static func describe(_ type: Any.Type) -> String {
+        switch type {
+        case is Int.Type, is Int64.Type: "an integer"
+        case is String.Type: "a string"
+        case is Bool.Type: "true or false"
+        case is CommandID.Type: "a string or an integer"
+        default: "of type \(type)"
+        }
+    }
+}
