@@ -20,6 +20,8 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
         .package(url: "https://github.com/apple/swift-configuration", from: "1.4.0", traits: ["YAML"]),
         .package(url: "https://github.com/swift-server/swift-service-lifecycle", from: "2.13.0"),
+        .package(url: "https://github.com/groue/GRDB.swift", from: "7.10.0"),
+        .package(url: "https://github.com/swift-server/async-http-client", from: "1.37.0"),
     ],
     targets: [
         // Wire protocol: Codable commands and replies. No I/O.
@@ -60,6 +62,84 @@ let package = Package(
             swiftSettings: strict
         ),
 
+        // Durable WorkoutStore: SQLite through GRDB, one database file in the state directory.
+        .target(
+            name: "WorkoutStorage",
+            dependencies: [
+                "WorkoutEngine",
+                "WorkoutProtocol",
+                .product(name: "GRDB", package: "GRDB.swift"),
+            ],
+            swiftSettings: strict
+        ),
+
+        // Delivering queued shares: spool files, webhooks, external commands, and the worker that drives them.
+        .target(
+            name: "ShareDelivery",
+            dependencies: [
+                "WorkoutEngine",
+                "WorkoutProtocol",
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+            ],
+            swiftSettings: strict
+        ),
+
+        // Aligned text tables and JSON lines for command-line tools. No dependencies.
+        .target(name: "CommandLineOutput", swiftSettings: strict),
+
+        // libudev (Debian libudev-dev) as a Swift module.
+        .systemLibrary(name: "CLibudev", pkgConfig: "libudev", providers: [.apt(["libudev-dev"])]),
+
+        // Finding the wearable: libudev enumeration and hotplug monitor, match rules, the discovery service.
+        .target(
+            name: "DeviceDiscovery",
+            dependencies: [
+                "CLibudev",
+                "SerialTransport",
+                "WorkoutEngine",
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+            ],
+            swiftSettings: strict
+        ),
+
+        // libumockdev (Debian libumockdev-dev): the mock sysfs/udev testbed, for tests and the hotplug benchmark.
+        .systemLibrary(name: "CUmockdev", pkgConfig: "umockdev-1.0", providers: [.apt(["libumockdev-dev"])]),
+
+        // Mock wearables on a umockdev testbed: tty devices with udev properties, uevents, the pty's far end.
+        .target(name: "UdevTestbed", dependencies: ["CUmockdev"], swiftSettings: strict),
+
+        // `make bench` part: udev add → first ack latency, and 16-device vs 1-device throughput (run under umockdev-wrapper).
+        .executableTarget(
+            name: "HotplugBenchmark",
+            dependencies: [
+                "DeviceDiscovery", "UdevTestbed", "SerialTransport", "WorkoutEngine",
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+            ],
+            path: "Sources/Benchmarks/HotplugBenchmark",
+            swiftSettings: strict
+        ),
+
+        // libsystemd (Debian libsystemd-dev): sd_notify and the watchdog, as a Swift module.
+        .systemLibrary(name: "CSystemd", pkgConfig: "libsystemd", providers: [.apt(["libsystemd-dev"])]),
+
+        // Running under systemd: READY/STATUS/STOPPING notifications, the watchdog pinger, journal detection.
+        .target(
+            name: "SystemdSupport",
+            dependencies: [
+                "CSystemd",
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+            ],
+            swiftSettings: strict
+        ),
+
         // The daemon: composition root.
         .executableTarget(
             name: "workoutd",
@@ -67,6 +147,9 @@ let package = Package(
                 "WorkoutProtocol",
                 "WorkoutEngine",
                 "SerialTransport",
+                "WorkoutStorage",
+                "ShareDelivery",
+                "CommandLineOutput",
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "Logging", package: "swift-log"),
@@ -87,6 +170,39 @@ let package = Package(
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOEmbedded", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
+            ],
+            swiftSettings: strict
+        ),
+        .testTarget(
+            name: "WorkoutStorageTests",
+            dependencies: [
+                "WorkoutStorage", "ShareDelivery", "CommandLineOutput", "WorkoutEngine", "WorkoutProtocol",
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+            ],
+            swiftSettings: strict
+        ),
+        .testTarget(
+            name: "DeviceDiscoveryTests",
+            dependencies: [
+                "DeviceDiscovery", "UdevTestbed", "SerialTransport", "WorkoutEngine", "WorkoutProtocol",
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+            ],
+            swiftSettings: strict
+        ),
+        .testTarget(
+            name: "SystemdSupportTests",
+            dependencies: [
+                "SystemdSupport",
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ],
             swiftSettings: strict
         ),

@@ -2,7 +2,7 @@ import Logging
 import ServiceLifecycle
 
 /// The lifecycle service that serves devices until graceful shutdown, then drains them.
-public struct SerialDeviceService: Service {
+public struct SerialDeviceService: Service, CustomStringConvertible {
     public let manager: DeviceManager
     private let staticDevices: [DeviceSpec]
     private let drainTimeout: Duration
@@ -12,6 +12,8 @@ public struct SerialDeviceService: Service {
         self.staticDevices = staticDevices
         self.drainTimeout = drainTimeout
     }
+
+    public var description: String { "SerialDeviceService" }
 
     public func run() async throws {
         for spec in staticDevices {

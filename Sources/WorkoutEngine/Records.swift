@@ -30,7 +30,10 @@ public struct WorkoutRecord: Hashable, Sendable, Codable {
         self.endCommandID = endCommandID
     }
 
-    public var durationSeconds: Double? { endedAt.map { $0.timeIntervalSince(startedAt) } }
+    /// Whole milliseconds: finer digits are clock noise, and they make replies hard to read.
+    public var durationSeconds: Double? {
+        endedAt.map { ($0.timeIntervalSince(startedAt) * 1000).rounded() / 1000 }
+    }
 }
 
 /// A request to share a finished workout, queued durably before the wearable is told `ok`.

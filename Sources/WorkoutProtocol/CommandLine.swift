@@ -64,7 +64,8 @@ public struct ReplyEncoder {
 
     public init() {
         encoder = JSONEncoder()
-        encoder.outputFormatting = [.withoutEscapingSlashes]
+        // Sorted keys make a reply byte-for-byte repeatable: replays and transcripts compare whole lines.
+        encoder.outputFormatting = [.withoutEscapingSlashes, .sortedKeys]
     }
 
     public func encodeLine(_ reply: Reply) -> [UInt8] {

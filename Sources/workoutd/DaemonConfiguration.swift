@@ -1,0 +1,117 @@
+import Configuration
+import Foundation
+import Logging
+import SerialTransport
+import SystemPackage
+
+/// Everything the daemon reads at start: the YAML file, then `WORKOUTD_*` environment variables, then flags.
+///
+/// Keys are documented in `Config/workoutd.yaml`. Values are read as strings and validated here so that a
+/// bad value names its key instead of silently falling back to a default.
+struct DaemonConfiguration: Sendable {
+    static let defaultFile = "/etc/workoutd/workoutd.yaml"
+    static let environmentPrefix = "WORKOUTD_"
+
+    var devices: [String] = []
+    var baud: UInt32 = 115_200
+    var maximumLineLength = 4096
+    var maximumPendingLines = 1024
+    var stateDirectory = "/var/lib/workoutd"
+    var logLevel: Logger.Level = .info
+    var reconnect = ReconnectPolicy()
+    var drainTimeout: Duration = .seconds(5)
+
+    var pipelineOptions: PipelineOptions {
+        PipelineOptions(maximumLineLength: maximumLineLength, maximumPendingLines: maximumPendingLines)
+    }
+
+    /// Command-line values, which win over the file and the environment.
+    struct Overrides: Sendable {
+        var devices: [String] = []
+        var stateDirectory: String?
+        var logLevel: String?
+    }
+
+    static func load(
+        file: String?, environment: [String: String], overrides: Overrides
+    ) async throws -> DaemonConfiguration {
+        let reader = try await makeReader(file: file, environment: environment)
+        var config = DaemonConfiguration()
+        config.devices = try reader.strings("devices") ?? []
+        config.baud = try reader.integer("serial.baud", default: config.baud) { SerialPort.isSupported(baud: $0) ? nil : "is not a supported baud rate" }
+        config.maximumLineLength = try reader.integer("serial.max_line_bytes", default: config.maximumLineLength) { (64...1 << 20).contains($0) ? nil : "must be between 64 and 1048576" }
+        config.maximumPendingLines = try reader.integer("serial.max_pending_lines", default: config.maximumPendingLines) { (1...65536).contains($0) ? nil : "must be between 1 and 65536" }
+        config.stateDirectory = try reader.string("state_dir") ?? config.stateDirectory
+        config.logLevel = try parseLogLevel(try reader.string("log_level"), key: "log_level") ?? config.logLevel
+        let initialDelay = try reader.integer("reconnect.initial_delay_ms", default: 50) { $0 > 0 ? nil : "must be positive" }
+        let maximumDelay = try reader.integer("reconnect.max_delay_ms", default: 2000) { $0 >= initialDelay ? nil : "must be at least reconnect.initial_delay_ms" }
+        config.reconnect = ReconnectPolicy(initialDelay: .milliseconds(initialDelay), maximumDelay: .milliseconds(maximumDelay))
+        config.drainTimeout = .milliseconds(try reader.integer("shutdown.drain_timeout_ms", default: 5000) { $0 >= 0 ? nil : "must not be negative" })
+
+        config.devices += overrides.devices
+        if let stateDirectory = overrides.stateDirectory { config.stateDirectory = stateDirectory }
+        if let level = try parseLogLevel(overrides.logLevel, key: "--log-level") { config.logLevel = level }
+        return config
+    }
+
+    private static func makeReader(file: String?, environment: [String: String]) async throws -> ConfigurationReader {
+        let variables = Dictionary(uniqueKeysWithValues: environment.compactMap { key, value in
+            key.hasPrefix(environmentPrefix) ? (String(key.dropFirst(environmentPrefix.count)), value) : nil
+        })
+        var providers: [any ConfigProvider] = [EnvironmentVariablesProvider(environmentVariables: variables)]
+        let path = file ?? defaultFile
+        do {
+            providers.append(try await FileProvider<YAMLSnapshot>(filePath: FilePath(path), allowMissing: file == nil))
+        } catch {
+            throw ConfigurationError(key: "--config", problem: "cannot use \(path): \(error)")
+        }
+        return ConfigurationReader(reader: ConfigReader(providers: providers))
+    }
+
+    private static func parseLogLevel(_ text: String?, key: String) throws -> Logger.Level? {
+        guard let text else { return nil }
+        guard let level = Logger.Level(rawValue: text.lowercased()) else {
+            throw ConfigurationError(key: key, problem: "must be one of \(Logger.Level.allCases.map(\.rawValue).joined(separator: ", ")); got '\(text)'")
+        }
+        return level
+    }
+}
+
+/// Typed reads over a `ConfigReader` that report the key of a value that does not parse.
+struct ConfigurationReader {
+    let reader: ConfigReader
+
+    func string(_ key: String) throws -> String? {
+        reader.string(forKey: ConfigKey(key))
+    }
+
+    func strings(_ key: String) throws -> [String]? {
+        if let values = reader.stringArray(forKey: ConfigKey(key)) { return values }
+        if let single = reader.string(forKey: ConfigKey(key)) {
+            // Environment variables carry lists comma-separated; an empty one means "none".
+            return single.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty }
+        }
+        return nil
+    }
+
+    func bool(_ key: String, default defaultValue: Bool) throws -> Bool {
+        guard let raw = reader.string(forKey: ConfigKey(key)) else { return defaultValue }
+        switch raw.lowercased() {
+        case "true", "yes", "on", "1": return true
+        case "false", "no", "off", "0": return false
+        default: throw ConfigurationError(key: key, problem: "must be true or false; got '\(raw)'")
+        }
+    }
+
+    /// An integer, with `validate` returning a problem description or nil when the value is fine.
+    func integer<T: FixedWidthInteger>(_ key: String, default defaultValue: T, validate: (T) -> String? = { _ in nil }) throws -> T {
+        guard let raw = reader.string(forKey: ConfigKey(key)) else { return defaultValue }
+        guard let value = T(raw.trimmingCharacters(in: .whitespaces)) else {
+            throw ConfigurationError(key: key, problem: "must be an integer; got '\(raw)'")
+        }
+        if let problem = validate(value) {
+            throw ConfigurationError(key: key, problem: "\(problem); got \(value)")
+        }
+        return value
+    }
+}

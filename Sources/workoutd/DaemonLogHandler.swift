@@ -1,0 +1,58 @@
+import Foundation
+import Logging
+import Synchronization
+
+/// One line per event on stderr, with metadata as `key=value`.
+///
+/// Under systemd (`JOURNAL_STREAM` set) each line starts with its syslog priority (`<6>`) and carries no
+/// timestamp, since journald adds both; `journalctl -p warning` then filters properly.
+struct DaemonLogHandler: LogHandler {
+    var logLevel: Logger.Level
+    var metadata: Logger.Metadata = [:]
+    private let label: String
+    private let forJournal: Bool
+
+    /// stderr is shared by every logger; a lock keeps lines whole.
+    private static let output = Mutex<Void>(())
+
+    init(label: String, level: Logger.Level, forJournal: Bool) {
+        self.label = label
+        self.logLevel = level
+        self.forJournal = forJournal
+    }
+
+    subscript(metadataKey key: String) -> Logger.Metadata.Value? {
+        get { metadata[key] }
+        set { metadata[key] = newValue }
+    }
+
+    func log(event: LogEvent) {
+        var line = forJournal
+            ? "<\(Self.syslogPriority(event.level))>"
+            : "\(Date().formatted(.iso8601.year().month().day().time(includingFractionalSeconds: true))) \(event.level) "
+        line += event.message.description
+        let merged = event.metadata.map { metadata.merging($0) { $1 } } ?? metadata
+        for (key, value) in merged.sorted(by: { $0.key < $1.key }) {
+            line += " \(key)=\(Self.quoted("\(value)"))"
+        }
+        line += "\n"
+        Self.output.withLock { _ in
+            FileHandle.standardError.write(Data(line.utf8))
+        }
+    }
+
+    static func syslogPriority(_ level: Logger.Level) -> Int {
+        switch level {
+        case .trace, .debug: 7
+        case .info: 6
+        case .notice: 5
+        case .warning: 4
+        case .error: 3
+        case .critical: 2
+        }
+    }
+
+    private static func quoted(_ value: String) -> String {
+        value.contains(where: { $0 == " " || $0 == "\"" || $0 == "=" }) ? "\"\(value.replacingOccurrences(of: "\"", with: "\\\""))\"" : value
+    }
+}
