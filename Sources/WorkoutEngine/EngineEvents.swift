@@ -34,7 +34,7 @@ public final class EngineEvents: Sendable {
         _ = observers.withLock { $0.removeValue(forKey: token) }
     }
 
-    func emit(_ event: EngineEvent) {
+    public func emit(_ event: EngineEvent) {
         let current = observers.withLock { Array($0.values) }
         for observer in current { observer(event) }
     }

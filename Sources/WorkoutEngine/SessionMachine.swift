@@ -1,0 +1,106 @@
+import Foundation
+import WorkoutProtocol
+
+/// The pure part of a device session: given its snapshot and a batch of lines, the replies and the
+/// changes to commit. No I/O and no concurrency, so it can be fuzzed and property-tested directly.
+public struct SessionMachine: Sendable {
+    public let identity: DeviceIdentity
+    public private(set) var snapshot: DeviceSnapshot
+
+    /// The outcome of one batch before it is committed.
+    public struct Step: Sendable {
+        /// One reply per line, in order, as they will be sent if the batch commits.
+        public var replies: [Reply]
+        /// Whether each reply depends on the batch being committed (a replay or a decode error does not).
+        public var needsCommit: [Bool]
+        public var batch: StoreBatch
+        public var events: [EngineEvent]
+        /// The snapshot to adopt once the batch has committed.
+        public var snapshot: DeviceSnapshot
+
+        public var hasChanges: Bool { !batch.isEmpty }
+    }
+
+    public init(identity: DeviceIdentity, snapshot: DeviceSnapshot = DeviceSnapshot()) {
+        self.identity = identity
+        self.snapshot = snapshot
+    }
+
+    /// Computes the replies and changes for `lines` without changing the machine; call ``adopt(_:)``
+    /// once the step's batch has committed.
+    public func run(_ lines: [CommandLine], ids: IDAllocator, now: @Sendable () -> Date) -> Step {
+        var step = Step(
+            replies: [], needsCommit: [], batch: StoreBatch(device: identity, state: snapshot.state),
+            events: [], snapshot: snapshot)
+        step.replies.reserveCapacity(lines.count)
+        for line in lines {
+            let reply: Reply
+            var committed = false
+            if let id = line.id, var previous = step.snapshot.recentReplies[id] {
+                previous.replayed = true
+                reply = previous
+            } else {
+                switch line.command {
+                case .failure(let error):
+                    reply = .error(error, id: line.id)
+                case .success(let command):
+                    reply = execute(command, id: line.id, step: &step, ids: ids, now: now)
+                    committed = true
+                    if let id = line.id {
+                        step.snapshot.recentReplies.remember(reply, for: id)
+                        step.batch.replies.append(RecentReply(id: id, reply: reply))
+                    }
+                }
+            }
+            step.replies.append(reply)
+            step.needsCommit.append(committed)
+            step.events.append(.commandHandled(device: identity, command: line, reply: reply))
+        }
+        step.batch.state = step.snapshot.state
+        return step
+    }
+
+    public mutating func adopt(_ step: Step) {
+        snapshot = step.snapshot
+    }
+
+    private func execute(
+        _ command: Command, id: CommandID?, step: inout Step, ids: IDAllocator, now: @Sendable () -> Date
+    ) -> Reply {
+        switch command {
+        case .startWorkout(let workout):
+            guard step.snapshot.state.activeWorkout == nil else {
+                return .error(.workoutAlreadyActive, id: id)
+            }
+            let record = WorkoutRecord(
+                id: ids.nextWorkoutID(), device: identity, workout: workout, startedAt: now(), startCommandID: id)
+            step.snapshot.state = .active(record)
+            step.batch.workouts.append(record)
+            step.events.append(.workoutStarted(record))
+            return .ok(.workoutStarted(workoutID: record.id), id: id)
+
+        case .endWorkout:
+            guard var record = step.snapshot.state.activeWorkout else {
+                return .error(.noActiveWorkout, id: id)
+            }
+            record.endedAt = max(now(), record.startedAt)
+            record.endCommandID = id
+            step.snapshot.state = .idle
+            step.snapshot.lastEndedWorkout = record
+            step.batch.workouts.append(record)
+            step.events.append(.workoutEnded(record))
+            return .ok(.workoutEnded(workoutID: record.id, durationSeconds: record.durationSeconds ?? 0), id: id)
+
+        case .shareWorkout(let service):
+            guard let workout = step.snapshot.lastEndedWorkout else {
+                return .error(.nothingToShare, id: id)
+            }
+            let share = ShareRecord(
+                id: ids.nextShareID(), workoutID: workout.id, device: identity, service: service,
+                queuedAt: now(), commandID: id)
+            step.batch.shares.append(share)
+            step.events.append(.shareQueued(share))
+            return .ok(.workoutShared(workoutID: workout.id, service: service, shareID: share.id), id: id)
+        }
+    }
+}
