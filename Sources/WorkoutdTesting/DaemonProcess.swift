@@ -1,0 +1,106 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+import Foundation
+
+/// A `workoutd` process started for a test, with its stderr captured to a file.
+///
+/// The binary is `$WORKOUTD_BINARY` when set, otherwise the `workoutd` built beside the test bundle.
+public final class DaemonProcess: @unchecked Sendable {
+    public let process: Process
+    public let logPath: String
+    public let arguments: [String]
+
+    /// Starts `workoutd` with `arguments` (and extra environment) and returns once it is running.
+    public init(arguments: [String], environment: [String: String] = [:]) throws {
+        let binary = try Self.binaryPath()
+        logPath = FileManager.default.temporaryDirectory
+            .appendingPathComponent("workoutd-test-\(UUID().uuidString).log").path
+        FileManager.default.createFile(atPath: logPath, contents: nil)
+        guard let log = FileHandle(forWritingAtPath: logPath) else { throw TestingError("cannot create \(logPath)") }
+        self.arguments = arguments
+        process = Process()
+        process.executableURL = URL(fileURLWithPath: binary)
+        process.arguments = arguments
+        var env = ProcessInfo.processInfo.environment.filter { !$0.key.hasPrefix("WORKOUTD_") && $0.key != "NOTIFY_SOCKET" && $0.key != "JOURNAL_STREAM" }
+        env.merge(environment) { $1 }
+        process.environment = env
+        process.standardError = log
+        process.standardOutput = log
+        process.standardInput = FileHandle.nullDevice
+        try process.run()
+    }
+
+    /// The executable under test.
+    public static func binaryPath() throws -> String {
+        if let path = ProcessInfo.processInfo.environment["WORKOUTD_BINARY"] { return path }
+        let bundleDirectory = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent()
+        for candidate in [bundleDirectory, bundleDirectory.deletingLastPathComponent()] {
+            let path = candidate.appendingPathComponent("workoutd").path
+            if FileManager.default.isExecutableFile(atPath: path) { return path }
+        }
+        throw TestingError("workoutd binary not found beside \(bundleDirectory.path); build it or set WORKOUTD_BINARY")
+    }
+
+    /// Everything the daemon logged so far.
+    public var log: String {
+        (try? String(contentsOfFile: logPath, encoding: .utf8)) ?? ""
+    }
+
+    /// Waits until the log contains `text`; throws with the log when it does not appear in time.
+    public func waitForLog(_ text: String, timeout: Duration = .seconds(10)) throws {
+        let deadline = ContinuousClock.now + timeout
+        while ContinuousClock.now < deadline {
+            if log.contains(text) { return }
+            guard process.isRunning else { throw TestingError("workoutd exited (\(process.terminationStatus)) before logging '\(text)':\n\(log)") }
+            usleep(10_000)
+        }
+        throw TestingError("workoutd did not log '\(text)' within \(timeout):\n\(log)")
+    }
+
+    /// Sends a signal (SIGTERM for a graceful stop, SIGKILL for a crash).
+    public func signal(_ signal: Int32) {
+        kill(process.processIdentifier, signal)
+    }
+
+    /// Waits for the process to exit and returns its status; throws if it outlives `timeout`.
+    @discardableResult
+    public func waitForExit(timeout: Duration = .seconds(10)) throws -> Int32 {
+        let deadline = ContinuousClock.now + timeout
+        while process.isRunning {
+            guard ContinuousClock.now < deadline else { throw TestingError("workoutd still running after \(timeout)") }
+            usleep(10_000)
+        }
+        return process.terminationStatus
+    }
+
+    /// Stops the daemon gracefully (SIGTERM), killing it if it does not exit in time.
+    public func stop() {
+        guard process.isRunning else { return }
+        signal(SIGTERM)
+        if (try? waitForExit(timeout: .seconds(10))) == nil {
+            signal(SIGKILL)
+            _ = try? waitForExit(timeout: .seconds(5))
+        }
+    }
+
+    deinit {
+        stop()
+        try? FileManager.default.removeItem(atPath: logPath)
+    }
+}
+
+/// The seed commands from `../shared/reference`, when the checkout has them beside it.
+public enum SeedCommands {
+    public static func lines(filePath: String = #filePath) -> [String]? {
+        var directory = URL(fileURLWithPath: filePath)
+        for _ in 0..<6 {
+            directory.deleteLastPathComponent()
+            let candidate = directory.appendingPathComponent("../shared/reference/seed-commands.jsonl").standardized
+            if let text = try? String(contentsOf: candidate, encoding: .utf8) {
+                return text.split(separator: "\n").map(String.init).filter { !$0.isEmpty }
+            }
+        }
+        return nil
+    }
+}
