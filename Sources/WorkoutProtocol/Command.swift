@@ -62,11 +62,13 @@ extension Workout: Codable {
                 forKey: .location, in: container,
                 debugDescription: "'\(path)' must be at most \(Self.maximumLocationLength) characters; got \(location.count).")
         }
-        let intensity = try container.decode(Int.self, forKey: .intensityLevel)
-        guard Self.intensityRange.contains(intensity) else {
+        // Decoded as a number, not an Int: Foundation reports `5.5` for an Int as corrupt JSON with no
+        // key path, which would send the wearable a `malformed_json` instead of naming the field.
+        let number = try container.decode(Double.self, forKey: .intensityLevel)
+        guard number.rounded() == number, let intensity = Int(exactly: number), Self.intensityRange.contains(intensity) else {
             throw DecodingError.dataCorruptedError(
                 forKey: .intensityLevel, in: container,
-                debugDescription: "'\((container.codingPath + [CodingKeys.intensityLevel]).dottedPath)' must be an integer from \(Self.intensityRange.lowerBound) to \(Self.intensityRange.upperBound); got \(intensity).")
+                debugDescription: "'\((container.codingPath + [CodingKeys.intensityLevel]).dottedPath)' must be an integer from \(Self.intensityRange.lowerBound) to \(Self.intensityRange.upperBound); got \(number.formatted(.number.grouping(.never))).")
         }
         self.location = location
         self.date = try container.decode(key: .date, transformer: WorkoutDateTransformer())

@@ -46,13 +46,14 @@ public struct CommandLineDecoder {
 
     public func decode(_ bytes: some Collection<UInt8>) -> CommandLine {
         let data = Data(bytes)
+        // Checked first: the JSON parser lets invalid bytes through inside strings it never converts.
+        guard String(validating: data, as: UTF8.self) != nil else {
+            return CommandLine(id: nil, command: .failure(ProtocolError(
+                code: .malformedJSON, message: "The line is not valid UTF-8; commands must be UTF-8 JSON.")))
+        }
         do {
             return try decoder.decode(CommandLine.self, from: data)
         } catch {
-            if String(validating: data, as: UTF8.self) == nil {
-                return CommandLine(id: nil, command: .failure(ProtocolError(
-                    code: .malformedJSON, message: "The line is not valid UTF-8; commands must be UTF-8 JSON.")))
-            }
             return CommandLine(id: nil, command: .failure(ProtocolError(decoding: error)))
         }
     }

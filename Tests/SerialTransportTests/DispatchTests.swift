@@ -1,0 +1,121 @@
+import Foundation
+import Logging
+import NIOCore
+import NIOEmbedded
+import SerialTransport
+import Synchronization
+import Testing
+import WorkoutEngine
+import WorkoutProtocol
+
+/// The whole device pipeline with a real engine over an in-memory store.
+@Suite("Device pipeline")
+struct DispatchTests {
+    /// Counts `read()` calls reaching the head of the pipeline: how we see reading pause and resume.
+    final class ReadCounter: ChannelOutboundHandler, Sendable {
+        typealias OutboundIn = Any
+        let reads = Atomic<Int>(0)
+        func read(context: ChannelHandlerContext) {
+            reads.add(1, ordering: .relaxed)
+            context.read()
+        }
+    }
+
+    func makeChannel(options: PipelineOptions = PipelineOptions(), process: CommandDispatchHandler.Process? = nil) async throws -> (NIOAsyncTestingChannel, ReadCounter) {
+        let engine = try await WorkoutEngine(store: InMemoryWorkoutStore())
+        let session = engine.session(for: "test-device")
+        let counter = ReadCounter()
+        let channel = NIOAsyncTestingChannel()
+        try await channel.pipeline.addHandler(counter).get()
+        let logger = Logger(label: "test")
+        try await channel.eventLoop.submit {
+            if let process {
+                try DevicePipeline.addHandlers(to: channel.pipeline.syncOperations, options: options, logger: logger, process: process)
+            } else {
+                try DevicePipeline.addHandlers(to: channel.pipeline.syncOperations, options: options, logger: logger, session: session)
+            }
+        }.get()
+        return (channel, counter)
+    }
+
+    func replies(_ channel: NIOAsyncTestingChannel, count: Int) async throws -> [String] {
+        var text = ""
+        while text.filter({ $0 == "\n" }).count < count {
+            var buffer = try await channel.waitForOutboundWrite(as: ByteBuffer.self)
+            text += buffer.readString(length: buffer.readableBytes) ?? ""
+        }
+        return text.split(separator: "\n").map(String.init)
+    }
+
+    @Test("start, end, share: one ordered reply per line")
+    func seedSequence() async throws {
+        let (channel, _) = try await makeChannel()
+        try await channel.writeInbound(ByteBuffer(string: """
+            {"command_type":"start_workout","location":"Gary's Gym","date":"2020-03-16 19:45:13 +0000","intensityLevel":5,"id":1}
+            {"command_type":"start_workout","location":"Gary's Gym","date":"2020-03-16 19:45:13 +0000","intensityLevel":5,"id":2}
+            {"command_type":"end_workout","id":3}
+            {"command_type":"end_workout","id":4}
+            {"command_type":"share_workout","service":"twitter","id":5}
+
+            """))
+        let lines = try await replies(channel, count: 5)
+        let decoded = try lines.map { try JSONDecoder().decode(Reply.self, from: Data($0.utf8)) }
+        #expect(decoded.map(\.id) == (1...5).map { CommandID.integer(Int64($0)) })
+        #expect(decoded[0].outcome == .ok(.workoutStarted(workoutID: 1)))
+        #expect(decoded[1].outcome == .error(.workoutAlreadyActive))
+        #expect(decoded[3].outcome == .error(.noActiveWorkout))
+        #expect(decoded[4].outcome == .ok(.workoutShared(workoutID: 1, service: .twitter, shareID: 1)))
+        _ = try await channel.finish()
+    }
+
+    @Test("reading pauses while too many lines wait, and resumes once they are answered")
+    func backPressureOnPendingLines() async throws {
+        let gate = AsyncStream<Void>.makeStream()
+        let release = gate.continuation
+        let started = Atomic<Int>(0)
+        let (channel, counter) = try await makeChannel(options: PipelineOptions(maximumPendingLines: 4)) { lines in
+            started.add(1, ordering: .relaxed)
+            for await _ in gate.stream { break }
+            return lines.map { _ in Reply.error(.nothingToShare, id: nil) }
+        }
+        // First batch goes in flight and blocks; the next lines pile up.
+        try await channel.writeInbound(ByteBuffer(string: "{\"command_type\":\"end_workout\"}\n"))
+        for _ in 0..<5 { try await channel.writeInbound(ByteBuffer(string: "{\"command_type\":\"end_workout\"}\n")) }
+        let before = counter.reads.load(ordering: .relaxed)
+        channel.read()
+        channel.read()
+        #expect(counter.reads.load(ordering: .relaxed) == before, "no reads while 5 lines wait (limit 4)")
+        release.yield()
+        _ = try await replies(channel, count: 1)
+        release.yield()
+        _ = try await replies(channel, count: 5)
+        try await Task.sleep(for: .milliseconds(50))
+        #expect(counter.reads.load(ordering: .relaxed) > before, "reading resumed once the backlog was answered")
+        release.finish()
+        _ = try await channel.finish()
+    }
+
+    @Test("reading pauses while the device is not taking replies")
+    func backPressureOnWritability() async throws {
+        let (channel, counter) = try await makeChannel()
+        channel.isWritable = false
+        try await channel.eventLoop.submit { channel.pipeline.fireChannelWritabilityChanged() }.get()
+        let before = counter.reads.load(ordering: .relaxed)
+        channel.read()
+        #expect(counter.reads.load(ordering: .relaxed) == before)
+        channel.isWritable = true
+        try await channel.eventLoop.submit { channel.pipeline.fireChannelWritabilityChanged() }.get()
+        #expect(counter.reads.load(ordering: .relaxed) == before + 1, "the held read is released")
+        _ = try await channel.finish()
+    }
+
+    @Test("a drain request answers what was read, then closes")
+    func drain() async throws {
+        let (channel, _) = try await makeChannel()
+        try await channel.writeInbound(ByteBuffer(string: "{\"command_type\":\"end_workout\",\"id\":\"last\"}\n"))
+        try await channel.eventLoop.submit { channel.pipeline.fireUserInboundEventTriggered(DrainRequest()) }.get()
+        let lines = try await replies(channel, count: 1)
+        #expect(lines.first?.contains(#""id":"last""#) == true)
+        try await channel.closeFuture.get()
+    }
+}

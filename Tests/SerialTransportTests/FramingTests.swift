@@ -1,0 +1,109 @@
+import NIOCore
+import NIOEmbedded
+import SerialTransport
+import Testing
+import WorkoutProtocol
+
+/// Framing and decoding, byte by byte, in an `EmbeddedChannel`.
+@Suite("Framing and decoding")
+struct FramingTests {
+    static let endWorkout = #"{"command_type":"end_workout","id":1}"#
+
+    func decoded(_ chunks: [[UInt8]], limit: Int = 64) throws -> [CommandLine] {
+        let channel = EmbeddedChannel()
+        try channel.pipeline.syncOperations.addHandler(ByteToMessageHandler(LineFrameDecoder(maximumLineLength: limit)))
+        try channel.pipeline.syncOperations.addHandler(CommandDecodingHandler(maximumLineLength: limit))
+        for chunk in chunks {
+            try channel.writeInbound(ByteBuffer(bytes: chunk))
+        }
+        var lines: [CommandLine] = []
+        while let line = try channel.readInbound(as: CommandLine.self) { lines.append(line) }
+        _ = try channel.finish()
+        return lines
+    }
+
+    func decoded(_ text: String, limit: Int = 64) throws -> [CommandLine] {
+        try decoded([Array(text.utf8)], limit: limit)
+    }
+
+    @Test("a line split across any number of reads decodes once")
+    func splitLines() throws {
+        let bytes = Array((Self.endWorkout + "\n").utf8)
+        for cut in 1..<bytes.count {
+            let lines = try decoded([Array(bytes[..<cut]), Array(bytes[cut...])])
+            #expect(lines == [CommandLine(id: .integer(1), command: .success(.endWorkout))], "cut at \(cut)")
+        }
+        let oneByteAtATime = try decoded(bytes.map { [$0] })
+        #expect(oneByteAtATime.count == 1)
+    }
+
+    @Test("CRLF and LF both end a line")
+    func crlf() throws {
+        let lines = try decoded(Self.endWorkout + "\r\n" + Self.endWorkout + "\n")
+        #expect(lines.count == 2)
+        #expect(lines.allSatisfy { $0.command == .success(.endWorkout) })
+    }
+
+    @Test("blank and whitespace-only lines get no reply")
+    func blankLines() throws {
+        let lines = try decoded("\n\r\n   \n\t \r\n" + Self.endWorkout + "\n\n")
+        #expect(lines.count == 1)
+    }
+
+    @Test("a long line gets one line_too_long, then decoding resumes")
+    func longLineResync() throws {
+        let long = String(repeating: "x", count: 500)
+        // The long line arrives in pieces, as from a real device; the limit is 64 here.
+        let chunks = [Array(long.prefix(100).utf8), Array(long.dropFirst(100).utf8), Array(("\n" + Self.endWorkout + "\n").utf8)]
+        let lines = try decoded(chunks)
+        #expect(lines.count == 2)
+        #expect(lines.first.flatMap { try? $0.command.get() } == nil)
+        if case .failure(let error) = lines.first?.command { #expect(error.code == .lineTooLong) }
+        #expect(lines.last?.command == .success(.endWorkout))
+    }
+
+    @Test("a line just over the limit in one read is too long; one at the limit is fine")
+    func limitBoundary() throws {
+        let atLimit = #"{"command_type":"end_workout"}"# + String(repeating: " ", count: 64 - 30)
+        #expect(atLimit.utf8.count == 64)
+        #expect(try decoded(atLimit + "\r\n").first?.command == .success(.endWorkout))
+        let over = try decoded(atLimit + " \n")
+        if case .failure(let error) = over.first?.command { #expect(error.code == .lineTooLong) } else { Issue.record("\(over)") }
+    }
+
+    @Test("a megabyte with no newline is discarded as it arrives, not buffered")
+    func unboundedInputStaysBounded() throws {
+        let channel = EmbeddedChannel()
+        let decoder = ByteToMessageHandler(LineFrameDecoder(maximumLineLength: 4096))
+        try channel.pipeline.syncOperations.addHandler(decoder)
+        let chunk = ByteBuffer(repeating: UInt8(ascii: "a"), count: 16 * 1024)
+        for _ in 0..<64 { try channel.writeInbound(chunk) }
+        #expect(try channel.readInbound(as: LineFrame.self) == .tooLong)
+        #expect(try channel.readInbound(as: LineFrame.self) == nil, "one reply for the whole oversized line")
+        try channel.writeInbound(ByteBuffer(string: "tail\n{\"a\":1}\n"))
+        #expect(try channel.readInbound(as: LineFrame.self) == .line(ByteBuffer(string: "{\"a\":1}")))
+        _ = try channel.finish()
+    }
+
+    @Test("garbage and invalid UTF-8 become malformed_json, and the next line still works")
+    func garbage() throws {
+        let bytes: [UInt8] = [0x00, 0x01, 0xFF, 0x7B, 0x0A] + Array("}{][\n".utf8) + [0xC3, 0x28, 0x0A] + Array((Self.endWorkout + "\n").utf8)
+        let lines = try decoded([bytes])
+        #expect(lines.count == 4)
+        for line in lines.prefix(3) {
+            guard case .failure(let error) = line.command else { Issue.record("\(line)"); continue }
+            #expect(error.code == .malformedJSON)
+        }
+        #expect(lines[3].command == .success(.endWorkout))
+    }
+
+    @Test("a partial line at end of stream is dropped unanswered")
+    func partialLineAtEOF() throws {
+        let channel = EmbeddedChannel()
+        try channel.pipeline.syncOperations.addHandler(ByteToMessageHandler(LineFrameDecoder(maximumLineLength: 4096)))
+        try channel.writeInbound(ByteBuffer(string: Self.endWorkout + "\n" + #"{"command_type":"end_wor"#))
+        #expect(try channel.readInbound(as: LineFrame.self) != nil)
+        _ = try channel.finish()
+        #expect(try channel.readInbound(as: LineFrame.self) == nil)
+    }
+}

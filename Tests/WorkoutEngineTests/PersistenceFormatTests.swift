@@ -1,0 +1,39 @@
+import Foundation
+import Testing
+import WorkoutEngine
+import WorkoutProtocol
+
+@Suite("Persisted forms")
+struct PersistenceFormatTests {
+    let workout = WorkoutRecord(
+        id: 3, device: "watch", workout: Workout(location: "Gym", date: Date(timeIntervalSince1970: 1_584_387_913), intensityLevel: 4),
+        startedAt: Date(timeIntervalSince1970: 1_700_000_000), startCommandID: .string("s1"))
+
+    @Test("session state is keyed by its case name and round-trips")
+    func sessionStateCoding() throws {
+        for state in [SessionState.idle, .active(workout)] {
+            let data = try JSONEncoder().encode(state)
+            let object = try #require(try JSONSerialization.jsonObject(with: data) as? [String: Any])
+            #expect(object.keys.count == 1)
+            #expect(object.keys.first == (state == .idle ? "idle" : "active"))
+            #expect(try JSONDecoder().decode(SessionState.self, from: data) == state)
+        }
+    }
+
+    @Test("a state with no known case is rejected, not guessed")
+    func unknownState() {
+        #expect(throws: DecodingError.self) {
+            try JSONDecoder().decode(SessionState.self, from: Data(#"{"paused":true}"#.utf8))
+        }
+    }
+
+    @Test("remembered replies keep the most recent 1024 ids")
+    func recentRepliesWindow() {
+        var recent = RecentReplies()
+        for i in 0..<3000 { recent.remember(.error(.nothingToShare, id: .integer(Int64(i))), for: .integer(Int64(i))) }
+        #expect(recent.count == 1024)
+        #expect(recent[.integer(1975)] == nil)
+        #expect(recent[.integer(1976)] != nil && recent[.integer(2999)] != nil)
+        #expect(recent.entries.first?.0 == .integer(1976))
+    }
+}
