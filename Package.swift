@@ -12,6 +12,7 @@ let package = Package(
         .library(name: "WorkoutEngine", targets: ["WorkoutEngine"]),
         .library(name: "SerialTransport", targets: ["SerialTransport"]),
         .library(name: "WorkoutdTesting", targets: ["WorkoutdTesting"]),
+        .executable(name: "workoutctl", targets: ["workoutctl"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-nio", from: "2.101.2"),
@@ -22,6 +23,10 @@ let package = Package(
         .package(url: "https://github.com/swift-server/swift-service-lifecycle", from: "2.13.0"),
         .package(url: "https://github.com/groue/GRDB.swift", from: "7.10.0"),
         .package(url: "https://github.com/swift-server/async-http-client", from: "1.37.0"),
+        .package(url: "https://github.com/HdrHistogram/hdrhistogram-swift", from: "0.2.0"),
+        .package(url: "https://github.com/apple/swift-metrics", from: "2.13.0"),
+        .package(url: "https://github.com/swift-server/swift-prometheus", from: "2.4.1"),
+        .package(url: "https://github.com/x-sheep/swift-property-based", from: "2.0.1"),
     ],
     targets: [
         // Wire protocol: Codable commands and replies. No I/O.
@@ -50,7 +55,41 @@ let package = Package(
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "Logging", package: "swift-log"),
+                .product(name: "Metrics", package: "swift-metrics"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+            ],
+            swiftSettings: strict
+        ),
+
+        // Control socket wire format shared by the daemon and workoutctl: Codable requests, replies, events. No I/O.
+        .target(name: "ControlProtocol", dependencies: ["WorkoutProtocol", "WorkoutEngine"], swiftSettings: strict),
+
+        // The daemon's control socket: a Unix-socket JSON-lines server, its methods, the event stream, metrics tallies.
+        .target(
+            name: "ControlPlane",
+            dependencies: [
+                "ControlProtocol", "SerialTransport", "WorkoutEngine", "WorkoutProtocol",
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "Metrics", package: "swift-metrics"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+            ],
+            swiftSettings: strict
+        ),
+
+        // Stored workouts and shares as text tables, the same in `workoutd workouts/shares` and `workoutctl`.
+        .target(name: "RecordTables", dependencies: ["CommandLineOutput", "WorkoutEngine"], swiftSettings: strict),
+
+        // A blocking client for the control socket, for workoutctl and tests.
+        .target(name: "ControlClient", dependencies: ["ControlProtocol"], swiftSettings: strict),
+
+        // `workoutctl`: see and steer the running daemon through its control socket.
+        .executableTarget(
+            name: "workoutctl",
+            dependencies: [
+                "ControlClient", "ControlProtocol", "CommandLineOutput", "RecordTables", "WorkoutProtocol", "WorkoutEngine",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ],
             swiftSettings: strict
         ),
@@ -69,6 +108,7 @@ let package = Package(
                 "WorkoutEngine",
                 "WorkoutProtocol",
                 .product(name: "GRDB", package: "GRDB.swift"),
+                .product(name: "GRDBSQLite", package: "GRDB.swift"),
             ],
             swiftSettings: strict
         ),
@@ -110,7 +150,7 @@ let package = Package(
         .systemLibrary(name: "CUmockdev", pkgConfig: "umockdev-1.0", providers: [.apt(["libumockdev-dev"])]),
 
         // Mock wearables on a umockdev testbed: tty devices with udev properties, uevents, the pty's far end.
-        .target(name: "UdevTestbed", dependencies: ["CUmockdev"], swiftSettings: strict),
+        .target(name: "UdevTestbed", dependencies: ["CUmockdev", "CPosixTTY"], swiftSettings: strict),
 
         // `make bench` part: udev add → first ack latency, and 16-device vs 1-device throughput (run under umockdev-wrapper).
         .executableTarget(
@@ -122,6 +162,16 @@ let package = Package(
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ],
             path: "Sources/Benchmarks/HotplugBenchmark",
+            swiftSettings: strict
+        ),
+
+        // `make bench` part: pipelined throughput and single-flight latency through a pty, beside the C echo baseline.
+        .executableTarget(
+            name: "WorkoutdBenchmarks",
+            dependencies: [
+                "WorkoutdTesting", "WorkoutProtocol",
+                .product(name: "Histogram", package: "hdrhistogram-swift"),
+            ],
             swiftSettings: strict
         ),
 
@@ -150,6 +200,13 @@ let package = Package(
                 "WorkoutStorage",
                 "ShareDelivery",
                 "CommandLineOutput",
+                "RecordTables",
+                "ControlPlane",
+                "ControlProtocol",
+                "SystemdSupport",
+                "DeviceDiscovery",
+                .product(name: "Metrics", package: "swift-metrics"),
+                .product(name: "Prometheus", package: "swift-prometheus"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "Logging", package: "swift-log"),
@@ -207,7 +264,48 @@ let package = Package(
             swiftSettings: strict
         ),
         .testTarget(
+            name: "ControlPlaneTests",
+            dependencies: ["WorkoutdTesting", "ControlClient", "ControlProtocol", "WorkoutProtocol", "WorkoutEngine"],
+            swiftSettings: strict
+        ),
+        .testTarget(
             name: "EndToEndTests",
+            dependencies: ["WorkoutdTesting", "WorkoutProtocol"],
+            swiftSettings: strict
+        ),
+
+        // One device's bytes-in, replies-out path run synchronously in memory, with the invariants
+        // hostile input must never break: shared by the fuzzer and the property tests.
+        .target(
+            name: "DeviceHarness",
+            dependencies: [
+                "SerialTransport", "WorkoutEngine", "WorkoutProtocol",
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOEmbedded", package: "swift-nio"),
+            ],
+            swiftSettings: strict
+        ),
+        // `make soak`: several simulated devices, hostile traffic, replugs and a device that never reads, against one workoutd.
+        .executableTarget(
+            name: "SoakTest",
+            dependencies: ["WorkoutdTesting", "DeviceHarness"],
+            path: "Sources/Benchmarks/Soak",
+            swiftSettings: strict
+        ),
+        // libFuzzer target (scripts/fuzz.sh builds it with -sanitize=fuzzer); a plain build replays corpus files.
+        .systemLibrary(name: "CLibFuzzer", path: "Fuzz/CLibFuzzer"),
+        .executableTarget(name: "WorkoutdFuzzer", dependencies: ["DeviceHarness", "CLibFuzzer"], path: "Fuzz/WorkoutdFuzzer", swiftSettings: strict),
+        .testTarget(
+            name: "PropertyTests",
+            dependencies: [
+                "DeviceHarness", "WorkoutProtocol",
+                .product(name: "PropertyBased", package: "swift-property-based"),
+            ],
+            swiftSettings: strict
+        ),
+        // gpsd-style regression logs: every Tests/Transcripts/*.transcript replayed against the real daemon on a pty.
+        .testTarget(
+            name: "TranscriptTests",
             dependencies: ["WorkoutdTesting", "WorkoutProtocol"],
             swiftSettings: strict
         ),

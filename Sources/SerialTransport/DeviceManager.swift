@@ -1,4 +1,5 @@
 import Logging
+import Metrics
 import NIOCore
 import NIOPosix
 import WorkoutEngine
@@ -12,8 +13,13 @@ public actor DeviceManager {
     private let engine: WorkoutEngine
     private let options: PipelineOptions
     private let logger: Logger
+    private let observer: DeviceActivity.Observer?
     private var attachments: [String: Attachment] = [:]
     private var shuttingDown = false
+    /// Identities that have been connected before, so coming back counts as a reconnect.
+    private var everConnected: Set<DeviceIdentity> = []
+    private let reconnects = Counter(label: "workoutd_reconnects_total")
+    private let handlerLatency = Metrics.Timer(label: "workoutd_handler_duration_seconds")
 
     private struct Attachment {
         var spec: DeviceSpec
@@ -22,11 +28,15 @@ public actor DeviceManager {
         var stats: DeviceStats
     }
 
-    public init(group: any EventLoopGroup, engine: WorkoutEngine, options: PipelineOptions, logger: Logger) {
+    public init(
+        group: any EventLoopGroup, engine: WorkoutEngine, options: PipelineOptions, logger: Logger,
+        observer: DeviceActivity.Observer? = nil
+    ) {
         self.group = group
         self.engine = engine
         self.options = options
         self.logger = logger
+        self.observer = observer
     }
 
     /// Starts serving `spec.path`. A path already attached keeps its connection; its spec is updated
@@ -128,11 +138,14 @@ public actor DeviceManager {
                 break
             }
             stats.connected()
+            if !everConnected.insert(spec.identity).inserted { reconnects.increment() }
             logger.info("device connected")
+            observer?(.connected(stats))
             try? await channel.closeFuture.get()
             stats.disconnected()
             clearChannel(for: spec.path, stats: stats)
             logger.info("device disconnected")
+            observer?(.disconnected(stats))
             guard spec.policy.reopenAfterClose else { break }
         }
         if attachments[spec.path]?.stats === stats, !shuttingDown {
@@ -152,13 +165,19 @@ public actor DeviceManager {
 
     private nonisolated func bootstrap(session: DeviceSession, stats: DeviceStats, logger: Logger) -> NIOPipeBootstrap {
         let options = self.options
+        let observer = self.observer
+        let handlerLatency = self.handlerLatency
         return NIOPipeBootstrap(group: group)
             .channelOption(.autoRead, value: true)
             .channelInitializer { channel in
                 channel.eventLoop.makeCompletedFuture {
                     try DevicePipeline.addHandlers(to: channel.pipeline.syncOperations, options: options, logger: logger) { lines in
+                        observer?(.received(session.identity, lines))
+                        let start = ContinuousClock.now
                         let replies = await session.handle(lines)
+                        handlerLatency.record(duration: ContinuousClock.now - start)
                         stats.handled(commands: replies.count, errors: replies.filter { !$0.isSuccess }.count)
+                        observer?(.replied(session.identity, replies))
                         return replies
                     }
                 }

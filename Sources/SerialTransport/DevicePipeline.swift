@@ -22,6 +22,7 @@ public enum DevicePipeline {
         logger: Logger,
         process: @escaping CommandDispatchHandler.Process
     ) throws {
+        try pipeline.addHandler(ByteCountingHandler())
         try pipeline.addHandler(ByteToMessageHandler(LineFrameDecoder(maximumLineLength: options.maximumLineLength)))
         try pipeline.addHandler(CommandDecodingHandler(maximumLineLength: options.maximumLineLength))
         try pipeline.addHandler(MessageToByteHandler(ReplyLineEncoder()))

@@ -60,21 +60,20 @@ public struct CommandLineDecoder {
 }
 
 /// Encodes replies as compact single-line JSON, newline included.
+///
+/// Keys come in the order `Reply.encode(to:)` writes them, `"status"` first, so a reply is byte-for-byte
+/// repeatable (replays and transcripts compare whole lines) without sorting every object.
 public struct ReplyEncoder {
-    private let encoder: JSONEncoder
+    private let encoder = OrderedJSONEncoder()
 
-    public init() {
-        encoder = JSONEncoder()
-        // Sorted keys make a reply byte-for-byte repeatable: replays and transcripts compare whole lines.
-        encoder.outputFormatting = [.withoutEscapingSlashes, .sortedKeys]
-    }
+    public init() {}
 
     public func encodeLine(_ reply: Reply) -> [UInt8] {
         var bytes: [UInt8]
         do {
-            bytes = Array(try encoder.encode(reply))
+            bytes = try encoder.encode(reply)
         } catch {
-            // Every Reply field is a plain string or number; this is unreachable short of a Foundation bug.
+            // Only a non-finite duration could fail to encode; a clock that produces one is a bug, not input.
             bytes = Array(#"{"status":"error","error":{"code":"malformed_json","message":"The reply could not be encoded."}}"#.utf8)
         }
         bytes.append(UInt8(ascii: "\n"))

@@ -83,7 +83,9 @@ extension ProtocolError {
 
     private static func describe(_ type: Any.Type) -> String {
         switch type {
-        case is Int.Type, is Int64.Type: "an integer"
+        // Foundation's JSONDecoder names Double, not the Int asked for, when an integer field holds a string;
+        // every numeric command field is an integer.
+        case is Int.Type, is Int64.Type, is Double.Type: "an integer"
         case is String.Type: "a string"
         case is Bool.Type: "true or false"
         case is CommandID.Type: "a string or an integer"

@@ -39,6 +39,16 @@ public struct Reply: Hashable, Sendable {
     public var isSuccess: Bool {
         if case .ok = outcome { true } else { false }
     }
+
+    /// The command a success acknowledges (an error reply does not say).
+    public var acknowledgedCommand: CommandType? {
+        if case .ok(let ack) = outcome { ack.commandType } else { nil }
+    }
+
+    /// The error code of a failure.
+    public var errorCode: ErrorCode? {
+        if case .error(let error) = outcome { error.code } else { nil }
+    }
 }
 
 extension Reply: Codable {

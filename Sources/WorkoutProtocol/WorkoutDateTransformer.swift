@@ -23,7 +23,9 @@ public struct WorkoutDateTransformer: CodingContainerTransformer {
     }
 
     public static func parse(_ text: String) -> Date? {
-        formatters.withLock { f in
+        // The wearable's own form is read without ICU; the formatters decide everything else.
+        if let date = WireDateParser.parse(text) { return date }
+        return formatters.withLock { f in
             f.wire.date(from: text) ?? f.iso.date(from: text) ?? f.isoFractional.date(from: text)
         }
     }

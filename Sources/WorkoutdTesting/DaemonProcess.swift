@@ -33,13 +33,7 @@ public final class DaemonProcess: @unchecked Sendable {
 
     /// The executable under test.
     public static func binaryPath() throws -> String {
-        if let path = ProcessInfo.processInfo.environment["WORKOUTD_BINARY"] { return path }
-        let bundleDirectory = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent()
-        for candidate in [bundleDirectory, bundleDirectory.deletingLastPathComponent()] {
-            let path = candidate.appendingPathComponent("workoutd").path
-            if FileManager.default.isExecutableFile(atPath: path) { return path }
-        }
-        throw TestingError("workoutd binary not found beside \(bundleDirectory.path); build it or set WORKOUTD_BINARY")
+        try BuiltExecutable.path(named: "workoutd", overriddenBy: "WORKOUTD_BINARY")
     }
 
     /// Everything the daemon logged so far.

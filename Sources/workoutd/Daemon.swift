@@ -4,24 +4,46 @@ import NIOCore
 import NIOPosix
 import SerialTransport
 import ServiceLifecycle
+import DeviceDiscovery
+import ShareDelivery
 import WorkoutEngine
+import WorkoutStorage
 
 /// The composition root: builds the engine, storage and transports from the configuration and runs
 /// them as one service group that shuts down gracefully on SIGTERM/SIGINT.
-// COMPOSITION-ROOT-READY (marker for parallel work; removed before release)
 enum Daemon {
     static func run(_ config: DaemonConfiguration, logger: Logger) async throws {
-        let store: any WorkoutStore = InMemoryWorkoutStore()
+        let observers = DaemonObservers()
+        let store = try openStore(config)
         let engine = try await WorkoutEngine(store: store)
+        observers.observe(engine)
         let manager = DeviceManager(
             group: MultiThreadedEventLoopGroup.singleton, engine: engine,
-            options: config.pipelineOptions, logger: logger)
+            options: config.pipelineOptions, logger: logger, observer: observers.deviceObserver)
         let staticDevices = config.devices.map { path in
             DeviceSpec(path: path, identity: DeviceIdentity(path), baud: config.baud, policy: config.reconnect)
         }
         let serial = SerialDeviceService(manager: manager, staticDevices: staticDevices, drainTimeout: config.drainTimeout)
 
-        let services: [any Service] = [serial]
+        let reloader = ConfigurationReloader(config, tally: observers.tally, logger: logger)
+        reloader.register(.configuredDevices(manager))
+        let systemd = SystemdServices(logger: logger)
+        let delivery = ShareDeliveryService(
+            store: store, sinks: config.shareSinks.makeSinks(stateDirectory: config.stateDirectory),
+            events: engine.events, logger: logger)
+        var services: [any Service] = [systemd.watchdog(eventLoopGroup: MultiThreadedEventLoopGroup.singleton), delivery, serial, reloader]
+        if let control = observers.controlServer(
+            config, engine: engine, manager: manager, group: MultiThreadedEventLoopGroup.singleton, logger: logger) {
+            services.append(control)
+        }
+        // After `serial`, so shutdown (in reverse order) stops discovering before the devices drain.
+        var untilReady: @Sendable () async throws -> Void = {}
+        if let matcher = config.discovery {
+            let discovery = DiscoveryService(manager: manager, matcher: matcher, baud: config.baud, logger: logger)
+            services.append(discovery)
+            untilReady = { try await discovery.waitUntilReady() }
+        }
+        services.append(systemd.status(manager: manager, engine: engine, untilReady: untilReady))
         let group = ServiceGroup(configuration: .init(
             services: services.map { .init(service: $0) },
             gracefulShutdownSignals: [.sigterm, .sigint],
@@ -32,5 +54,15 @@ enum Daemon {
         ])
         try await group.run()
         logger.info("workoutd stopped")
+    }
+
+    /// SQLite in the state directory, or memory when configured (benchmarks, throwaway runs).
+    private static func openStore(_ config: DaemonConfiguration) throws -> any WorkoutStore {
+        switch config.storage {
+        case .memory:
+            return InMemoryWorkoutStore()
+        case .sqlite:
+            return try SQLiteWorkoutStore(stateDirectory: config.stateDirectory)
+        }
     }
 }

@@ -1,8 +1,12 @@
 import Configuration
+import ControlProtocol
+import DeviceDiscovery
 import Foundation
 import Logging
 import SerialTransport
+import ShareDelivery
 import SystemPackage
+import WorkoutProtocol
 
 /// Everything the daemon reads at start: the YAML file, then `WORKOUTD_*` environment variables, then flags.
 ///
@@ -20,6 +24,27 @@ struct DaemonConfiguration: Sendable {
     var logLevel: Logger.Level = .info
     var reconnect = ReconnectPolicy()
     var drainTimeout: Duration = .seconds(5)
+    /// Which udev ttys to serve (`discovery.match`); `nil` when `discovery.enabled` is false.
+    var discovery: DeviceMatcher? = .standard
+    /// The control socket's path; `nil` when disabled (`control_socket: ""` or `--control-socket none`).
+    var controlSocket: String? = ControlSocket.defaultPath
+    /// Where workouts live: `storage.backend`, `sqlite` (durable, the default) or `memory`.
+    var storage: StorageBackend = .sqlite
+    /// How each service's shares are delivered (`shares.<service>.*`); unlisted services spool.
+    var shareSinks = ShareSinkConfiguration()
+    /// Where this configuration was read from, so SIGHUP can read the same places again.
+    var origin = Origin()
+
+    enum StorageBackend: String, Sendable, CaseIterable {
+        case sqlite
+        case memory
+    }
+
+    struct Origin: Sendable {
+        var file: String?
+        var environment: [String: String] = [:]
+        var overrides = Overrides()
+    }
 
     var pipelineOptions: PipelineOptions {
         PipelineOptions(maximumLineLength: maximumLineLength, maximumPendingLines: maximumPendingLines)
@@ -30,6 +55,13 @@ struct DaemonConfiguration: Sendable {
         var devices: [String] = []
         var stateDirectory: String?
         var logLevel: String?
+        var controlSocket: String?
+        var inMemory = false
+    }
+
+    /// The configuration as it reads now from the same file, environment and flags (for a reload).
+    func reloaded() async throws -> DaemonConfiguration {
+        try await Self.load(file: origin.file, environment: origin.environment, overrides: origin.overrides)
     }
 
     static func load(
@@ -47,11 +79,54 @@ struct DaemonConfiguration: Sendable {
         let maximumDelay = try reader.integer("reconnect.max_delay_ms", default: 2000) { $0 >= initialDelay ? nil : "must be at least reconnect.initial_delay_ms" }
         config.reconnect = ReconnectPolicy(initialDelay: .milliseconds(initialDelay), maximumDelay: .milliseconds(maximumDelay))
         config.drainTimeout = .milliseconds(try reader.integer("shutdown.drain_timeout_ms", default: 5000) { $0 >= 0 ? nil : "must not be negative" })
+        if try reader.bool("discovery.enabled", default: true) {
+            let rules = try reader.strings("discovery.match") ?? DeviceMatcher.defaultRules
+            do {
+                config.discovery = try DeviceMatcher(parsing: rules)
+            } catch {
+                throw ConfigurationError(key: "discovery.match", problem: "rule \"\(error.rule)\": \(error.reason)")
+            }
+        } else {
+            config.discovery = nil
+        }
+
+        if let backend = try reader.string("storage.backend") {
+            guard let parsed = StorageBackend(rawValue: backend) else {
+                throw ConfigurationError(key: "storage.backend", problem: "must be one of \(StorageBackend.allCases.map(\.rawValue).joined(separator: ", ")); got '\(backend)'")
+            }
+            config.storage = parsed
+        }
+        if overrides.inMemory { config.storage = .memory }
+        config.shareSinks = try readShareSinks(reader)
+
+        config.controlSocket = try parseControlSocket(overrides.controlSocket ?? reader.string("control_socket"),
+                                                      key: overrides.controlSocket == nil ? "control_socket" : "--control-socket")
+        config.origin = Origin(file: file, environment: environment.filter { $0.key.hasPrefix(environmentPrefix) }, overrides: overrides)
 
         config.devices += overrides.devices
         if let stateDirectory = overrides.stateDirectory { config.stateDirectory = stateDirectory }
         if let level = try parseLogLevel(overrides.logLevel, key: "--log-level") { config.logLevel = level }
         return config
+    }
+
+    private static func readShareSinks(_ reader: ConfigurationReader) throws -> ShareSinkConfiguration {
+        var sinks: [ShareService: ShareSinkConfiguration.Sink] = [:]
+        for service in ShareService.allCases {
+            let prefix = "shares.\(service.rawValue)"
+            let kind = try reader.string("\(prefix).sink")
+            let url = try reader.string("\(prefix).url")
+            let command = try reader.strings("\(prefix).command")
+            let timeout: Int? = try reader.string("\(prefix).timeout_ms") == nil
+                ? nil : try reader.integer("\(prefix).timeout_ms", default: 0) { $0 > 0 ? nil : "must be positive" }
+            guard kind != nil || url != nil || command != nil || timeout != nil else { continue }
+            do {
+                sinks[service] = try ShareSinkConfiguration.Sink(
+                    keyPrefix: prefix, sink: kind, url: url, command: command, timeoutMilliseconds: timeout)
+            } catch {
+                throw ConfigurationError(key: error.key, problem: error.message)
+            }
+        }
+        return ShareSinkConfiguration(sinks: sinks)
     }
 
     private static func makeReader(file: String?, environment: [String: String]) async throws -> ConfigurationReader {
@@ -66,6 +141,16 @@ struct DaemonConfiguration: Sendable {
             throw ConfigurationError(key: "--config", problem: "cannot use \(path): \(error)")
         }
         return ConfigurationReader(reader: ConfigReader(providers: providers))
+    }
+
+    /// An absolute path, or nil for "" and `none` (no control socket); unset keeps the default.
+    private static func parseControlSocket(_ text: String?, key: String) throws -> String? {
+        guard let text else { return ControlSocket.defaultPath }
+        if text.isEmpty || text == "none" { return nil }
+        guard text.hasPrefix("/") else {
+            throw ConfigurationError(key: key, problem: "must be an absolute path, or \"\" (none) to disable the control socket; got '\(text)'")
+        }
+        return text
     }
 
     private static func parseLogLevel(_ text: String?, key: String) throws -> Logger.Level? {

@@ -30,10 +30,10 @@ struct DaemonLogHandler: LogHandler {
         var line = forJournal
             ? "<\(Self.syslogPriority(event.level))>"
             : "\(Date().formatted(.iso8601.year().month().day().time(includingFractionalSeconds: true))) \(event.level) "
-        line += event.message.description
+        line += Self.oneLine(event.message.description)
         let merged = event.metadata.map { metadata.merging($0) { $1 } } ?? metadata
         for (key, value) in merged.sorted(by: { $0.key < $1.key }) {
-            line += " \(key)=\(Self.quoted("\(value)"))"
+            line += " \(key)=\(Self.quoted(Self.oneLine("\(value)")))"
         }
         line += "\n"
         Self.output.withLock { _ in
@@ -50,6 +50,13 @@ struct DaemonLogHandler: LogHandler {
         case .error: 3
         case .critical: 2
         }
+    }
+
+    /// A line break would end the event early and, in the journal, start an entry without its priority.
+    static func oneLine(_ text: String) -> String {
+        guard text.contains(where: \.isNewline) else { return text }
+        return text.replacingOccurrences(of: "\r\n", with: "\\n")
+            .replacingOccurrences(of: "\n", with: "\\n").replacingOccurrences(of: "\r", with: "\\r")
     }
 
     private static func quoted(_ value: String) -> String {

@@ -1,0 +1,123 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+import Foundation
+import Synchronization
+import WorkoutdTesting
+
+/// `make soak`: several simulated devices against one workoutd for a set time, with hostile
+/// traffic, unplug/replug cycles and a device that never reads. Fails (exit 1) on a missing or
+/// broken reply, a daemon that dies, RSS that grows, or descriptors that leak.
+@main
+enum SoakTest {
+    static func main() {
+        do {
+            exit(try run() ? 0 : 1)
+        } catch {
+            FileHandle.standardError.write(Data("soak: \(error)\n".utf8))
+            exit(1)
+        }
+    }
+
+    static func run() throws -> Bool {
+        let options = try SoakOptions(environment: ProcessInfo.processInfo.environment)
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("workoutd-soak-\(UUID().uuidString)").path
+        try FileManager.default.createDirectory(atPath: directory + "/state", withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+
+        let links = try (0..<options.readingDevices).map { try ReplugLink(path: "\(directory)/wearable\($0)") }
+        let devices = links.enumerated().map { SoakDevice(name: "wearable\($0.offset)", link: $0.element, firstID: Int64($0.offset) * 1_000_000_000) }
+        let stuck = try StuckDevice()
+        let daemon = try DaemonProcess(arguments: links.flatMap { ["--device", $0.path] }
+            + ["--device", stuck.wearable.devicePath, "--state-dir", directory + "/state", "--log-level", "notice"])
+        defer { daemon.stop() }
+        let pid = daemon.process.processIdentifier
+        print("soak: workoutd pid \(pid), \(options.readingDevices) reading devices + 1 never reading, \(options.duration)")
+
+        for device in devices { try device.waitUntilServed() }
+        usleep(500_000)
+        let clockStart = ContinuousClock.now
+        guard let first = ProcessSample.take(pid: pid, elapsed: .zero) else { throw SoakFailure("workoutd is not running:\n\(daemon.log)") }
+        var samples = [first]
+
+        let deadline = clockStart + options.duration
+        let finished = DispatchGroup()
+        for device in devices {
+            finished.enter()
+            Thread { device.run(until: deadline, replugPercent: options.replugPercent); finished.leave() }.start()
+        }
+        finished.enter()
+        Thread { stuck.run(until: deadline); finished.leave() }.start()
+
+        while ContinuousClock.now < deadline {
+            Thread.sleep(forTimeInterval: min(options.sampleInterval.seconds, max(0.01, (deadline - ContinuousClock.now).seconds)))
+            guard var sample = ProcessSample.take(pid: pid, elapsed: ContinuousClock.now - clockStart) else {
+                throw SoakFailure("workoutd died during the soak; its log: \(keepLog(of: daemon))")
+            }
+            sample.stuckDeviceBytes = stuck.bytesAccepted.load(ordering: .relaxed)
+            samples.append(sample)
+            if samples.count % 12 == 0 {
+                print("soak: t=\(Int(sample.elapsed.seconds))s rss=\(sample.residentKiB)KiB fds=\(sample.openDescriptors) stuck-device-bytes=\(sample.stuckDeviceBytes)")
+            }
+        }
+        finished.wait()
+        let elapsed = ContinuousClock.now - clockStart
+
+        // Every reading device must be served again before descriptors are compared.
+        for device in devices where device.tally.failure == nil { try device.waitUntilServed() }
+        usleep(500_000)
+        guard var final = ProcessSample.take(pid: pid, elapsed: ContinuousClock.now - clockStart) else {
+            throw SoakFailure("workoutd died at the end of the soak; its log: \(keepLog(of: daemon))")
+        }
+        final.stuckDeviceBytes = stuck.bytesAccepted.load(ordering: .relaxed)
+        samples.append(final)
+
+        // The allocator and caches settle in the first minute; growth is measured from there.
+        let settle = min(Duration.seconds(60), options.duration / 4)
+        let baseline = samples.first { $0.elapsed >= settle } ?? first
+        let growth = final.residentKiB - baseline.residentKiB
+        let allowed = max(4096, baseline.residentKiB / 10)
+        var verdicts: [String] = []
+        var passed = true
+        let failures = devices.compactMap(\.tally.failure)
+        if failures.isEmpty {
+            verdicts.append("every line answered with a valid reply")
+        } else {
+            passed = false
+            verdicts.append("device failures: \(failures.joined(separator: "; "))")
+        }
+        if growth <= allowed {
+            verdicts.append("RSS flat (\(growth) KiB growth after settling, limit \(allowed))")
+        } else {
+            passed = false
+            verdicts.append("RSS grew \(growth) KiB after settling (limit \(allowed))")
+        }
+        if final.openDescriptors == first.openDescriptors {
+            verdicts.append("no descriptor leak (\(first.openDescriptors) → \(final.openDescriptors))")
+        } else {
+            passed = false
+            verdicts.append("descriptors \(first.openDescriptors) → \(final.openDescriptors)")
+        }
+        if !daemon.process.isRunning {
+            passed = false
+            verdicts.append("workoutd exited")
+        }
+
+        let report = SoakReport(
+            options: options, elapsed: elapsed, devices: devices.map(\.tally), stuckBytesAccepted: final.stuckDeviceBytes,
+            samples: samples, baseline: baseline, final: final, verdicts: verdicts, passed: passed)
+        print(report.markdown)
+        if let path = options.reportPath {
+            try report.write(to: path)
+            print("soak: wrote the soak section of \(path)")
+        }
+        return passed
+    }
+
+    /// Copies the daemon's log (crash report included) out of the temporary directory removed on exit.
+    static func keepLog(of daemon: DaemonProcess) -> String {
+        let kept = FileManager.default.temporaryDirectory.appendingPathComponent("workoutd-soak-\(daemon.process.processIdentifier).log").path
+        try? FileManager.default.removeItem(atPath: kept)
+        return (try? FileManager.default.copyItem(atPath: daemon.logPath, toPath: kept)) != nil ? kept : daemon.logPath
+    }
+}

@@ -1,0 +1,4 @@
+#ifndef CLIBUDEV_SHIM_H
+#define CLIBUDEV_SHIM_H
+#include <libudev.h>
+#endif

@@ -1,0 +1,82 @@
+import ControlProtocol
+import Metrics
+import Synchronization
+import WorkoutEngine
+import WorkoutProtocol
+
+/// Counts what the engine did, for `status` and for the Prometheus metrics.
+///
+/// Fed from ``EngineEvents``: `workoutd_commands_total{type,outcome}`, `workoutd_invalid_lines_total`,
+/// `workoutd_replays_total`, plus the totals `status` reports. Observers run on the device's path,
+/// so recording is a lock and a few additions.
+public final class ActivityTally: Sendable {
+    private struct State {
+        var counters = ActivityCounters()
+        /// One swift-metrics counter per (type, outcome) pair, made on first use.
+        var commandCounters: [String: Counter] = [:]
+    }
+
+    private let state = Mutex(State())
+    private let invalidLines = Counter(label: "workoutd_invalid_lines_total")
+    private let replays = Counter(label: "workoutd_replays_total")
+    private let appliedReloads = Counter(label: "workoutd_config_reloads_total", dimensions: [("result", "applied")])
+    private let rejectedReloads = Counter(label: "workoutd_config_reloads_total", dimensions: [("result", "rejected")])
+
+    public init() {}
+
+    public var counters: ActivityCounters { state.withLock { $0.counters } }
+
+    public func record(_ event: EngineEvent) {
+        switch event {
+        case .commandHandled(_, let line, let reply):
+            recordCommand(line, reply: reply)
+        case .workoutStarted:
+            state.withLock { $0.counters.workoutsStarted += 1 }
+        case .workoutEnded:
+            state.withLock { $0.counters.workoutsEnded += 1 }
+        case .shareQueued:
+            state.withLock { $0.counters.sharesQueued += 1 }
+        case .shareDelivered:
+            state.withLock { $0.counters.sharesDelivered += 1 }
+        case .shareFailed:
+            state.withLock { $0.counters.shareFailures += 1 }
+        case .storageFailed:
+            break
+        }
+    }
+
+    /// A configuration reload that was applied, or rejected (the old configuration stayed).
+    public func recordReload(applied: Bool) {
+        state.withLock { state in
+            if applied { state.counters.reloads += 1 } else { state.counters.rejectedReloads += 1 }
+        }
+        (applied ? appliedReloads : rejectedReloads).increment()
+    }
+
+    private func recordCommand(_ line: CommandLine, reply: Reply) {
+        let type: String
+        switch line.command {
+        case .success(let command): type = command.type.rawValue
+        case .failure: type = "invalid"
+        }
+        let outcome: String
+        switch reply.outcome {
+        case .ok: outcome = "ok"
+        case .error(let error): outcome = error.code.rawValue
+        }
+        let counter = state.withLock { state in
+            state.counters.commands += 1
+            if !reply.isSuccess { state.counters.errors += 1 }
+            if case .failure = line.command { state.counters.invalidLines += 1 }
+            if reply.replayed { state.counters.replays += 1 }
+            let key = type + "|" + outcome
+            if let counter = state.commandCounters[key] { return counter }
+            let counter = Counter(label: "workoutd_commands_total", dimensions: [("type", type), ("outcome", outcome)])
+            state.commandCounters[key] = counter
+            return counter
+        }
+        counter.increment()
+        if case .failure = line.command { invalidLines.increment() }
+        if reply.replayed { replays.increment() }
+    }
+}

@@ -1,0 +1,148 @@
+import ControlProtocol
+import Foundation
+import SerialTransport
+import WorkoutEngine
+import WorkoutProtocol
+
+/// Answers control requests from the daemon's live state: its devices, engine, store and metrics.
+///
+/// Reads never touch a device's pipeline, so a bad or slow request cannot disturb a wearable; `send`
+/// runs on the device's session exactly as one of its own lines would, in turn with them.
+public final class ControlResponder: Sendable {
+    /// What `status` reports about the daemon itself.
+    public struct Identity: Sendable {
+        public var version: String
+        public var startedAt: Date
+        public init(version: String, startedAt: Date = Date()) {
+            self.version = version
+            self.startedAt = startedAt
+        }
+    }
+
+    private let identity: Identity
+    private let engine: WorkoutEngine
+    private let manager: DeviceManager
+    private let tally: ActivityTally
+    private let hub: ControlEventHub
+    private let maximumLineLength: Int
+    private let metricsText: @Sendable () -> String
+    private let clients = ClientCount()
+
+    public init(
+        identity: Identity, engine: WorkoutEngine, manager: DeviceManager, tally: ActivityTally, hub: ControlEventHub,
+        maximumLineLength: Int, metricsText: @escaping @Sendable () -> String
+    ) {
+        self.identity = identity
+        self.engine = engine
+        self.manager = manager
+        self.tally = tally
+        self.hub = hub
+        self.maximumLineLength = maximumLineLength
+        self.metricsText = metricsText
+    }
+
+    var eventHub: ControlEventHub { hub }
+    var clientCount: ClientCount { clients }
+
+    /// The reply line for `request` (subscriptions are handled by the connection itself).
+    func respond(to request: ControlRequest) async -> [UInt8] {
+        let encoder = ControlSocket.makeEncoder()
+        do {
+            switch request.call {
+            case .status:
+                return try reply(request, try await status(), encoder)
+            case .devices:
+                let devices = await manager.devices().map(Self.report)
+                return try reply(request, DeviceList(devices: devices), encoder)
+            case .workouts(let device, let limit):
+                let identity = try await resolve(device)
+                return try reply(request, WorkoutList(workouts: try await storage { try await self.engine.store.workouts(device: identity, limit: limit) }), encoder)
+            case .shares(let limit):
+                return try reply(request, ShareList(shares: try await storage { try await self.engine.store.shares(limit: limit) }), encoder)
+            case .send(let device, let line):
+                return try reply(request, try await send(line, to: device), encoder)
+            case .metrics:
+                return try reply(request, MetricsReport(text: metricsText()), encoder)
+            case .subscribe:
+                return try reply(request, Subscription(), encoder)
+            }
+        } catch let error as ControlError {
+            return Self.errorLine(id: request.id, error)
+        } catch {
+            return Self.errorLine(id: request.id, ControlError(.unavailable, "The reply could not be produced: \(error)."))
+        }
+    }
+
+    /// An error reply line; encoding a string and an id cannot fail, so this never throws.
+    static func errorLine(id: ControlRequestID?, _ error: ControlError) -> [UInt8] {
+        let response = ControlResponse<Subscription>(id: id, outcome: .failure(error))
+        return (try? ControlSocket.line(response, encoder: ControlSocket.makeEncoder()))
+            ?? Array(#"{"error":{"code":"unavailable","message":"The reply could not be encoded."},"id":null}"#.utf8) + [UInt8(ascii: "\n")]
+    }
+
+    private func reply<Value: Codable & Sendable>(_ request: ControlRequest, _ value: Value, _ encoder: JSONEncoder) throws -> [UInt8] {
+        try ControlSocket.line(ControlResponse(id: request.id, outcome: .success(value)), encoder: encoder)
+    }
+
+    private func status() async throws -> StatusReport {
+        let devices = await manager.devices()
+        let (active, queued) = try await storage {
+            // Pending shares whatever their next attempt time: the queue as a person thinks of it.
+            (try await self.engine.store.activeSessionCount(),
+             try await self.engine.store.dueShares(now: .distantFuture, limit: Int(Int32.max)).count)
+        }
+        return StatusReport(
+            version: identity.version, pid: getpid(), startedAt: identity.startedAt,
+            uptimeSeconds: (Date().timeIntervalSince(identity.startedAt) * 1000).rounded() / 1000,
+            devicesAttached: devices.count, devicesConnected: devices.filter { $0.snapshot.connected }.count,
+            activeWorkouts: active, queuedShares: queued, controlClients: clients.current,
+            eventSubscribers: hub.subscribers,
+            counters: tally.counters)
+    }
+
+    private func send(_ line: String, to device: String) async throws -> SendResult {
+        let identity = try await resolve(device)
+        let bytes = Array(line.utf8)
+        // The same limit the device's framing applies, so an injected line behaves like a real one.
+        let decoded = bytes.count > maximumLineLength
+            ? CommandLine(id: nil, command: .failure(.lineTooLong(limit: maximumLineLength)))
+            : CommandLineDecoder().decode(bytes)
+        hub.publishReceived(identity, [decoded], origin: .control)
+        let replies = await engine.session(for: identity).handle([decoded])
+        hub.publishReplies(identity, replies, origin: .control)
+        guard let reply = replies.first else {
+            throw ControlError(.unavailable, "The session returned no reply.")
+        }
+        return SendResult(device: identity.rawValue, reply: reply)
+    }
+
+    private func resolve(_ name: String?) async throws -> DeviceIdentity? {
+        guard let name else { return nil }
+        return try await resolve(name)
+    }
+
+    /// A device named by its identity or by the node it is attached on.
+    private func resolve(_ name: String) async throws -> DeviceIdentity {
+        let devices = await manager.devices()
+        if let attached = devices.first(where: { $0.identity.rawValue == name || $0.path == name }) {
+            return attached.identity
+        }
+        return DeviceIdentity(name)
+    }
+
+    private func storage<T: Sendable>(_ body: @Sendable () async throws -> T) async throws -> T {
+        do {
+            return try await body()
+        } catch {
+            throw ControlError(.unavailable, "The store could not be read: \(error).")
+        }
+    }
+
+    private static func report(_ stats: DeviceStats) -> DeviceReport {
+        let snapshot = stats.snapshot
+        return DeviceReport(
+            identity: stats.identity.rawValue, node: stats.path, connected: snapshot.connected,
+            connectedSince: snapshot.connectedSince, commands: snapshot.commands, errors: snapshot.errors,
+            connections: snapshot.connections)
+    }
+}

@@ -1,0 +1,58 @@
+import Foundation
+
+/// The `status` result: is the daemon healthy, and how busy has it been since it started.
+public struct StatusReport: Codable, Hashable, Sendable {
+    public var version: String
+    public var pid: Int32
+    public var startedAt: Date
+    public var uptimeSeconds: Double
+    /// Devices attached (configured or discovered), and how many of them are connected right now.
+    public var devicesAttached: Int
+    public var devicesConnected: Int
+    public var activeWorkouts: Int
+    /// Shares waiting for delivery.
+    public var queuedShares: Int
+    public var controlClients: Int
+    /// Clients following the event stream.
+    public var eventSubscribers: Int
+    public var counters: ActivityCounters
+
+    public init(
+        version: String, pid: Int32, startedAt: Date, uptimeSeconds: Double, devicesAttached: Int,
+        devicesConnected: Int, activeWorkouts: Int, queuedShares: Int, controlClients: Int, eventSubscribers: Int,
+        counters: ActivityCounters
+    ) {
+        self.version = version
+        self.pid = pid
+        self.startedAt = startedAt
+        self.uptimeSeconds = uptimeSeconds
+        self.devicesAttached = devicesAttached
+        self.devicesConnected = devicesConnected
+        self.activeWorkouts = activeWorkouts
+        self.queuedShares = queuedShares
+        self.controlClients = controlClients
+        self.eventSubscribers = eventSubscribers
+        self.counters = counters
+    }
+}
+
+/// Totals since the daemon started, over every device and the control socket's `send`.
+public struct ActivityCounters: Codable, Hashable, Sendable {
+    public var commands = 0
+    /// Commands answered with an error reply (invalid lines included).
+    public var errors = 0
+    /// Lines that did not decode into a command (malformed JSON, unknown command, invalid field, too long).
+    public var invalidLines = 0
+    /// Retried command ids answered with their stored reply.
+    public var replays = 0
+    public var workoutsStarted = 0
+    public var workoutsEnded = 0
+    public var sharesQueued = 0
+    public var sharesDelivered = 0
+    public var shareFailures = 0
+    /// Configuration reloads applied and rejected.
+    public var reloads = 0
+    public var rejectedReloads = 0
+
+    public init() {}
+}

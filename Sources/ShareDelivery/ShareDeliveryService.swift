@@ -1,0 +1,118 @@
+import Foundation
+import Logging
+import ServiceLifecycle
+import WorkoutEngine
+import WorkoutProtocol
+
+/// The delivery worker: sends due shares through their service's sink and records each attempt.
+///
+/// Wakes as soon as the engine queues a share, and otherwise every `pollInterval` for retries whose
+/// backoff has passed. Delivery state lives in the store, so after a crash the shares still pending are
+/// sent again (at least once); the store marks a share delivered only once.
+public struct ShareDeliveryService: Service {
+    private let store: any WorkoutStore
+    private let sinks: [ShareService: any ShareSink]
+    private let events: EngineEvents
+    private let backoff: RetryBackoff
+    private let pollInterval: Duration
+    private let batchSize: Int
+    private let clock: @Sendable () -> Date
+    private let logger: Logger
+
+    public init(
+        store: any WorkoutStore, sinks: [ShareService: any ShareSink], events: EngineEvents,
+        backoff: RetryBackoff = RetryBackoff(), pollInterval: Duration = .seconds(1), batchSize: Int = 32,
+        clock: @escaping @Sendable () -> Date = Date.init, logger: Logger = Logger(label: "workoutd.shares")
+    ) {
+        self.store = store
+        self.sinks = sinks
+        self.events = events
+        self.backoff = backoff
+        self.pollInterval = pollInterval
+        self.batchSize = max(1, batchSize)
+        self.clock = clock
+        self.logger = logger
+    }
+
+    public func run() async throws {
+        let doorbell = Doorbell()
+        let token = events.addObserver { event in
+            if case .shareQueued = event { doorbell.ring() }
+        }
+        defer { events.removeObserver(token) }
+
+        await cancelWhenGracefulShutdown {
+            while !Task.isCancelled {
+                let sent = await deliverDueShares()
+                // A full batch means more may be due right away.
+                if sent < batchSize { await doorbell.wait(timeout: pollInterval) }
+            }
+        }
+    }
+
+    /// One pass: delivers what is due now; returns how many shares it tried.
+    @discardableResult
+    public func deliverDueShares() async -> Int {
+        let due: [ShareRecord]
+        do {
+            due = try await store.dueShares(now: clock(), limit: batchSize)
+        } catch {
+            logger.warning("cannot read pending shares", metadata: ["error": "\(error)"])
+            return 0
+        }
+        for share in due {
+            guard !Task.isCancelled else { break }
+            await attempt(share)
+        }
+        return due.count
+    }
+
+    private func attempt(_ share: ShareRecord) async {
+        let metadata: Logger.Metadata = [
+            "share_id": "\(share.id)", "service": "\(share.service.rawValue)", "device": "\(share.device)",
+            "attempt": "\(share.attempts + 1)",
+        ]
+        let result: DeliveryResult
+        do {
+            guard let workout = try await store.workout(id: share.workoutID) else {
+                throw ShareDeliveryError("workout \(share.workoutID) is not in the store")
+            }
+            guard let sink = sinks[share.service] else {
+                throw ShareDeliveryError("no sink is configured for \(share.service.rawValue)")
+            }
+            try await sink.deliver(SharePayload(share: share, workout: workout))
+            result = .delivered(at: clock())
+        } catch {
+            // Shutdown interrupted the attempt: leave it pending and uncounted, it is retried after restart.
+            if Task.isCancelled { return }
+            let retryAt = clock().addingTimeInterval(backoff.delay(afterAttempts: share.attempts + 1).timeInterval)
+            result = .failed(error: String(describing: error), retryAt: retryAt)
+        }
+        do {
+            try await store.recordDelivery(shareID: share.id, result: result)
+        } catch {
+            logger.warning("cannot record a delivery attempt; it will be repeated", metadata: metadata.merging(["error": "\(error)"]) { $1 })
+            return
+        }
+        var updated = share
+        updated.attempts += 1
+        switch result {
+        case .delivered(let at):
+            updated.status = .delivered
+            updated.deliveredAt = at
+            logger.info("share delivered", metadata: metadata)
+            events.emit(.shareDelivered(updated))
+        case .failed(let error, let retryAt):
+            updated.lastError = error
+            updated.nextAttemptAt = retryAt
+            logger.warning("share delivery failed", metadata: metadata.merging(["error": "\(error)", "retry_at": "\(retryAt)"]) { $1 })
+            events.emit(.shareFailed(updated, error: error))
+        }
+    }
+}
+
+extension Duration {
+    var timeInterval: TimeInterval {
+        Double(components.seconds) + Double(components.attoseconds) / 1e18
+    }
+}

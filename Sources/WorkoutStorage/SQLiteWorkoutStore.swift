@@ -1,0 +1,278 @@
+import Foundation
+import GRDB
+import GRDBSQLite
+import WorkoutEngine
+import WorkoutProtocol
+
+/// The durable ``WorkoutStore``: one SQLite database, `<state-dir>/workoutd.sqlite`, in WAL mode with
+/// `synchronous = FULL`, so a commit that returned survives a crash or a power cut.
+///
+/// Each ``commit(_:)`` is one write transaction (the engine calls it once per read batch: group commit).
+/// Every SQLite failure after opening surfaces as ``StorageUnavailableError``; SQLite rolls the
+/// transaction back, so the next commit starts clean and succeeds as soon as the disk is writable again.
+/// The async methods hand their work to GRDB's own dispatch queues and never block Swift's cooperative pool.
+public final class SQLiteWorkoutStore: WorkoutStore {
+    public static let fileName = "workoutd.sqlite"
+
+    /// Whether this store may change the database; `readOnly` is for offline inspection beside a running daemon.
+    public enum AccessMode: Sendable {
+        case readWrite
+        case readOnly
+    }
+
+    public let path: String
+    /// Command ids remembered per device for replays; older ones are trimmed in the same transaction.
+    public let replyWindow: Int
+    let database: any DatabaseWriter
+
+    /// Opens (creating it in `readWrite` mode) the database in `stateDirectory`.
+    ///
+    /// Throws ``StorageOpenError`` for a file that is not a workoutd database, leaving its bytes untouched.
+    /// Blocks while it opens and migrates: call it at start, before serving.
+    public init(stateDirectory: String, mode: AccessMode = .readWrite, replyWindow: Int = RecentReplies.defaultCapacity) throws {
+        let path = URL(fileURLWithPath: stateDirectory).appendingPathComponent(Self.fileName).path
+        self.path = path
+        self.replyWindow = max(1, replyWindow)
+        let exists = FileManager.default.fileExists(atPath: path)
+
+        switch mode {
+        case .readOnly:
+            guard exists else {
+                throw StorageOpenError(
+                    kind: .missing, path: path,
+                    detail: "there is no database here; check --state-dir (the daemon creates it on its first start).")
+            }
+        case .readWrite:
+            do {
+                try FileManager.default.createDirectory(atPath: stateDirectory, withIntermediateDirectories: true)
+            } catch {
+                throw StorageOpenError(
+                    kind: .cannotOpen, path: path,
+                    detail: "the state directory could not be created (\(error.localizedDescription)).")
+            }
+        }
+        if exists { try StoreFileCheck.verify(path: path) }
+
+        var configuration = Configuration()
+        configuration.foreignKeysEnabled = true
+        configuration.readonly = mode == .readOnly
+        configuration.busyMode = .timeout(5)
+        configuration.label = "workoutd"
+        if mode == .readWrite {
+            configuration.prepareDatabase { db in
+                // WAL's default NORMAL may lose the last commits on power loss; an ack must not.
+                try db.execute(sql: "PRAGMA synchronous = FULL")
+            }
+        }
+        do {
+            switch mode {
+            case .readWrite:
+                let pool = try DatabasePool(path: path, configuration: configuration)
+                try StoreSchema.migrator.migrate(pool)
+                // SQLite quietly opens a file it cannot write read-only, and such a connection never
+                // becomes writable again: refuse to start rather than fail every command.
+                let readOnly = try pool.writeWithoutTransaction { db in
+                    sqlite3_db_readonly(db.sqliteConnection, "main") == 1
+                }
+                if readOnly {
+                    throw StorageOpenError(
+                        kind: .cannotOpen, path: path,
+                        detail: "the database can only be opened read-only (read-only file system or file permissions); make it writable, or use the read-only inspection commands.")
+                }
+                database = pool
+            case .readOnly:
+                let queue = try DatabaseQueue(path: path, configuration: configuration)
+                try queue.read { db in
+                    guard try StoreSchema.migrator.hasCompletedMigrations(db) else {
+                        throw StorageOpenError(
+                            kind: .newerSchema, path: path,
+                            detail: "the database has an older schema; start the daemon once to migrate it, then inspect it.")
+                    }
+                }
+                database = queue
+            }
+        } catch let error as StorageOpenError {
+            throw error
+        } catch {
+            throw StorageOpenError(kind: .cannotOpen, path: path, detail: "SQLite could not open it (\(Self.describe(error))).")
+        }
+    }
+
+    // MARK: - WorkoutStore
+
+    public func watermark() async throws -> IDWatermark {
+        try await reading { db in
+            IDWatermark(
+                workout: try Int64.fetchOne(db, sql: "SELECT COALESCE(MAX(id), 0) FROM workout") ?? 0,
+                share: try Int64.fetchOne(db, sql: "SELECT COALESCE(MAX(id), 0) FROM share") ?? 0)
+        }
+    }
+
+    public func restore(_ device: DeviceIdentity) async throws -> DeviceSnapshot {
+        let window = replyWindow
+        return try await reading { db in
+            guard let session = try DeviceSessionRow.fetchOne(db, key: device.rawValue) else {
+                return DeviceSnapshot(recentReplies: RecentReplies(capacity: window))
+            }
+            let lastEnded = try session.lastEndedWorkoutID.flatMap { try WorkoutRow.fetchOne(db, key: $0) }
+            let replies = try RememberedReplyRow
+                .filter(Column("device") == device.rawValue)
+                .order(Column("sequence"))
+                .fetchAll(db)
+            return DeviceSnapshot(
+                state: try StoredJSON.decode(SessionState.self, from: session.state),
+                lastEndedWorkout: try lastEnded?.record(),
+                recentReplies: RecentReplies(
+                    try replies.map { (try StoredJSON.decode(CommandID.self, from: $0.commandID),
+                                       try StoredJSON.decode(Reply.self, from: $0.reply)) },
+                    capacity: window))
+        }
+    }
+
+    public func commit(_ batch: StoreBatch) async throws {
+        let rows = try BatchRows(batch)
+        let window = replyWindow
+        try await writing { db in
+            for workout in rows.workouts { try workout.save(db) }
+            for share in rows.shares { try share.insert(db) }
+            try db.execute(
+                sql: """
+                    INSERT INTO deviceSession (device, state, activeWorkoutID, lastEndedWorkoutID) VALUES (?, ?, ?, ?)
+                    ON CONFLICT (device) DO UPDATE SET
+                        state = excluded.state,
+                        activeWorkoutID = excluded.activeWorkoutID,
+                        lastEndedWorkoutID = COALESCE(excluded.lastEndedWorkoutID, lastEndedWorkoutID)
+                    """,
+                arguments: [rows.session.device, rows.session.state, rows.session.activeWorkoutID, rows.session.lastEndedWorkoutID])
+            guard !rows.replies.isEmpty else { return }
+            for reply in rows.replies {
+                try db.execute(
+                    sql: """
+                        INSERT INTO rememberedReply (device, commandID, reply) VALUES (?, ?, ?)
+                        ON CONFLICT (device, commandID) DO UPDATE SET reply = excluded.reply
+                        """,
+                    arguments: [reply.device, reply.commandID, reply.reply])
+            }
+            // Trim to the window here, so the table never holds more than `window` ids per device.
+            try db.execute(
+                sql: """
+                    DELETE FROM rememberedReply WHERE device = ? AND sequence <= (
+                        SELECT sequence FROM rememberedReply WHERE device = ? ORDER BY sequence DESC LIMIT 1 OFFSET ?)
+                    """,
+                arguments: [rows.session.device, rows.session.device, window])
+        }
+    }
+
+    public func workouts(device: DeviceIdentity?, limit: Int?) async throws -> [WorkoutRecord] {
+        try await reading { db in
+            var request = WorkoutRow.order(Column("id").desc)
+            if let device { request = request.filter(Column("device") == device.rawValue) }
+            if let limit { request = request.limit(max(0, limit)) }
+            return try request.fetchAll(db).map { try $0.record() }
+        }
+    }
+
+    public func shares(limit: Int?) async throws -> [ShareRecord] {
+        try await reading { db in
+            var request = ShareRow.order(Column("id").desc)
+            if let limit { request = request.limit(max(0, limit)) }
+            return try request.fetchAll(db).map { try $0.record() }
+        }
+    }
+
+    public func workout(id: Int64) async throws -> WorkoutRecord? {
+        try await reading { db in try WorkoutRow.fetchOne(db, key: id)?.record() }
+    }
+
+    public func dueShares(now: Date, limit: Int) async throws -> [ShareRecord] {
+        try await reading { db in
+            try ShareRow
+                .filter(Column("status") == ShareRecord.Status.pending.rawValue && Column("nextAttemptAt") <= now.timeIntervalSince1970)
+                .order(Column("id"))
+                .limit(max(0, limit))
+                .fetchAll(db)
+                .map { try $0.record() }
+        }
+    }
+
+    public func recordDelivery(shareID: Int64, result: DeliveryResult) async throws {
+        try await writing { db in
+            // Only a pending share changes: a second report of the same delivery is a no-op.
+            guard var row = try ShareRow.fetchOne(db, key: shareID), row.status == ShareRecord.Status.pending.rawValue else {
+                return
+            }
+            row.attempts += 1
+            switch result {
+            case .delivered(let at):
+                row.status = ShareRecord.Status.delivered.rawValue
+                row.deliveredAt = at
+                row.lastError = nil
+            case .failed(let error, let retryAt):
+                row.lastError = error
+                row.nextAttemptAt = retryAt
+            }
+            try row.update(db)
+        }
+    }
+
+    public func activeSessionCount() async throws -> Int {
+        try await reading { db in
+            try DeviceSessionRow.filter(Column("activeWorkoutID") != nil).fetchCount(db)
+        }
+    }
+
+    /// Closes the database; later calls fail with ``StorageUnavailableError``. Deinit closes it too.
+    public func close() throws {
+        try database.close()
+    }
+
+    // MARK: - Access
+
+    private func reading<T: Sendable>(_ body: @escaping @Sendable (Database) throws -> T) async throws -> T {
+        do {
+            return try await database.read(body)
+        } catch {
+            throw StorageUnavailableError(reason: Self.describe(error))
+        }
+    }
+
+    private func writing<T: Sendable>(_ body: @escaping @Sendable (Database) throws -> T) async throws -> T {
+        do {
+            return try await database.write(body)
+        } catch {
+            throw StorageUnavailableError(reason: Self.describe(error))
+        }
+    }
+
+    static func describe(_ error: any Error) -> String {
+        if let error = error as? DatabaseError {
+            return "\(error.resultCode): \(error.message ?? "no message")"
+        }
+        return String(describing: error)
+    }
+}
+
+/// A ``StoreBatch`` turned into rows before the transaction starts, so only SQL runs inside it.
+private struct BatchRows: Sendable {
+    var workouts: [WorkoutRow]
+    var shares: [ShareRow]
+    var session: DeviceSessionRow
+    var replies: [RememberedReplyRow]
+
+    init(_ batch: StoreBatch) throws {
+        workouts = try batch.workouts.map(WorkoutRow.init)
+        shares = try batch.shares.map(ShareRow.init)
+        session = DeviceSessionRow(
+            device: batch.device.rawValue,
+            state: try StoredJSON.encode(batch.state),
+            activeWorkoutID: batch.state.activeWorkout?.id,
+            lastEndedWorkoutID: batch.workouts.last(where: { $0.endedAt != nil })?.id)
+        replies = try batch.replies.map { entry in
+            var reply = entry.reply
+            reply.replayed = false
+            return RememberedReplyRow(
+                sequence: nil, device: batch.device.rawValue,
+                commandID: try StoredJSON.encode(entry.id), reply: try StoredJSON.encode(reply))
+        }
+    }
+}

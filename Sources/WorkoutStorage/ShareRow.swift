@@ -1,0 +1,63 @@
+import Foundation
+import GRDB
+import WorkoutEngine
+import WorkoutProtocol
+
+/// A row of the `share` table: one ``ShareRecord`` and its delivery state.
+struct ShareRow: Codable, FetchableRecord, PersistableRecord {
+    static let databaseTableName = "share"
+
+    var id: Int64
+    var workoutID: Int64
+    var device: String
+    var service: String
+    var queuedAt: Date
+    var status: String
+    var attempts: Int
+    var lastError: String?
+    var deliveredAt: Date?
+    var nextAttemptAt: Date
+    var commandID: String?
+
+    static func databaseDateEncodingStrategy(for column: String) -> DatabaseDateEncodingStrategy { .timeIntervalSince1970 }
+    static func databaseDateDecodingStrategy(for column: String) -> DatabaseDateDecodingStrategy { .timeIntervalSince1970 }
+
+    init(_ record: ShareRecord) throws {
+        id = record.id
+        workoutID = record.workoutID
+        device = record.device.rawValue
+        service = record.service.rawValue
+        queuedAt = record.queuedAt
+        status = record.status.rawValue
+        attempts = record.attempts
+        lastError = record.lastError
+        deliveredAt = record.deliveredAt
+        nextAttemptAt = record.nextAttemptAt
+        commandID = try record.commandID.map(StoredJSON.encode)
+    }
+
+    func record() throws -> ShareRecord {
+        guard let service = ShareService(rawValue: service) else {
+            throw StoredValueError(column: "share.service", value: service)
+        }
+        guard let status = ShareRecord.Status(rawValue: status) else {
+            throw StoredValueError(column: "share.status", value: status)
+        }
+        var record = ShareRecord(
+            id: id, workoutID: workoutID, device: DeviceIdentity(device), service: service, queuedAt: queuedAt,
+            commandID: try commandID.map { try StoredJSON.decode(CommandID.self, from: $0) })
+        record.status = status
+        record.attempts = attempts
+        record.lastError = lastError
+        record.deliveredAt = deliveredAt
+        record.nextAttemptAt = nextAttemptAt
+        return record
+    }
+}
+
+/// A stored value this version cannot interpret (written by a newer version, or edited by hand).
+struct StoredValueError: Error, CustomStringConvertible {
+    var column: String
+    var value: String
+    var description: String { "unexpected value '\(value)' in \(column)" }
+}

@@ -1,0 +1,60 @@
+import GRDB
+
+/// The database schema and its migrations. Append migrations; never edit a shipped one.
+enum StoreSchema {
+    /// `PRAGMA application_id`: marks the file as workoutd's, so a foreign SQLite file is never migrated.
+    static let applicationID: Int32 = 0x574B_4F44  // "WKOD"
+
+    static var migrator: DatabaseMigrator {
+        var migrator = DatabaseMigrator()
+        migrator.registerMigration("v1: workouts, shares, sessions, remembered replies") { db in
+            try db.execute(sql: "PRAGMA application_id = \(applicationID)")
+
+            try db.create(table: WorkoutRow.databaseTableName) { t in
+                t.primaryKey("id", .integer)
+                t.column("device", .text).notNull()
+                t.column("location", .text).notNull()
+                t.column("date", .double).notNull()
+                t.column("intensityLevel", .integer).notNull()
+                t.column("startedAt", .double).notNull()
+                t.column("endedAt", .double)
+                t.column("startCommandID", .text)
+                t.column("endCommandID", .text)
+            }
+            try db.create(index: "workout_by_device", on: WorkoutRow.databaseTableName, columns: ["device", "id"])
+
+            try db.create(table: ShareRow.databaseTableName) { t in
+                t.primaryKey("id", .integer)
+                t.column("workoutID", .integer).notNull().references(WorkoutRow.databaseTableName)
+                t.column("device", .text).notNull()
+                t.column("service", .text).notNull()
+                t.column("queuedAt", .double).notNull()
+                t.column("status", .text).notNull()
+                t.column("attempts", .integer).notNull()
+                t.column("lastError", .text)
+                t.column("deliveredAt", .double)
+                t.column("nextAttemptAt", .double).notNull()
+                t.column("commandID", .text)
+            }
+            try db.create(index: "share_due", on: ShareRow.databaseTableName, columns: ["status", "nextAttemptAt"])
+
+            try db.create(table: DeviceSessionRow.databaseTableName) { t in
+                t.primaryKey("device", .text)
+                t.column("state", .text).notNull()
+                t.column("activeWorkoutID", .integer).references(WorkoutRow.databaseTableName)
+                t.column("lastEndedWorkoutID", .integer).references(WorkoutRow.databaseTableName)
+            }
+
+            try db.create(table: RememberedReplyRow.databaseTableName) { t in
+                t.autoIncrementedPrimaryKey("sequence")
+                t.column("device", .text).notNull()
+                t.column("commandID", .text).notNull()
+                t.column("reply", .text).notNull()
+                t.uniqueKey(["device", "commandID"])
+            }
+            try db.create(
+                index: "rememberedReply_window", on: RememberedReplyRow.databaseTableName, columns: ["device", "sequence"])
+        }
+        return migrator
+    }
+}

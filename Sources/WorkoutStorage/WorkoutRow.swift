@@ -1,0 +1,44 @@
+import Foundation
+import GRDB
+import WorkoutEngine
+import WorkoutProtocol
+
+/// A row of the `workout` table: one ``WorkoutRecord``.
+struct WorkoutRow: Codable, FetchableRecord, PersistableRecord {
+    static let databaseTableName = "workout"
+
+    var id: Int64
+    var device: String
+    var location: String
+    var date: Date
+    var intensityLevel: Int
+    var startedAt: Date
+    var endedAt: Date?
+    var startCommandID: String?
+    var endCommandID: String?
+
+    // Seconds since 1970 as REAL keep the daemon's clock exact across a restart; text dates stop at milliseconds.
+    static func databaseDateEncodingStrategy(for column: String) -> DatabaseDateEncodingStrategy { .timeIntervalSince1970 }
+    static func databaseDateDecodingStrategy(for column: String) -> DatabaseDateDecodingStrategy { .timeIntervalSince1970 }
+
+    init(_ record: WorkoutRecord) throws {
+        id = record.id
+        device = record.device.rawValue
+        location = record.location
+        date = record.date
+        intensityLevel = record.intensityLevel
+        startedAt = record.startedAt
+        endedAt = record.endedAt
+        startCommandID = try record.startCommandID.map(StoredJSON.encode)
+        endCommandID = try record.endCommandID.map(StoredJSON.encode)
+    }
+
+    func record() throws -> WorkoutRecord {
+        WorkoutRecord(
+            id: id, device: DeviceIdentity(device),
+            workout: Workout(location: location, date: date, intensityLevel: intensityLevel),
+            startedAt: startedAt, endedAt: endedAt,
+            startCommandID: try startCommandID.map { try StoredJSON.decode(CommandID.self, from: $0) },
+            endCommandID: try endCommandID.map { try StoredJSON.decode(CommandID.self, from: $0) })
+    }
+}

@@ -1,0 +1,56 @@
+/// What `WorkoutdBenchmarks` measures, from its command line.
+///
+/// Each program is `NAME=COMMAND`, where COMMAND is run by `/bin/sh -c` with `{device}` replaced by the
+/// pty's device path. The baseline is the yardstick; the first subject is held to issue 2's floors
+/// against it; a durable subject is held to issue 4's floor against the first subject.
+struct BenchmarkOptions {
+    var baseline: ProgramUnderTest.Specification?
+    var subjects: [ProgramUnderTest.Specification] = []
+    var durableSubjects: [ProgramUnderTest.Specification] = []
+    var pipelinedCommands = 100_000
+    var throughputRounds = 3
+    var roundTrips = 20_000
+    var warmUpRoundTrips = 2_000
+
+    static let usage = """
+        usage: WorkoutdBenchmarks --baseline NAME=COMMAND --subject NAME=COMMAND [--durable NAME=COMMAND]...
+                                  [--commands N] [--rounds N] [--round-trips N] [--warm-up N]
+          COMMAND runs under /bin/sh -c; {device} is replaced by the pty's device path.
+          --commands     commands per pipelined round (default 100000, rounded up to whole start/end/share cycles)
+          --rounds       pipelined rounds per program; the median is reported (default 3)
+          --round-trips  single-flight round trips measured after warm-up (default 20000)
+          --warm-up      single-flight round trips before measuring (default 2000)
+        """
+
+    static func parse(_ arguments: some Sequence<String>) throws(UsageError) -> BenchmarkOptions {
+        var options = BenchmarkOptions()
+        var iterator = arguments.makeIterator()
+        while let flag = iterator.next() {
+            guard let value = iterator.next() else { throw UsageError("\(flag) needs a value") }
+            switch flag {
+            case "--baseline": options.baseline = try .init(parsing: value)
+            case "--subject": options.subjects.append(try .init(parsing: value))
+            case "--durable": options.durableSubjects.append(try .init(parsing: value))
+            case "--commands": options.pipelinedCommands = try positive(value, flag)
+            case "--rounds": options.throughputRounds = try positive(value, flag)
+            case "--round-trips": options.roundTrips = try positive(value, flag)
+            case "--warm-up": options.warmUpRoundTrips = try positive(value, flag)
+            default: throw UsageError("unknown option \(flag)")
+            }
+        }
+        guard options.baseline != nil else { throw UsageError("--baseline is required") }
+        guard !options.subjects.isEmpty else { throw UsageError("at least one --subject is required") }
+        return options
+    }
+
+    private static func positive(_ text: String, _ flag: String) throws(UsageError) -> Int {
+        guard let value = Int(text), value > 0 else { throw UsageError("\(flag) must be a positive integer; got '\(text)'") }
+        return value
+    }
+}
+
+/// A command line the benchmark cannot run with; printed with the usage.
+struct UsageError: Error, CustomStringConvertible {
+    var description: String
+    init(_ description: String) { self.description = description }
+}

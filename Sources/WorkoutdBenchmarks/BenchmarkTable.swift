@@ -1,0 +1,71 @@
+import Foundation
+
+/// The markdown `make bench` prints and records: figures per program, then each floor with PASS or MISS.
+struct BenchmarkTable {
+    /// Issue 2: workoutd's pipelined throughput at least this share of the echo baseline's.
+    static let throughputFloor = 0.15
+    /// Issue 2: workoutd's p99 single-flight latency at most this multiple of the echo baseline's.
+    static let latencyCeiling = 1.5
+    /// Issue 4: durable throughput at least this share of the same binary with the in-memory store.
+    static let durableThroughputFloor = 0.5
+
+    var options: BenchmarkOptions
+    var baseline: ProgramFigures
+    var subjects: [ProgramFigures]
+    var durableSubjects: [ProgramFigures]
+
+    /// Each floor's verdict, for the summary line.
+    var floors: [(label: String, ratio: Double, requirement: String, passed: Bool)] {
+        var floors: [(String, Double, String, Bool)] = []
+        guard let reference = subjects.first else { return [] }
+        let throughput = reference.throughput.commandsPerSecond / baseline.throughput.commandsPerSecond
+        floors.append(("throughput \(reference.name) / \(baseline.name)", throughput,
+                       "≥ \(Self.throughputFloor)", throughput >= Self.throughputFloor))
+        let p99 = reference.latency.microseconds(atPercentile: 99) / baseline.latency.microseconds(atPercentile: 99)
+        floors.append(("p99 latency \(reference.name) / \(baseline.name)", p99,
+                       "≤ \(Self.latencyCeiling)", p99 <= Self.latencyCeiling))
+        for durable in durableSubjects {
+            let ratio = durable.throughput.commandsPerSecond / reference.throughput.commandsPerSecond
+            floors.append(("throughput \(durable.name) / \(reference.name)", ratio,
+                           "≥ \(Self.durableThroughputFloor)", ratio >= Self.durableThroughputFloor))
+        }
+        return floors
+    }
+
+    var markdown: String {
+        let commands = CommandMix.wholeCycles(options.pipelinedCommands)
+        var text = """
+            Pipelined: \(commands) commands (start/end/share cycles, every command with an id) written as fast as the \
+            pty takes them while a second thread reads the replies; median of \(options.throughputRounds) rounds, \
+            every reply checked. Single-flight: \(CommandMix.wholeCycles(options.roundTrips)) round trips (one command, \
+            wait for its reply) after \(CommandMix.wholeCycles(options.warmUpRoundTrips)) unrecorded ones.
+
+            | program | commands/s | MB/s in | MB/s out | rounds (commands/s) | p50 µs | p99 µs | p99.9 µs | max µs |
+            |---|---:|---:|---:|---|---:|---:|---:|---:|
+
+            """
+        for figures in [baseline] + subjects + durableSubjects {
+            let t = figures.throughput
+            let l = figures.latency
+            text += "| \(figures.name) | \(Int(t.commandsPerSecond.rounded())) | \(format(t.megabytesPerSecondIn)) | "
+            text += "\(format(t.megabytesPerSecondOut)) | \(figures.throughputRounds.map { String(Int($0.rounded())) }.joined(separator: ", ")) | "
+            text += "\(format(l.microseconds(atPercentile: 50), digits: 1)) | \(format(l.microseconds(atPercentile: 99), digits: 1)) | "
+            text += "\(format(l.microseconds(atPercentile: 99.9), digits: 1)) | \(format(Double(l.histogram.max) / 1000, digits: 1)) |\n"
+        }
+        text += "\n| ratio | measured | floor | result |\n|---|---:|---:|---|\n"
+        for floor in floors {
+            text += "| \(floor.label) | \(format(floor.ratio, digits: 3)) | \(floor.requirement) | \(floor.passed ? "PASS" : "MISS") |\n"
+        }
+        for subject in subjects.dropFirst() + durableSubjects {
+            let throughput = subject.throughput.commandsPerSecond / baseline.throughput.commandsPerSecond
+            let p99 = subject.latency.microseconds(atPercentile: 99) / baseline.latency.microseconds(atPercentile: 99)
+            text += "| throughput \(subject.name) / \(baseline.name) | \(format(throughput, digits: 3)) | | |\n"
+            text += "| p99 latency \(subject.name) / \(baseline.name) | \(format(p99, digits: 3)) | | |\n"
+        }
+        return text
+    }
+
+    private func format(_ value: Double, digits: Int = 2) -> String {
+        String(format: "%.\(digits)f", value)
+    }
+}

@@ -1,0 +1,66 @@
+import Foundation
+import WorkoutdTesting
+
+/// One program's figures: the median pipelined round and the single-flight latency distribution.
+struct ProgramFigures {
+    var name: String
+    var throughput: PipelinedThroughput.Result
+    var throughputRounds: [Double]
+    var latency: SingleFlightLatency.Result
+}
+
+/// Runs both measurements against one program on a fresh pty, checking every reply.
+enum ProgramBenchmark {
+    /// A line every program answers without changing state (workoutd: `nothing_to_share` on a new session).
+    private static let probe = #"{"command_type":"share_workout","service":"twitter","id":"bench-probe"}"#
+
+    static func run(_ specification: ProgramUnderTest.Specification, options: BenchmarkOptions, matchIDs: Bool) throws -> ProgramFigures {
+        let wearable = try SimulatedWearable()
+        let program = try ProgramUnderTest(specification, devicePath: wearable.devicePath)
+        defer {
+            program.stop()
+            wearable.unplug()
+        }
+        do {
+            _ = try wearable.request(probe, timeout: .seconds(60))
+        } catch {
+            throw TestingError("\(specification.name) did not answer on \(wearable.devicePath): \(error)\n\(program.log)")
+        }
+        guard wearable.drain(for: .milliseconds(100)).isEmpty else {
+            throw TestingError("\(specification.name) answered the probe line more than once")
+        }
+        let master = MasterSide(fd: wearable.fd)
+        var mix = CommandMix()
+
+        var rounds: [PipelinedThroughput.Result] = []
+        for _ in 0..<options.throughputRounds {
+            let commands = mix.next(options.pipelinedCommands)
+            var round = try measured(specification, program) { try PipelinedThroughput.measure(master, commands: commands) }
+            try ReplyCheck.verify(round.replies, against: commands, matchIDs: matchIDs)
+            round.replies = []
+            rounds.append(round)
+        }
+        rounds.sort { $0.commandsPerSecond < $1.commandsPerSecond }
+
+        let warmUp = mix.next(options.warmUpRoundTrips)
+        let commands = mix.next(options.roundTrips)
+        var latency = try measured(specification, program) {
+            try SingleFlightLatency.measure(master, warmUp: warmUp, commands: commands)
+        }
+        try ReplyCheck.verify(latency.replies, against: commands, matchIDs: matchIDs)
+        latency.replies = []
+
+        return ProgramFigures(
+            name: specification.name, throughput: rounds[rounds.count / 2],
+            throughputRounds: rounds.map(\.commandsPerSecond), latency: latency)
+    }
+
+    /// Runs a measurement, adding the program's own output to any failure.
+    private static func measured<T>(_ specification: ProgramUnderTest.Specification, _ program: ProgramUnderTest, _ body: () throws -> T) throws -> T {
+        do {
+            return try body()
+        } catch {
+            throw TestingError("\(specification.name): \(error)\(program.isRunning ? "" : " (it exited)")\n\(program.log)")
+        }
+    }
+}

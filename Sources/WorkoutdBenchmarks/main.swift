@@ -1,0 +1,39 @@
+// `make bench`, pty part: pipelined throughput and single-flight latency of workoutd through a real pty,
+// beside the C echo baseline driven the same way in the same run, with the ratios and issue 2's floors.
+// The figures are the product: a missed floor prints MISS but does not fail the run; a wrong or missing
+// reply does (exit 1), since figures from a daemon that answers wrongly mean nothing.
+import Foundation
+
+let options: BenchmarkOptions
+do {
+    options = try BenchmarkOptions.parse(CommandLine.arguments.dropFirst())
+} catch {
+    FileHandle.standardError.write(Data("WorkoutdBenchmarks: \(error)\n\(BenchmarkOptions.usage)\n".utf8))
+    exit(64)
+}
+
+func progress(_ text: String) {
+    FileHandle.standardError.write(Data("WorkoutdBenchmarks: \(text)\n".utf8))
+}
+
+do {
+    func run(_ specification: ProgramUnderTest.Specification, matchIDs: Bool) throws -> ProgramFigures {
+        progress("measuring \(specification.name)")
+        let figures = try ProgramBenchmark.run(specification, options: options, matchIDs: matchIDs)
+        progress("  \(Int(figures.throughput.commandsPerSecond)) commands/s, p99 \(figures.latency.microseconds(atPercentile: 99)) µs")
+        return figures
+    }
+    // BenchmarkOptions.parse guarantees a baseline.
+    guard let baselineSpecification = options.baseline else { exit(64) }
+    let baseline = try run(baselineSpecification, matchIDs: false)
+    let subjects = try options.subjects.map { try run($0, matchIDs: true) }
+    let durable = try options.durableSubjects.map { try run($0, matchIDs: true) }
+    let table = BenchmarkTable(options: options, baseline: baseline, subjects: subjects, durableSubjects: durable)
+    print(table.markdown, terminator: "")
+    for floor in table.floors {
+        progress("\(floor.passed ? "PASS" : "MISS") \(floor.label) = \(String(format: "%.3f", floor.ratio)) (\(floor.requirement))")
+    }
+} catch {
+    progress("\(error)")
+    exit(1)
+}

@@ -1,0 +1,49 @@
+import ArgumentParser
+import ControlClient
+import ControlProtocol
+import Foundation
+
+/// Options every subcommand takes, before or after its name.
+struct GlobalOptions: ParsableArguments {
+    @Option(name: .long, help: ArgumentHelp("The daemon's control socket.", valueName: "path"))
+    var socket: String = ControlSocket.defaultPath
+
+    @Flag(name: .long, help: "One JSON object per line instead of a table.")
+    var json = false
+
+    /// A connection to the daemon; without one, the run ends with the one-line reason.
+    func connect() -> ControlConnection {
+        do {
+            return try ControlConnection(path: socket)
+        } catch {
+            Failure(error).report()
+        }
+    }
+}
+
+/// Ends the run with one line on stderr: 69 (EX_UNAVAILABLE) when the daemon is not running, 1 otherwise.
+struct Failure {
+    let error: ControlConnectionError
+
+    init(_ error: ControlConnectionError) { self.error = error }
+
+    var exitCode: ExitCode {
+        if case .notRunning = error { ExitCode(69) } else { .failure }
+    }
+
+    func report() -> Never {
+        FileHandle.standardError.write(Data("workoutctl: \(error)\n".utf8))
+        Foundation.exit(exitCode.rawValue)
+    }
+}
+
+extension ControlConnection {
+    /// The result of `call`, or the process ends with the daemon's error.
+    func result<Value: Codable & Sendable>(_ call: ControlCall, as type: Value.Type = Value.self) -> Value {
+        do {
+            return try self.call(call, as: type)
+        } catch {
+            Failure(error).report()
+        }
+    }
+}

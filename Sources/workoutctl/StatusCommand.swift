@@ -1,0 +1,40 @@
+import ArgumentParser
+import CommandLineOutput
+import ControlProtocol
+
+/// `workoutctl status`: is the daemon up, and what has it been doing.
+struct StatusCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "status", abstract: "Uptime, version, devices, active workouts, queued shares and counters.")
+
+    @OptionGroup var options: GlobalOptions
+
+    func run() {
+        let status: StatusReport = options.connect().result(.status)
+        if options.json { return Output.json(status) }
+        var table = TextTable(columns: [.init("FIELD"), .init("VALUE")])
+        let counters = status.counters
+        let rows: [(String, String)] = [
+            ("version", status.version),
+            ("pid", "\(status.pid)"),
+            ("started", Output.date(status.startedAt)),
+            ("uptime", Output.duration(status.uptimeSeconds)),
+            ("devices", "\(status.devicesConnected) connected, \(status.devicesAttached) attached"),
+            ("active workouts", "\(status.activeWorkouts)"),
+            ("queued shares", "\(status.queuedShares)"),
+            ("control clients", "\(status.controlClients), \(status.eventSubscribers) following events"),
+            ("commands", "\(counters.commands)"),
+            ("errors", "\(counters.errors)"),
+            ("invalid lines", "\(counters.invalidLines)"),
+            ("replays", "\(counters.replays)"),
+            ("workouts started", "\(counters.workoutsStarted)"),
+            ("workouts ended", "\(counters.workoutsEnded)"),
+            ("shares queued", "\(counters.sharesQueued)"),
+            ("shares delivered", "\(counters.sharesDelivered)"),
+            ("share failures", "\(counters.shareFailures)"),
+            ("reloads", "\(counters.reloads) applied, \(counters.rejectedReloads) rejected"),
+        ]
+        for (field, value) in rows { table.append([field, value]) }
+        Output.table(table)
+    }
+}

@@ -1,0 +1,27 @@
+import ArgumentParser
+import CommandLineOutput
+import ControlProtocol
+import RecordTables
+
+/// `workoutctl workouts`: stored workouts, newest first.
+struct WorkoutsCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(commandName: "workouts", abstract: "Stored workouts, newest first.")
+
+    @OptionGroup var options: GlobalOptions
+
+    @Option(name: .long, help: "Only this device (its identity or node).")
+    var device: String?
+
+    @Option(name: .long, help: "At most this many.")
+    var limit: Int?
+
+    func validate() throws {
+        if let limit, limit <= 0 { throw ValidationError("--limit must be positive") }
+    }
+
+    func run() {
+        let list: WorkoutList = options.connect().result(.workouts(device: device, limit: limit))
+        if options.json { return list.workouts.forEach(Output.json) }
+        Output.table(.workouts(list.workouts))
+    }
+}

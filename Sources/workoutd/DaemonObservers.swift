@@ -1,0 +1,41 @@
+import ControlPlane
+import ControlProtocol
+import Logging
+import NIOCore
+import Prometheus
+import SerialTransport
+import WorkoutEngine
+
+/// What watches the daemon: metrics, the event stream and the counters behind `workoutctl`.
+///
+/// Made first in the composition root, because metrics bind to their backend when created.
+struct DaemonObservers: Sendable {
+    let registry = DaemonMetrics.bootstrap()
+    let tally = ActivityTally()
+    let hub = ControlEventHub()
+
+    /// Feeds the engine's events to the tallies and the event stream.
+    func observe(_ engine: WorkoutEngine) {
+        engine.events.addObserver { [tally, hub] event in
+            tally.record(event)
+            hub.publish(event)
+        }
+    }
+
+    /// For `DeviceManager(observer:)`: device connections and command traffic into the event stream.
+    var deviceObserver: DeviceActivity.Observer {
+        { [hub] activity in hub.publish(activity) }
+    }
+
+    /// The control socket service, or nil when the configuration disables it.
+    func controlServer(
+        _ config: DaemonConfiguration, engine: WorkoutEngine, manager: DeviceManager, group: any EventLoopGroup, logger: Logger
+    ) -> ControlServer? {
+        guard let path = config.controlSocket else { return nil }
+        let registry = self.registry
+        let responder = ControlResponder(
+            identity: .init(version: WorkoutdVersion.current), engine: engine, manager: manager, tally: tally, hub: hub,
+            maximumLineLength: config.maximumLineLength, metricsText: { registry.emitToString() })
+        return ControlServer(options: ControlServerOptions(path: path), responder: responder, group: group, logger: logger)
+    }
+}

@@ -1,0 +1,23 @@
+import ArgumentParser
+import Foundation
+import WorkoutStorage
+
+/// What the offline inspection commands share: opening the store read-only, and printing rows.
+enum InspectedStore {
+    /// Opens read-only, so inspecting beside a running daemon changes nothing; a bad path exits 1 with the reason.
+    static func open(_ stateDirectory: String) throws -> SQLiteWorkoutStore {
+        do {
+            return try SQLiteWorkoutStore(stateDirectory: stateDirectory, mode: .readOnly)
+        } catch let error as StorageOpenError {
+            FileHandle.standardError.write(Data("workoutd: \(error)\n".utf8))
+            throw ExitCode.failure
+        }
+    }
+
+    static func printJSONLine<Value: Encodable>(_ value: Value) throws {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
+        encoder.dateEncodingStrategy = .iso8601
+        print(String(decoding: try encoder.encode(value), as: UTF8.self))
+    }
+}

@@ -1,0 +1,199 @@
+import ControlClient
+import ControlProtocol
+import Foundation
+import Testing
+import WorkoutEngine
+import WorkoutProtocol
+import WorkoutdTesting
+
+/// Every workoutctl command against a running daemon with a wearable on a pty: the table a person
+/// reads and the JSON lines a script reads.
+@Suite(.serialized) struct CommandOutputTests {
+    let wearable: SimulatedWearable
+    let daemon: ControlledDaemon
+
+    init() throws {
+        wearable = try SimulatedWearable()
+        daemon = try ControlledDaemon(devices: [wearable.devicePath])
+        try daemon.waitUntilConnected(wearable.devicePath)
+        // A finished, shared workout, one rejected line and one retried id.
+        #expect(try wearable.request(#"{"command_type":"start_workout","location":"Gary's Gym","date":"2020-03-16 19:45:13 +0000","intensityLevel":5,"id":1}"#).contains(#""status":"ok""#))
+        #expect(try wearable.request(#"{"command_type":"end_workout","id":2}"#).contains(#""status":"ok""#))
+        #expect(try wearable.request(#"{"command_type":"share_workout","service":"twitter","id":3}"#).contains(#""status":"ok""#))
+        #expect(try wearable.request("not json").contains("malformed_json"))
+        #expect(try wearable.request(#"{"command_type":"end_workout","id":2}"#).contains(#""replayed":true"#))
+    }
+
+    /// Column starts in a table's header, so rows can be checked against them.
+    private func columnStarts(_ header: String, _ names: [String]) throws -> [String.Index] {
+        try names.map { name in
+            guard let range = header.range(of: name) else { throw TestingError("no column \(name) in \(header)") }
+            return range.lowerBound
+        }
+    }
+
+    @Test func status() throws {
+        let table = try daemon.ctl(["status"])
+        #expect(table.status == 0)
+        #expect(table.lines.first?.split(separator: " ", omittingEmptySubsequences: true) == ["FIELD", "VALUE"])
+        let valueColumn = try #require(table.lines.first?.range(of: "VALUE")).lowerBound.utf16Offset(in: table.lines[0])
+        let rows = Dictionary(uniqueKeysWithValues: table.lines.dropFirst().map { line in
+            (String(line.prefix(valueColumn)).trimmingCharacters(in: .whitespaces), String(line.dropFirst(valueColumn)))
+        })
+        #expect(rows["version"] == "0.1.0")
+        #expect(rows["devices"] == "1 connected, 1 attached")
+        #expect(rows["commands"] == "5")
+        #expect(rows["errors"] == "1")
+        #expect(rows["invalid lines"] == "1")
+        #expect(rows["replays"] == "1")
+        #expect(rows["active workouts"] == "0")
+        #expect(rows["queued shares"] == "\(try pendingShares())")
+
+        let json = try daemon.ctlJSON(["status"], as: StatusReport.self)
+        let status = try #require(json.first)
+        #expect(json.count == 1)
+        #expect(status.pid == daemon.daemon.process.processIdentifier)
+        #expect(status.devicesConnected == 1)
+        #expect(status.counters.commands == 5)
+        #expect(status.counters.workoutsStarted == 1 && status.counters.workoutsEnded == 1 && status.counters.sharesQueued == 1)
+        #expect(status.uptimeSeconds > 0)
+        #expect(status.queuedShares == (try pendingShares()))
+    }
+
+    /// Shares not yet delivered, as `shares` lists them (a delivery worker may already have sent the one queued).
+    private func pendingShares() throws -> Int {
+        try daemon.ctlJSON(["shares"], as: ShareRecord.self).filter { $0.status == .pending }.count
+    }
+
+    @Test func devices() throws {
+        let table = try daemon.ctl(["devices"])
+        #expect(table.status == 0)
+        #expect(table.lines.count == 2)
+        let header = table.lines[0]
+        let starts = try columnStarts(header, ["DEVICE", "NODE", "STATE", "SINCE"])
+        let row = table.lines[1]
+        let offset = { (index: String.Index) in index.utf16Offset(in: header) }
+        #expect(row.hasPrefix(wearable.devicePath))
+        #expect(String(row.dropFirst(offset(starts[1]))).hasPrefix(wearable.devicePath))
+        #expect(String(row.dropFirst(offset(starts[2]))).hasPrefix("connected"))
+        // Counters are right-aligned under their headers: the row ends where the header ends.
+        #expect(row.count == header.count)
+        #expect(row.hasSuffix("5       1            1"))
+
+        let devices = try daemon.ctlJSON(["devices"], as: DeviceReport.self)
+        #expect(devices == [DeviceReport(
+            identity: wearable.devicePath, node: wearable.devicePath, connected: true,
+            connectedSince: devices.first?.connectedSince, commands: 5, errors: 1, connections: 1)])
+        #expect(devices.first?.connectedSince != nil)
+    }
+
+    @Test func workouts() throws {
+        let table = try daemon.ctl(["workouts"])
+        #expect(table.status == 0)
+        #expect(table.lines.count == 2)
+        #expect(table.lines[0].split(separator: " ") == ["ID", "DEVICE", "LOCATION", "DATE", "INTENSITY", "STARTED", "ENDED", "DURATION_S"])
+        #expect(table.lines[1].contains("Gary's Gym"))
+        #expect(table.lines[1].contains("2020-03-16 19:45:13Z"))
+
+        let workouts = try daemon.ctlJSON(["workouts", "--device", wearable.devicePath, "--limit", "5"], as: WorkoutRecord.self)
+        #expect(workouts.count == 1)
+        #expect(workouts.first?.location == "Gary's Gym")
+        #expect(workouts.first?.intensityLevel == 5)
+        #expect(workouts.first?.startCommandID == .integer(1))
+        #expect(workouts.first?.endedAt != nil)
+
+        let other = try daemon.ctl(["workouts", "--device", "someone-else"])
+        #expect(other.lines.count == 1, "only the header for a device with no workouts")
+        #expect(try daemon.ctl(["workouts", "--limit", "0"]).status != 0)
+    }
+
+    @Test func shares() throws {
+        let table = try daemon.ctl(["shares"])
+        #expect(table.status == 0)
+        #expect(table.lines.count == 2)
+        #expect(table.lines[0].hasPrefix("ID  WORKOUT  DEVICE"))
+        #expect(table.lines[1].contains("twitter"))
+
+        let shares = try daemon.ctlJSON(["shares"], as: ShareRecord.self)
+        #expect(shares.map(\.service) == [.twitter])
+        #expect(shares.first?.commandID == .integer(3))
+    }
+
+    @Test func sendRunsOnTheDeviceSession() throws {
+        // The device's session has no active workout: end_workout must fail there, start must succeed.
+        let rejected = try daemon.ctl(["send", "--device", wearable.devicePath, #"{"command_type":"end_workout","id":"x"}"#])
+        #expect(rejected.status == 0)
+        #expect(rejected.lines.first?.split(separator: " ").prefix(4) == ["DEVICE", "STATUS", "COMMAND", "ID"])
+        #expect(rejected.lines.count == 2)
+        #expect(rejected.lines[1].contains("error"))
+        #expect(rejected.lines[1].contains("no_active_workout"))
+
+        let sent = try daemon.ctlJSON(
+            ["send", "--device", wearable.devicePath,
+             #"{"command_type":"start_workout","location":"Zürich","date":"2020-03-16T19:45:13Z","intensityLevel":3,"id":9}"#],
+            as: SendResult.self)
+        let result = try #require(sent.first)
+        #expect(result.device == wearable.devicePath)
+        #expect(result.reply.id == .integer(9))
+        guard case .ok(.workoutStarted) = result.reply.outcome else {
+            Issue.record("expected workout_started, got \(result.reply)")
+            return
+        }
+        // The wearable itself now sees the workout it did not start.
+        #expect(try wearable.request(#"{"command_type":"start_workout","location":"X","date":"2020-03-16T19:45:13Z","intensityLevel":3}"#)
+            .contains("workout_already_active"))
+        #expect(wearable.drain(for: .milliseconds(50)).isEmpty, "a sent command's reply goes to workoutctl, not the device")
+    }
+
+    @Test func metrics() throws {
+        let text = try daemon.ctl(["metrics"])
+        #expect(text.status == 0)
+        #expect(text.stdout.contains(#"workoutd_commands_total{type="start_workout",outcome="ok"} 1"#))
+        #expect(text.stdout.contains(#"workoutd_commands_total{type="end_workout",outcome="ok"} 2"#))
+        #expect(text.stdout.contains(#"workoutd_commands_total{type="invalid",outcome="malformed_json"} 1"#))
+        #expect(text.stdout.contains("workoutd_invalid_lines_total 1"))
+        #expect(text.stdout.contains("workoutd_replays_total 1"))
+        #expect(text.stdout.contains("# TYPE workoutd_handler_duration_seconds histogram"))
+
+        let samples = try daemon.ctlJSON(["metrics"], as: Sample.self)
+        func value(_ name: String, _ labels: [String: String] = [:]) -> Double? {
+            samples.first { $0.name == name && $0.labels == labels }?.value
+        }
+        #expect(value("workoutd_handler_duration_seconds_count") == 5)
+        #expect((value("workoutd_device_bytes_total", ["direction": "in"]) ?? 0) >= 200)
+        #expect((value("workoutd_device_bytes_total", ["direction": "out"]) ?? 0) >= 200)
+        #expect(value("workoutd_commands_total", ["type": "share_workout", "outcome": "ok"]) == 1)
+    }
+
+    @Test func badRequestsGetErrorsAndLeaveTheDeviceAlone() throws {
+        let connection = try daemon.connect()
+        try connection.write(Array("garbage\n".utf8))
+        try connection.write(Array(#"{"id":"a","method":"reboot"}"#.utf8) + [10])
+        try connection.write(Array(#"{"id":7,"method":"workouts","params":{"limit":"ten"}}"#.utf8) + [10])
+        try connection.write(Array(#"{"id":8,"method":"send","params":{"device":"x"}}"#.utf8) + [10])
+        try connection.write(Array(repeating: UInt8(ascii: "x"), count: 70_000) + [10])
+        let decoder = ControlSocket.makeDecoder()
+        var replies: [ControlResponse<Subscription>] = []
+        for _ in 0..<5 {
+            let line = try #require(try connection.readLine(timeout: .seconds(5)))
+            replies.append(try decoder.decode(ControlResponse<Subscription>.self, from: Data(line)))
+        }
+        func failure(_ reply: ControlResponse<Subscription>) -> ControlError? {
+            if case .failure(let error) = reply.outcome { error } else { nil }
+        }
+        #expect(replies.map(\.id) == [nil, .string("a"), .integer(7), .integer(8), nil])
+        #expect(replies.map { failure($0)?.code } == [.parseError, .unknownMethod, .invalidParams, .invalidParams, .requestTooLong])
+        #expect(failure(replies[2])?.message.contains("params.limit") == true)
+        // The same connection still works, and so does the device.
+        let status: StatusReport = try connection.call(.status)
+        #expect(status.devicesConnected == 1)
+        #expect(try wearable.request(#"{"command_type":"end_workout"}"#).contains("no_active_workout"))
+    }
+
+    /// A sample as `workoutctl metrics --json` prints it.
+    struct Sample: Decodable {
+        var name: String
+        var labels: [String: String]
+        var value: Double
+    }
+}

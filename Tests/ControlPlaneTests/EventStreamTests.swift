@@ -1,0 +1,87 @@
+import ControlClient
+import ControlProtocol
+import Foundation
+import Testing
+import WorkoutProtocol
+import WorkoutdTesting
+
+/// `workoutctl events` while commands flow: every event, in the order it happened.
+@Suite(.serialized) struct EventStreamTests {
+    @Test func eventsFollowCommandsInOrder() throws {
+        let wearable = try SimulatedWearable()
+        let daemon = try ControlledDaemon(devices: [wearable.devicePath])
+        try daemon.waitUntilConnected(wearable.devicePath)
+        let events = try Workoutctl.start(["--socket", daemon.socket, "events", "--json"])
+        defer { _ = try? events.interrupt() }
+        // The stream prints nothing before the first event: ask the daemon when the subscription is live.
+        try waitForSubscribers(1, daemon: daemon)
+
+        #expect(try wearable.request(#"{"command_type":"start_workout","location":"Gym","date":"2020-03-16T19:45:13Z","intensityLevel":5,"id":1}"#).contains("ok"))
+        #expect(try wearable.request(#"{"command_type":"end_workout","id":2}"#).contains("ok"))
+        #expect(try wearable.request(#"{"command_type":"share_workout","service":"facebook","id":3}"#).contains("ok"))
+        #expect(try wearable.request("{").contains("malformed_json"))
+        let sent = try daemon.ctl(["send", "--device", wearable.devicePath, #"{"command_type":"end_workout","id":4}"#])
+        #expect(sent.status == 0)
+        wearable.unplug()
+
+        let decoder = ControlSocket.makeDecoder()
+        var received: [ControlEvent] = []
+        while received.last?.detail.type != .deviceRemoved {
+            received.append(try decoder.decode(ControlEvent.self, from: Data(try events.readLine().utf8)))
+        }
+        #expect(received.map(\.detail.type) == [
+            .commandReceived, .workoutStarted, .replySent,
+            .commandReceived, .workoutEnded, .replySent,
+            .commandReceived, .shareQueued, .replySent,
+            .commandReceived, .replySent,
+            .commandReceived, .replySent,
+            .deviceRemoved,
+        ])
+        #expect(Set(received.map(\.detail.device)) == [wearable.devicePath])
+        let sequence = received.map(\.sequence)
+        #expect(zip(sequence, sequence.dropFirst()).allSatisfy { $0 + 1 == $1 }, "seq has no gaps: \(sequence)")
+        #expect(zip(received, received.dropFirst()).allSatisfy { $0.time <= $1.time })
+
+        guard case .commandReceived(_, let type, let id, let origin) = received[0].detail else { return }
+        #expect(type == .startWorkout && id == .integer(1) && origin == .device)
+        guard case .commandReceived(_, nil, nil, .device) = received[9].detail else {
+            Issue.record("an undecodable line is received with no command type: \(received[9])")
+            return
+        }
+        guard case .replySent(_, let reply, .control) = received[12].detail else {
+            Issue.record("the sent command's reply comes from the control socket: \(received[12])")
+            return
+        }
+        #expect(reply.id == .integer(4))
+        #expect(reply.outcome == .error(.noActiveWorkout))
+    }
+
+    @Test func humanOutputIsATableWithAHeader() throws {
+        let wearable = try SimulatedWearable()
+        let daemon = try ControlledDaemon(devices: [wearable.devicePath])
+        try daemon.waitUntilConnected(wearable.devicePath)
+        let events = try Workoutctl.start(["--socket", daemon.socket, "events"])
+        let header = try events.readLine()
+        #expect(header.split(separator: " ") == ["SEQ", "TIME", "EVENT", "DEVICE", "DETAIL"])
+        #expect(try wearable.request(#"{"command_type":"start_workout","location":"Gym","date":"2020-03-16T19:45:13Z","intensityLevel":5,"id":1}"#).contains("ok"))
+        let lines = try (0..<3).map { _ in try events.readLine() }
+        let eventColumn = try #require(header.range(of: "EVENT")).lowerBound.utf16Offset(in: header)
+        let deviceColumn = try #require(header.range(of: "DEVICE")).lowerBound.utf16Offset(in: header)
+        #expect(lines.map { String($0.dropFirst(eventColumn).prefix { $0 != " " }) } == ["command_received", "workout_started", "reply_sent"])
+        #expect(lines.allSatisfy { String($0.dropFirst(deviceColumn)).hasPrefix(wearable.devicePath) })
+        #expect(lines[0].hasSuffix("start_workout id 1"))
+        #expect(lines[2].contains("ok id 1 workout 1 started"))
+        #expect(try events.interrupt() != 0, "Ctrl-C ends the stream")
+    }
+
+    private func waitForSubscribers(_ count: Int, daemon: ControlledDaemon) throws {
+        let connection = try daemon.connect()
+        let deadline = ContinuousClock.now + .seconds(10)
+        while ContinuousClock.now < deadline {
+            let status: StatusReport = try connection.call(.status)
+            if status.eventSubscribers >= count { return }
+            usleep(10_000)
+        }
+        throw TestingError("workoutctl events never connected")
+    }
+}

@@ -1,0 +1,74 @@
+import ControlClient
+import ControlProtocol
+import Foundation
+import Testing
+import WorkoutdTesting
+
+/// SIGHUP re-reads the configuration file: a valid one takes effect without cutting off open devices,
+/// an invalid one is rejected with its reason and the old one stays in force.
+@Suite(.serialized) struct ReloadTests {
+    private func devicesYAML(_ paths: [String], extra: String = "") -> String {
+        "devices:\n" + paths.map { "  - \($0)\n" }.joined() + extra
+    }
+
+    private func reload(_ daemon: ControlledDaemon, expecting message: String, occurrence: Int) throws {
+        daemon.daemon.signal(SIGHUP)
+        let deadline = ContinuousClock.now + .seconds(10)
+        while daemon.daemon.log.components(separatedBy: message).count - 1 < occurrence {
+            guard ContinuousClock.now < deadline, daemon.daemon.process.isRunning else {
+                throw TestingError("no '\(message)' (#\(occurrence)) after SIGHUP:\n\(daemon.daemon.log)")
+            }
+            usleep(10_000)
+        }
+    }
+
+    private let start = #"{"command_type":"start_workout","location":"Gym","date":"2020-03-16T19:45:13Z","intensityLevel":5}"#
+
+    @Test func validConfigurationServesNewDevicesAndKeepsOpenOnes() throws {
+        let first = try SimulatedWearable()
+        let second = try SimulatedWearable()
+        let daemon = try ControlledDaemon(configuration: devicesYAML([first.devicePath]))
+        try daemon.waitUntilConnected(first.devicePath)
+        #expect(try first.request(start).contains("ok"), "a workout in progress across the reload")
+
+        try devicesYAML([first.devicePath, second.devicePath]).write(toFile: daemon.configFile, atomically: true, encoding: .utf8)
+        try reload(daemon, expecting: "configuration reloaded", occurrence: 1)
+        try daemon.waitUntilConnected(second.devicePath)
+        #expect(try second.request(start).contains("ok"))
+
+        let devices = try daemon.ctlJSON(["devices"], as: DeviceReport.self)
+        let kept = try #require(devices.first { $0.node == first.devicePath })
+        #expect(kept.connected && kept.connections == 1, "the open device was not reconnected")
+        #expect(try first.request(#"{"command_type":"end_workout"}"#).contains("ok"), "and its workout is intact")
+        let status = try #require(try daemon.ctlJSON(["status"], as: StatusReport.self).first)
+        #expect(status.counters.reloads == 1 && status.counters.rejectedReloads == 0)
+        #expect(try daemon.ctl(["metrics"]).stdout.contains(#"workoutd_config_reloads_total{result="applied"} 1"#))
+    }
+
+    @Test func invalidConfigurationIsRejectedAndTheOldOneStays() throws {
+        let first = try SimulatedWearable()
+        let ignored = try SimulatedWearable()
+        let daemon = try ControlledDaemon(configuration: devicesYAML([first.devicePath]))
+        try daemon.waitUntilConnected(first.devicePath)
+
+        // A new device beside a bad value: nothing of this file may take effect.
+        try devicesYAML([first.devicePath, ignored.devicePath], extra: "serial:\n  max_line_bytes: 5\n")
+            .write(toFile: daemon.configFile, atomically: true, encoding: .utf8)
+        try reload(daemon, expecting: "configuration reload rejected", occurrence: 1)
+        #expect(daemon.daemon.log.contains("serial.max_line_bytes"), "the log names the bad key")
+
+        // Not YAML at all.
+        try "devices: [unclosed\n".write(toFile: daemon.configFile, atomically: true, encoding: .utf8)
+        try reload(daemon, expecting: "configuration reload rejected", occurrence: 2)
+
+        #expect(daemon.daemon.process.isRunning)
+        let devices = try daemon.ctlJSON(["devices"], as: DeviceReport.self)
+        #expect(devices.map(\.node) == [first.devicePath], "the rejected file's device was not attached")
+        #expect(devices.first?.connections == 1)
+        #expect(try first.request(start).contains("ok"), "the device is still served under the old configuration")
+        // The old maximum line length (4096) is still in force, not the rejected 5.
+        #expect(try first.request(#"{"command_type":"end_workout","id":"a-longer-line-than-five-bytes"}"#).contains(#""status":"ok""#))
+        let status = try #require(try daemon.ctlJSON(["status"], as: StatusReport.self).first)
+        #expect(status.counters.reloads == 0 && status.counters.rejectedReloads == 2)
+    }
+}

@@ -1,0 +1,28 @@
+import DeviceHarness
+import Foundation
+import Testing
+
+/// Every committed fuzzing seed (and every finding added to `Fuzz/corpus` as a regression) must pass
+/// the fuzzer's invariants on each test run, without libFuzzer.
+@Suite("Fuzzing seed corpus")
+struct SeedCorpusTests {
+    static let folder = URL(fileURLWithPath: #filePath)
+        .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+        .appendingPathComponent("Fuzz/corpus")
+
+    static func seeds() -> [String] {
+        ((try? FileManager.default.contentsOfDirectory(atPath: folder.path)) ?? []).sorted()
+    }
+
+    @Test("the corpus holds the committed seeds")
+    func corpusIsPopulated() {
+        #expect(Self.seeds().count >= 10, "seeds found in \(Self.folder.path): \(Self.seeds())")
+    }
+
+    @Test("seed keeps every stream invariant", arguments: seeds())
+    func seedKeepsInvariants(name: String) throws {
+        let stream = try Data(contentsOf: Self.folder.appendingPathComponent(name))
+        // Throws, failing the test, with the invariant that broke.
+        _ = try StreamCheck.check(Array(stream))
+    }
+}

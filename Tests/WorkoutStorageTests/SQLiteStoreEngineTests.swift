@@ -1,0 +1,171 @@
+import Foundation
+import GRDB
+import Synchronization
+import Testing
+import WorkoutEngine
+import WorkoutProtocol
+@testable import WorkoutStorage
+
+@Suite struct SQLiteStoreEngineTests {
+    @Test func workoutsAndSharesRoundTripThroughTheEngine() async throws {
+        let directory = try TemporaryDirectory()
+        defer { directory.remove() }
+        let store = try SQLiteWorkoutStore(stateDirectory: directory.path)
+        let engine = try await WorkoutEngine(store: store)
+        let session = engine.session(for: "wearable-1")
+
+        let replies = await session.handle([Lines.start(1), Lines.end(2), Lines.share(3, .instagram)])
+        #expect(replies.map(\.isSuccess) == [true, true, true])
+
+        let workouts = try await store.workouts(device: nil, limit: nil)
+        #expect(workouts.count == 1)
+        let workout = try #require(workouts.first)
+        #expect(workout.location == "Gary's Gym")
+        #expect(workout.date == Lines.date)
+        #expect(workout.intensityLevel == 5)
+        #expect(workout.startCommandID == .integer(1))
+        #expect(workout.endCommandID == .integer(2))
+        #expect(workout.endedAt != nil)
+        #expect(try await store.workout(id: workout.id) == workout)
+
+        let shares = try await store.shares(limit: nil)
+        #expect(shares.count == 1)
+        #expect(shares.first?.service == .instagram)
+        #expect(shares.first?.workoutID == workout.id)
+        #expect(shares.first?.status == .pending)
+        #expect(try await store.dueShares(now: Date(), limit: 10).map(\.id) == shares.map(\.id))
+        #expect(try await store.workouts(device: "someone-else", limit: nil).isEmpty)
+    }
+
+    @Test func aRestartRestoresAnActiveWorkoutAndReplaysIDs() async throws {
+        let directory = try TemporaryDirectory()
+        defer { directory.remove() }
+        let first: [Reply]
+        do {
+            let store = try SQLiteWorkoutStore(stateDirectory: directory.path)
+            let engine = try await WorkoutEngine(store: store)
+            first = await engine.session(for: "wearable-1").handle([Lines.start(7), Lines.end(8), Lines.share(9), Lines.start(10)])
+            try store.close()
+        }
+        #expect(first.map(\.isSuccess) == [true, true, true, true])
+
+        let store = try SQLiteWorkoutStore(stateDirectory: directory.path)
+        let engine = try await WorkoutEngine(store: store)
+        let session = engine.session(for: "wearable-1")
+        let state = try await session.state()
+        #expect(state.activeWorkout?.startCommandID == .integer(10))
+        #expect(try await store.activeSessionCount() == 1)
+
+        let replayed = await session.handle([Lines.start(7), Lines.start(10), Lines.share(9)])
+        for (original, again) in zip([first[0], first[3], first[2]], replayed) {
+            #expect(again.replayed)
+            // The same line, with the one key added (the encoder sorts keys, so it lands where it sorts).
+            #expect(again.line.contains(#""replayed":true"#))
+            #expect(again.line.replacing(#""replayed":true,"#, with: "") == original.line)
+        }
+        // Replays executed nothing: still one active workout, two workouts, one share.
+        #expect(try await store.workouts(device: nil, limit: nil).count == 2)
+        #expect(try await store.shares(limit: nil).count == 1)
+
+        // A new command after the restart gets a fresh id above the stored ones.
+        let ended = await session.handle([Lines.end(11)])
+        #expect(ended.first?.isSuccess == true)
+        let ids = try await store.workouts(device: nil, limit: nil).map(\.id)
+        #expect(Set(ids).count == 2)
+    }
+
+    @Test func onlyTheLast1024IDsPerDeviceAreRemembered() async throws {
+        let directory = try TemporaryDirectory()
+        defer { directory.remove() }
+        do {
+            let store = try SQLiteWorkoutStore(stateDirectory: directory.path)
+            let engine = try await WorkoutEngine(store: store)
+            let session = engine.session(for: "wearable-1")
+            // id 1 starts a workout; 2...1030 are refused (already active) and remembered as such.
+            for chunk in stride(from: Int64(1), through: 1030, by: 100) {
+                _ = await session.handle((chunk..<min(chunk + 100, 1031)).map { Lines.start($0) })
+            }
+            let count = try await store.database.read { db in
+                try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM rememberedReply WHERE device = 'wearable-1'")
+            }
+            #expect(count == 1024)
+            _ = await engine.session(for: "wearable-2").handle([Lines.start(1)])
+            try store.close()
+        }
+        let store = try SQLiteWorkoutStore(stateDirectory: directory.path)
+        let engine = try await WorkoutEngine(store: store)
+        let replies = await engine.session(for: "wearable-1").handle([Lines.start(7), Lines.start(1030), Lines.start(1), Lines.start(6)])
+        #expect(replies[0].replayed && replies[0].errorCode == .workoutAlreadyActive)
+        #expect(replies[1].replayed && replies[1].errorCode == .workoutAlreadyActive)
+        // 1...6 fell out of the window: id 1 (once ok) runs again and is refused now, without the replayed flag.
+        #expect(replies[2].replayed == false && replies[2].errorCode == .workoutAlreadyActive)
+        #expect(replies[3].replayed == false)
+        // Windows are per device: wearable-2's id 1 is its own, and still remembered.
+        let other = await engine.session(for: "wearable-2").handle([Lines.start(1)])
+        #expect(other.first?.replayed == true && other.first?.isSuccess == true)
+    }
+
+    @Test func aReadBatchIsOneTransactionAllOrNothing() async throws {
+        let directory = try TemporaryDirectory()
+        defer { directory.remove() }
+        let store = try SQLiteWorkoutStore(stateDirectory: directory.path)
+        let commits = CommitCounter()
+        store.database.add(transactionObserver: commits)
+        let engine = try await WorkoutEngine(store: store)
+        var lines: [CommandLine] = []
+        for n in Int64(0)..<25 { lines += [Lines.start(4 * n), Lines.end(4 * n + 1), Lines.share(4 * n + 2)] }
+        let replies = await engine.session(for: "wearable-1").handle(lines)
+        #expect(replies.allSatisfy { $0.isSuccess })
+        #expect(commits.count == 1)
+        #expect(try await store.workouts(device: nil, limit: nil).count == 25)
+
+        // A batch that fails half-way leaves nothing behind: the share's workout does not exist.
+        var broken = StoreBatch(device: "wearable-9", state: .idle)
+        let workout = WorkoutRecord(id: 999, device: "wearable-9", workout: Workout(location: "x", date: Lines.date, intensityLevel: 1), startedAt: Date())
+        broken.workouts = [workout]
+        broken.shares = [ShareRecord(id: 999, workoutID: 12345, device: "wearable-9", service: .twitter, queuedAt: Date())]
+        await #expect(throws: StorageUnavailableError.self) { try await store.commit(broken) }
+        #expect(try await store.workout(id: 999) == nil)
+        #expect(commits.count == 1)
+    }
+
+    @Test func groupCommitOutrunsOneTransactionPerCommand() async throws {
+        let directory = try TemporaryDirectory()
+        defer { directory.remove() }
+        let store = try SQLiteWorkoutStore(stateDirectory: directory.path)
+        let engine = try await WorkoutEngine(store: store)
+        let commands = 600
+
+        func run(device: DeviceIdentity, batchSize: Int) async -> Double {
+            let session = engine.session(for: device)
+            var lines: [CommandLine] = []
+            for n in 0..<(commands / 2) { lines += [Lines.start(Int64(2 * n)), Lines.end(Int64(2 * n + 1))] }
+            let start = ContinuousClock.now
+            var index = 0
+            while index < lines.count {
+                let replies = await session.handle(Array(lines[index..<min(index + batchSize, lines.count)]))
+                precondition(replies.allSatisfy { $0.isSuccess })
+                index += batchSize
+            }
+            return Double(commands) / (ContinuousClock.now - start).timeInterval
+        }
+        let single = await run(device: "one-per-transaction", batchSize: 1)
+        let grouped = await run(device: "grouped", batchSize: 100)
+        print("storage throughput (durable, synchronous=FULL): \(Int(single)) commands/s with one transaction per command, \(Int(grouped)) commands/s with 100 per transaction (x\(String(format: "%.1f", grouped / single)))")
+        #expect(grouped > 2 * single)
+    }
+}
+
+/// Counts committed transactions on the store's writer connection.
+final class CommitCounter: TransactionObserver, Sendable {
+    private let commits = Atomic<Int>(0)
+    var count: Int { commits.load(ordering: .relaxed) }
+    func observes(eventsOfKind eventKind: DatabaseEventKind) -> Bool { true }
+    func databaseDidChange(with event: DatabaseEvent) {}
+    func databaseDidCommit(_ db: Database) { commits.add(1, ordering: .relaxed) }
+    func databaseDidRollback(_ db: Database) {}
+}
+
+extension Duration {
+    var timeInterval: Double { Double(components.seconds) + Double(components.attoseconds) / 1e18 }
+}

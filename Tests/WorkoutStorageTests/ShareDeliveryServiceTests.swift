@@ -1,0 +1,126 @@
+import Foundation
+import Logging
+import NIOHTTP1
+import Synchronization
+import Testing
+import WorkoutEngine
+import WorkoutProtocol
+@testable import ShareDelivery
+@testable import WorkoutStorage
+
+@Suite struct ShareDeliveryServiceTests {
+    /// Start, end, share on one device: one pending share in the store.
+    static func queueShare(_ engine: WorkoutEngine, service: ShareService = .twitter) async throws -> Int64 {
+        let replies = await engine.session(for: "wearable-1").handle([Lines.start(1), Lines.end(2), Lines.share(3, service)])
+        try #require(replies.allSatisfy { $0.isSuccess })
+        guard case .ok(.workoutShared(_, _, let shareID)) = replies[2].outcome else { throw TestFailure() }
+        return shareID
+    }
+
+    @Test func aQueuedShareIsDeliveredPromptlyWithoutWaitingForThePoll() async throws {
+        let directory = try TemporaryDirectory()
+        defer { directory.remove() }
+        let store = try SQLiteWorkoutStore(stateDirectory: directory.path)
+        let engine = try await WorkoutEngine(store: store)
+        let sinks = ShareSinkConfiguration().makeSinks(stateDirectory: directory.path)
+        let service = ShareDeliveryService(store: store, sinks: sinks, events: engine.events, pollInterval: .seconds(3600))
+        let delivered = Mutex<[Int64]>([])
+        engine.events.addObserver { event in
+            if case .shareDelivered(let share) = event { delivered.withLock { $0.append(share.id) } }
+        }
+        let running = Task { try await service.run() }
+        defer { running.cancel() }
+        try await Task.sleep(for: .milliseconds(100))  // let the worker reach its wait
+
+        let start = ContinuousClock.now
+        let shareID = try await Self.queueShare(engine)
+        let file = directory.path + "/outbox/twitter/share-\(shareID).json"
+        #expect(try await eventually(timeout: .seconds(10)) { FileManager.default.fileExists(atPath: file) })
+        #expect(try await eventually { try await store.shares(limit: nil).first?.status == .delivered })
+        #expect(ContinuousClock.now - start < .seconds(10))
+        #expect(delivered.withLock { $0 } == [shareID])
+        let share = try #require(try await store.shares(limit: nil).first)
+        #expect(share.attempts == 1 && share.deliveredAt != nil && share.lastError == nil)
+    }
+
+    @Test func webhookFailuresBackOffExponentiallyAndKeepTheError() async throws {
+        let directory = try TemporaryDirectory()
+        defer { directory.remove() }
+        let server = try await TestHTTPServer(statuses: [.internalServerError, .serviceUnavailable])
+        let clock = ManualClock()
+        let store = try SQLiteWorkoutStore(stateDirectory: directory.path)
+        let engine = try await WorkoutEngine(store: store, clock: { clock() })
+        let shareID = try await Self.queueShare(engine, service: .facebook)
+        let configuration = ShareSinkConfiguration(sinks: [.facebook: .init(kind: .webhook(url: server.url), timeout: .seconds(5))])
+        let service = ShareDeliveryService(
+            store: store, sinks: configuration.makeSinks(stateDirectory: directory.path), events: engine.events,
+            backoff: RetryBackoff(initial: .seconds(10), maximum: .seconds(15)), clock: { clock() })
+
+        #expect(await service.deliverDueShares() == 1)
+        var share = try #require(try await store.shares(limit: nil).first)
+        #expect(share.status == .pending && share.attempts == 1)
+        #expect(share.lastError?.contains("500") == true)
+        #expect(share.nextAttemptAt == clock().addingTimeInterval(10))
+
+        #expect(await service.deliverDueShares() == 0, "not due before its backoff has passed")
+        clock.advance(by: 10)
+        #expect(await service.deliverDueShares() == 1)
+        share = try #require(try await store.shares(limit: nil).first)
+        #expect(share.attempts == 2 && share.lastError?.contains("503") == true)
+        #expect(share.nextAttemptAt == clock().addingTimeInterval(15), "doubled to 20 s, capped at 15 s")
+
+        clock.advance(by: 15)
+        #expect(await service.deliverDueShares() == 1)
+        share = try #require(try await store.shares(limit: nil).first)
+        #expect(share.id == shareID && share.status == .delivered && share.attempts == 3 && share.lastError == nil)
+        #expect(await service.deliverDueShares() == 0)
+        try await server.stop()
+        #expect(server.requests.count == 3)
+        #expect(Set(server.requests.map(\.body)).count == 1, "every attempt posts the same document")
+    }
+
+    @Test func aDeliveryInterruptedByACrashResumesAfterRestartAndIsMarkedOnce() async throws {
+        let directory = try TemporaryDirectory()
+        defer { directory.remove() }
+        let shareID: Int64
+        do {
+            let store = try SQLiteWorkoutStore(stateDirectory: directory.path)
+            let engine = try await WorkoutEngine(store: store)
+            shareID = try await Self.queueShare(engine)
+            let hanging = HangingSink()
+            let service = ShareDeliveryService(store: store, sinks: [.twitter: hanging], events: engine.events)
+            let running = Task { try await service.run() }
+            #expect(try await eventually { hanging.calls.load(ordering: .relaxed) == 1 })
+            // The daemon dies while the share is in flight: nothing about the attempt was recorded.
+            running.cancel()
+            _ = try? await running.value
+            try store.close()
+        }
+
+        let store = try SQLiteWorkoutStore(stateDirectory: directory.path)
+        let pending = try #require(try await store.dueShares(now: Date(), limit: 10).first)
+        #expect(pending.id == shareID && pending.attempts == 0)
+        let service = ShareDeliveryService(
+            store: store, sinks: ShareSinkConfiguration().makeSinks(stateDirectory: directory.path), events: EngineEvents())
+        #expect(await service.deliverDueShares() == 1)
+        #expect(FileManager.default.fileExists(atPath: directory.path + "/outbox/twitter/share-\(shareID).json"))
+        let delivered = try #require(try await store.shares(limit: nil).first)
+        #expect(delivered.status == .delivered && delivered.attempts == 1)
+
+        // A late second report of the same delivery changes nothing.
+        try await store.recordDelivery(shareID: shareID, result: .delivered(at: Date().addingTimeInterval(60)))
+        #expect(try await store.shares(limit: nil).first == delivered)
+        #expect(await service.deliverDueShares() == 0)
+    }
+}
+
+/// A sink that never finishes, like a delivery cut short by a crash.
+final class HangingSink: ShareSink {
+    let calls = Atomic<Int>(0)
+    func deliver(_ payload: SharePayload) async throws {
+        calls.add(1, ordering: .relaxed)
+        try await Task.sleep(for: .seconds(3600))
+    }
+}
+
+struct TestFailure: Error {}

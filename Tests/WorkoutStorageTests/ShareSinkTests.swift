@@ -1,0 +1,137 @@
+import Foundation
+import Testing
+import WorkoutEngine
+import WorkoutProtocol
+@testable import ShareDelivery
+
+@Suite struct ShareSinkTests {
+    static let workout: WorkoutRecord = {
+        var record = WorkoutRecord(
+            id: 41, device: "wearable-1", workout: Workout(location: "Gary's Gym", date: Lines.date, intensityLevel: 5),
+            startedAt: Date(timeIntervalSince1970: 1_700_000_000), startCommandID: .integer(1))
+        record.endedAt = Date(timeIntervalSince1970: 1_700_001_800)
+        return record
+    }()
+
+    static func payload(id: Int64 = 7, service: ShareService = .twitter) -> SharePayload {
+        SharePayload(
+            share: ShareRecord(id: id, workoutID: 41, device: "wearable-1", service: service, queuedAt: Date(timeIntervalSince1970: 1_700_001_900)),
+            workout: workout)
+    }
+
+    @Test func payloadNamesTheShareAndTheWorkout() throws {
+        let object = try #require(JSONSerialization.jsonObject(with: Self.payload().json()) as? [String: Any])
+        #expect(object["share_id"] as? Int == 7)
+        #expect(object["service"] as? String == "twitter")
+        let workout = try #require(object["workout"] as? [String: Any])
+        #expect(workout["location"] as? String == "Gary's Gym")
+        #expect(workout["date"] as? String == "2020-03-16 19:45:13 +0000")
+        #expect(workout["duration_seconds"] as? Double == 1800)
+    }
+
+    @Test func spoolWritesOneCompleteFilePerShareAndNothingElse() async throws {
+        let directory = try TemporaryDirectory()
+        defer { directory.remove() }
+        let sink = SpoolShareSink(stateDirectory: directory.path)
+        try await sink.deliver(Self.payload(id: 7))
+        try await sink.deliver(Self.payload(id: 8))
+        try await sink.deliver(Self.payload(id: 7))  // a redelivery after a crash rewrites the same file
+
+        let spool = directory.path + "/outbox/twitter"
+        #expect(try FileManager.default.contentsOfDirectory(atPath: spool).sorted() == ["share-7.json", "share-8.json"])
+        let text = try String(contentsOfFile: spool + "/share-7.json", encoding: .utf8)
+        #expect(text.hasSuffix("}\n"))
+        #expect(try Data(text.utf8).dropLast() == Self.payload(id: 7).json())
+    }
+
+    @Test func spoolReportsAnUnwritableOutbox() async throws {
+        let directory = try TemporaryDirectory()
+        defer { directory.remove() }
+        // A regular file where the service directory should be.
+        try FileManager.default.createDirectory(atPath: directory.path + "/outbox", withIntermediateDirectories: true)
+        try Data().write(to: URL(fileURLWithPath: directory.path + "/outbox/twitter"))
+        await #expect(throws: (any Error).self) { try await SpoolShareSink(stateDirectory: directory.path).deliver(Self.payload()) }
+    }
+
+    @Test func webhookPostsTheJSONAndFailsOnAServerError() async throws {
+        let server = try await TestHTTPServer(statuses: [.internalServerError])
+        let sink = WebhookShareSink(url: server.url, timeout: .seconds(5))
+        let error = await #expect(throws: ShareDeliveryError.self) { try await sink.deliver(Self.payload()) }
+        #expect(error?.description.contains("500") == true)
+        try await sink.deliver(Self.payload())
+        try await server.stop()
+
+        let requests = server.requests
+        #expect(requests.count == 2)
+        #expect(requests.allSatisfy { $0.method == .POST && $0.uri == "/shares" })
+        #expect(requests.first?.headers["Content-Type"] == ["application/json"])
+        #expect(requests.first?.headers["Idempotency-Key"] == ["share-7"])
+        #expect(try Data(requests[1].body.utf8) == Self.payload().json())
+    }
+
+    @Test func webhookReportsARefusedConnection() async throws {
+        let server = try await TestHTTPServer()
+        let url = server.url
+        try await server.stop()
+        await #expect(throws: ShareDeliveryError.self) {
+            try await WebhookShareSink(url: url, timeout: .seconds(2)).deliver(Self.payload())
+        }
+    }
+
+    @Test func execFeedsTheJSONOnStdin() async throws {
+        let directory = try TemporaryDirectory()
+        defer { directory.remove() }
+        let output = directory.path + "/received.json"
+        try await ExecShareSink(command: ["/bin/sh", "-c", "cat > \"$0\"", output], timeout: .seconds(10)).deliver(Self.payload())
+        let received = try Data(contentsOf: URL(fileURLWithPath: output))
+        #expect(received == (try Self.payload().json()) + Data("\n".utf8))
+    }
+
+    @Test func execFailsOnANonZeroExitAndOnAMissingProgram() async throws {
+        let failing = await #expect(throws: ShareDeliveryError.self) {
+            try await ExecShareSink(command: ["sh", "-c", "exit 3"], timeout: .seconds(10)).deliver(Self.payload())
+        }
+        #expect(failing?.description.contains("status 3") == true)
+        await #expect(throws: ShareDeliveryError.self) {
+            try await ExecShareSink(command: ["/nonexistent/post-share"], timeout: .seconds(10)).deliver(Self.payload())
+        }
+    }
+
+    @Test func execIsKilledWhenItOutlivesItsTimeout() async throws {
+        let directory = try TemporaryDirectory()
+        defer { directory.remove() }
+        let pidFile = directory.path + "/pid"
+        let start = ContinuousClock.now
+        let error = await #expect(throws: ShareDeliveryError.self) {
+            try await ExecShareSink(command: ["/bin/sh", "-c", "echo $$ > \"$0\"; exec sleep 60", pidFile], timeout: .milliseconds(300)).deliver(Self.payload())
+        }
+        #expect(ContinuousClock.now - start < .seconds(10))
+        #expect(error?.description.contains("killed") == true)
+        let pid = try #require(Int32(String(contentsOfFile: pidFile, encoding: .utf8).trimmingCharacters(in: .whitespacesAndNewlines)))
+        #expect(kill(pid, 0) != 0, "the timed-out command must be gone")
+    }
+
+    @Test func backoffDoublesUpToItsCap() {
+        let backoff = RetryBackoff(initial: .seconds(2), maximum: .seconds(60))
+        #expect((1...7).map { backoff.delay(afterAttempts: $0) } == [2, 4, 8, 16, 32, 60, 60].map { Duration.seconds($0) })
+        #expect(backoff.delay(afterAttempts: 10_000) == .seconds(60))
+    }
+
+    @Test func sinkConfigurationNamesTheKeyToFix() throws {
+        let webhook = try ShareSinkConfiguration.Sink(keyPrefix: "shares.twitter", sink: "webhook", url: "http://127.0.0.1:9/x", command: nil, timeoutMilliseconds: 1500)
+        #expect(webhook == .init(kind: .webhook(url: "http://127.0.0.1:9/x"), timeout: .milliseconds(1500)))
+        #expect(try ShareSinkConfiguration.Sink(keyPrefix: "shares.x", sink: nil, url: nil, command: nil, timeoutMilliseconds: nil).kind == .spool)
+        let missingURL = #expect(throws: ShareSinkConfigurationError.self) {
+            try ShareSinkConfiguration.Sink(keyPrefix: "shares.twitter", sink: "webhook", url: nil, command: nil, timeoutMilliseconds: nil)
+        }
+        #expect(missingURL?.key == "shares.twitter.url")
+        let badKind = #expect(throws: ShareSinkConfigurationError.self) {
+            try ShareSinkConfiguration.Sink(keyPrefix: "shares.facebook", sink: "carrier-pigeon", url: nil, command: nil, timeoutMilliseconds: nil)
+        }
+        #expect(badKind?.key == "shares.facebook.sink")
+        let badTimeout = #expect(throws: ShareSinkConfigurationError.self) {
+            try ShareSinkConfiguration.Sink(keyPrefix: "shares.instagram", sink: "exec", url: nil, command: ["true"], timeoutMilliseconds: 0)
+        }
+        #expect(badTimeout?.key == "shares.instagram.timeout_ms")
+    }
+}

@@ -1,0 +1,133 @@
+import Foundation
+import Testing
+import WorkoutEngine
+import WorkoutProtocol
+@testable import WorkoutStorage
+
+@Suite struct StorageFaultTests {
+    @Test(.enabled(if: TmpfsMount.isPermitted, "mount -t tmpfs is not permitted here (needs root with CAP_SYS_ADMIN)"))
+    func aFullDiskGivesStorageUnavailableAndRecoversByItself() async throws {
+        let disk = try TmpfsMount(sizeKiB: 1024)
+        defer { disk.unmount() }
+        let store = try SQLiteWorkoutStore(stateDirectory: disk.path)
+        let engine = try await WorkoutEngine(store: store)
+        let session = engine.session(for: "wearable-1")
+        #expect(await session.handle([Lines.start(1), Lines.end(2)]).allSatisfy { $0.isSuccess })
+
+        try disk.fill()
+        let long = String(repeating: "x", count: 256)
+        var refused: [Reply] = []
+        var refusedIDs: Set<CommandID> = []
+        var acknowledged: Set<CommandID> = [.integer(1), .integer(3)]
+        // Enough pages to outgrow whatever room the WAL file already has.
+        for n in Int64(0)..<20 {
+            var lines: [CommandLine] = []
+            for k in Int64(0)..<50 { lines += [Lines.start(1000 + n * 100 + 2 * k, location: long), Lines.end(1001 + n * 100 + 2 * k)] }
+            refused = await session.handle(lines)
+            let starts = Set(lines.enumerated().filter { $0.offset % 2 == 0 }.compactMap(\.element.id))
+            if refused.allSatisfy { $0.isSuccess } {
+                acknowledged.formUnion(starts)
+            } else {
+                refusedIDs = starts
+                break
+            }
+        }
+        #expect(!refused.isEmpty && refused.allSatisfy { $0.errorCode == .storageUnavailable })
+        #expect(await session.handle([Lines.share(6)]).first?.errorCode == .storageUnavailable)
+
+        try disk.free()
+        let after = await session.handle([Lines.start(3), Lines.end(4), Lines.share(5)])
+        #expect(after.allSatisfy { $0.isSuccess }, "the first commit after space returns must succeed without a restart")
+        // The refused batch left nothing; everything acknowledged is there after a reopen.
+        try store.close()
+        let reopened = try SQLiteWorkoutStore(stateDirectory: disk.path)
+        let stored = Set(try await reopened.workouts(device: nil, limit: nil).compactMap(\.startCommandID))
+        #expect(stored == acknowledged)
+        #expect(stored.isDisjoint(with: refusedIDs))
+        #expect(try await reopened.shares(limit: nil).count == 1)
+        try reopened.close()
+    }
+
+    /// A read-only file system cannot be produced under a running store here: `remount,ro` is refused
+    /// (EBUSY) while SQLite holds files open for writing, and root ignores directory permissions. What
+    /// can happen is a daemon starting on one, which must say so plainly; the full disk above covers
+    /// failing and recovering at run time.
+    @Test(.enabled(if: TmpfsMount.isPermitted, "mount -t tmpfs is not permitted here (needs root with CAP_SYS_ADMIN)"))
+    func aReadOnlyStateDirectoryIsAClearErrorAtStart() async throws {
+        let disk = try TmpfsMount(sizeKiB: 4096)
+        defer { disk.unmount() }
+        do {
+            let store = try SQLiteWorkoutStore(stateDirectory: disk.path)
+            let engine = try await WorkoutEngine(store: store)
+            #expect(await engine.session(for: "wearable-1").handle([Lines.start(1)]).first?.isSuccess == true)
+            try store.close()
+        }
+        try #require(TmpfsMount.run("/bin/mount", "-o", "remount,ro", disk.path) == 0)
+        let error = try #require(throws: StorageOpenError.self) { try SQLiteWorkoutStore(stateDirectory: disk.path) }
+        #expect(error.description.contains(disk.path + "/" + SQLiteWorkoutStore.fileName))
+        // Inspection still works on the read-only copy.
+        let inspected = try SQLiteWorkoutStore(stateDirectory: disk.path, mode: .readOnly)
+        #expect(try await inspected.workouts(device: nil, limit: nil).first?.startCommandID == .integer(1))
+        try inspected.close()
+        #expect(TmpfsMount.run("/bin/mount", "-o", "remount,rw", disk.path) == 0)
+    }
+
+    @Test func aFileThatIsNotADatabaseIsRefusedAndLeftAlone() throws {
+        let directory = try TemporaryDirectory()
+        defer { directory.remove() }
+        let bytes = Data("these are somebody's notes, not a database\n".utf8) + Data((0..<5000).map { UInt8($0 % 251) })
+        try bytes.write(to: URL(fileURLWithPath: directory.databasePath))
+
+        let error = try #require(throws: StorageOpenError.self) { try SQLiteWorkoutStore(stateDirectory: directory.path) }
+        #expect(error.kind == .notADatabase)
+        #expect(error.description.contains(directory.databasePath))
+        #expect(error.description.contains("not an SQLite database"))
+        #expect(try Data(contentsOf: URL(fileURLWithPath: directory.databasePath)) == bytes)
+        #expect(try FileManager.default.contentsOfDirectory(atPath: directory.path) == [SQLiteWorkoutStore.fileName])
+    }
+
+    @Test func anotherProgramsSQLiteDatabaseIsRefusedAndLeftAlone() throws {
+        let directory = try TemporaryDirectory()
+        defer { directory.remove() }
+        #expect(TmpfsMount.run("/usr/bin/sqlite3", directory.databasePath, "CREATE TABLE contacts(name TEXT); INSERT INTO contacts VALUES ('Ada');") == 0)
+        let bytes = try Data(contentsOf: URL(fileURLWithPath: directory.databasePath))
+
+        let error = try #require(throws: StorageOpenError.self) { try SQLiteWorkoutStore(stateDirectory: directory.path) }
+        #expect(error.kind == .foreignDatabase)
+        #expect(error.description.contains(directory.databasePath))
+        #expect(try Data(contentsOf: URL(fileURLWithPath: directory.databasePath)) == bytes)
+    }
+
+    @Test func aDamagedWorkoutdDatabaseIsRefusedAndLeftAlone() async throws {
+        let directory = try TemporaryDirectory()
+        defer { directory.remove() }
+        do {
+            let store = try SQLiteWorkoutStore(stateDirectory: directory.path)
+            let engine = try await WorkoutEngine(store: store)
+            let session = engine.session(for: "wearable-1")
+            for n in Int64(0)..<200 { _ = await session.handle([Lines.start(2 * n, location: String(repeating: "g", count: 200)), Lines.end(2 * n + 1)]) }
+            try store.close()
+        }
+        // Scribble over the middle of the file, past the header and the schema page.
+        let url = URL(fileURLWithPath: directory.databasePath)
+        var bytes = try Data(contentsOf: url)
+        try #require(bytes.count > 8 * 4096)
+        for offset in (2 * 4096)..<(bytes.count - 4096) where offset % 7 == 0 { bytes[offset] = 0xA5 }
+        try bytes.write(to: url)
+
+        let error = try #require(throws: StorageOpenError.self) { try SQLiteWorkoutStore(stateDirectory: directory.path) }
+        #expect(error.kind == .corrupt)
+        #expect(error.description.contains(directory.databasePath))
+        #expect(try Data(contentsOf: url) == bytes)
+    }
+
+    @Test func inspectingAMissingDatabaseSaysSoAndCreatesNothing() throws {
+        let directory = try TemporaryDirectory()
+        defer { directory.remove() }
+        let error = try #require(throws: StorageOpenError.self) {
+            try SQLiteWorkoutStore(stateDirectory: directory.path, mode: .readOnly)
+        }
+        #expect(error.kind == .missing)
+        #expect(try FileManager.default.contentsOfDirectory(atPath: directory.path).isEmpty)
+    }
+}

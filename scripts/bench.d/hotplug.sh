@@ -1,0 +1,32 @@
+#!/usr/bin/env bash
+# Benchmark part `hotplug` (issue 3): time from the udev add event to the first command acknowledged on
+# that device (p50/p99 over repeated plugs), and aggregate throughput of 16 busy devices vs one device,
+# in the same run. libudev is real; the devices live in a umockdev testbed, so it runs under umockdev-wrapper.
+# Run through `bash scripts/bench.sh hotplug`; needs the Debian packages umockdev and libumockdev-dev.
+#
+# Environment: BENCH_PLUGS (default 200), BENCH_DEVICES (16), BENCH_DEVICE_COMMANDS (20000 per device).
+set -euo pipefail
+
+root=${BENCH_ROOT:-$(cd "$(dirname "$0")/../.." && pwd)}
+scratch=${BENCH_SCRATCH:-$root/.build-bench}
+cd "$root"
+
+build=(swift build --scratch-path "$scratch" -c release)
+"${build[@]}" --product HotplugBenchmark
+bin=$("${build[@]}" --show-bin-path)
+
+work=$(mktemp -d "${TMPDIR:-/tmp}/workoutd-bench.XXXXXX")
+trap 'rm -rf "$work"' EXIT
+
+umockdev-wrapper "$bin/HotplugBenchmark" \
+    --plugs "${BENCH_PLUGS:-200}" --devices "${BENCH_DEVICES:-16}" --commands "${BENCH_DEVICE_COMMANDS:-20000}" \
+    | tee "$work/hotplug.md"
+
+{
+    cat "$work/hotplug.md"
+    echo
+    echo "Command: \`make bench\` (\`bash scripts/bench.sh hotplug\`). Devices are umockdev mock ttys (ptys) announced"
+    echo "with real uevents to the daemon's libudev monitor; the daemon's DiscoveryService, DeviceManager and"
+    echo "engine (in-memory store) run in-process. Floors from issue 3."
+} > "$work/section.md"
+bash "$root/scripts/bench-record.sh" hotplug "Hotplug: udev add to first ack, 16 devices vs 1" "$work/section.md"

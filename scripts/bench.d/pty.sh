@@ -1,0 +1,51 @@
+#!/usr/bin/env bash
+# Benchmark part `pty` (issue 2): pipelined throughput and single-flight latency of workoutd through a
+# real pty, beside the C echo baseline (bench/echo-baseline.c) driven the same way in the same run.
+# Run through `bash scripts/bench.sh pty`; needs a C compiler (cc).
+#
+# Environment: BENCH_COMMANDS (pipelined commands per round, default 100000), BENCH_ROUNDS (3),
+# BENCH_ROUND_TRIPS (20000), BENCH_WARM_UP (2000).
+set -euo pipefail
+
+root=${BENCH_ROOT:-$(cd "$(dirname "$0")/../.." && pwd)}
+scratch=${BENCH_SCRATCH:-$root/.build-bench}
+cd "$root"
+
+build=(swift build --scratch-path "$scratch" -c release)
+"${build[@]}" --product workoutd
+"${build[@]}" --product WorkoutdBenchmarks
+bin=$("${build[@]}" --show-bin-path)
+
+work=$(mktemp -d "${TMPDIR:-/tmp}/workoutd-bench.XXXXXX")
+trap 'rm -rf "$work"' EXIT
+cc -O2 -Wall -o "$work/echo-baseline" bench/echo-baseline.c
+
+# An explicit configuration, so /etc/workoutd/workoutd.yaml on this machine cannot change what is measured.
+cat > "$work/workoutd.yaml" <<YAML
+log_level: info
+YAML
+workoutd=("${BENCH_WORKOUTD:-$bin/workoutd}" serve --config "$work/workoutd.yaml")
+help=$("$bin/workoutd" serve --help 2>&1)
+# Its own control socket, so a daemon already running on this machine is neither disturbed nor in the way.
+if grep -q -- '--control-socket' <<< "$help"; then workoutd+=(--control-socket "$work/control.sock"); fi
+
+programs=(--baseline "echo baseline (C)=$work/echo-baseline {device}")
+# With durable storage the daemon offers an in-memory store for exactly this comparison; both are measured.
+if grep -q -- '--in-memory' <<< "$help"; then
+    programs+=(--subject "workoutd, in-memory store=${workoutd[*]} --in-memory --device {device}")
+    programs+=(--durable "workoutd, durable store=${workoutd[*]} --state-dir $work/state --device {device}")
+else
+    programs+=(--subject "workoutd (in-memory store)=${workoutd[*]} --state-dir $work/state --device {device}")
+fi
+
+"$bin/WorkoutdBenchmarks" "${programs[@]}" \
+    --commands "${BENCH_COMMANDS:-100000}" --rounds "${BENCH_ROUNDS:-3}" \
+    --round-trips "${BENCH_ROUND_TRIPS:-20000}" --warm-up "${BENCH_WARM_UP:-2000}" | tee "$work/pty.md"
+
+{
+    cat "$work/pty.md"
+    echo
+    echo "Command: \`make bench\` (\`bash scripts/bench.sh pty\`). The echo baseline answers every line with one fixed"
+    echo "reply, i.e. the limit of a pty on this machine; floors from issue 2 (and issue 4 for the durable store)."
+} > "$work/section.md"
+bash "$root/scripts/bench-record.sh" pty "Serial pipeline through a pty: workoutd vs echo baseline" "$work/section.md"

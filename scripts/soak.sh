@@ -1,0 +1,21 @@
+#!/usr/bin/env bash
+# `make soak`: a release workoutd against several simulated devices for SOAK_SECONDS (default 600),
+# with hostile traffic, unplug/replug cycles and one device that never reads. Writes its figures
+# into the soak section of docs/benchmarks.md and exits non-zero if RSS grows, descriptors leak,
+# a reply is missing or malformed, or the daemon dies.
+#
+#   SOAK_SECONDS=600 SOAK_DEVICES=4 SOAK_REPLUG_PERCENT=2 scripts/soak.sh
+# Environment: SOAK_SCRATCH (build directory, default .build-soak), SOAK_CONFIGURATION (release or debug,
+# default release), SOAK_REPORT (default docs/benchmarks.md; empty to only print).
+set -euo pipefail
+
+root=$(cd "$(dirname "$0")/.." && pwd)
+scratch=${SOAK_SCRATCH:-$root/.build-soak}
+build=(swift build --package-path "$root" --scratch-path "$scratch" -c "${SOAK_CONFIGURATION:-release}")
+
+"${build[@]}" --product workoutd
+"${build[@]}" --product SoakTest
+bin=$("${build[@]}" --show-bin-path)
+export WORKOUTD_BINARY="$bin/workoutd"
+export SOAK_REPORT="${SOAK_REPORT-$root/docs/benchmarks.md}"
+exec "$bin/SoakTest"
