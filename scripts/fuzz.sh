@@ -6,7 +6,8 @@
 # Exits non-zero on any finding (a crash, a broken invariant, a leak, a timeout, memory over the
 # limit); the input that caused it is saved under fuzz-out/artifacts/. Starts from the committed
 # seeds in Fuzz/corpus (never modified) plus what earlier runs found in fuzz-out/corpus.
-# Environment: FUZZ_SCRATCH (build directory, default .build-fuzz), FUZZ_OUT (default fuzz-out).
+# Environment: FUZZ_SCRATCH (build directory, default .build-fuzz), FUZZ_OUT (default fuzz-out),
+# FUZZ_CONFIGURATION (release, the default, or debug: slower to run, quicker to build, as in CI).
 set -euo pipefail
 
 seconds=${1:-${FUZZ_SECONDS:-60}}
@@ -14,7 +15,7 @@ root=$(cd "$(dirname "$0")/.." && pwd)
 scratch=${FUZZ_SCRATCH:-$root/.build-fuzz}
 out=${FUZZ_OUT:-$root/fuzz-out}
 # Optimised, with coverage and AddressSanitizer; lld, because gold crashes on these objects' debug info.
-build=(swift build --package-path "$root" --scratch-path "$scratch" -c release --product WorkoutdFuzzer
+build=(swift build --package-path "$root" --scratch-path "$scratch" -c "${FUZZ_CONFIGURATION:-release}" --product WorkoutdFuzzer
        -Xswiftc -sanitize=fuzzer,address -Xswiftc -parse-as-library -Xswiftc -DFUZZING -Xswiftc -use-ld=lld)
 
 "${build[@]}"
