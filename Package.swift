@@ -233,7 +233,7 @@ let package = Package(
         .testTarget(
             name: "WorkoutStorageTests",
             dependencies: [
-                "WorkoutStorage", "ShareDelivery", "CommandLineOutput", "WorkoutEngine", "WorkoutProtocol",
+                "WorkoutStorage", "ShareDelivery", "CommandLineOutput", "WorkoutEngine", "WorkoutProtocol", "WorkoutdTesting",
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),
@@ -270,6 +270,12 @@ let package = Package(
         ),
         .testTarget(
             name: "EndToEndTests",
+            dependencies: ["WorkoutdTesting", "WorkoutProtocol"],
+            swiftSettings: strict
+        ),
+        // Issue 4's faults against the real daemon: kill -9 under load, a corrupt database, a full disk.
+        .testTarget(
+            name: "DurabilityTests",
             dependencies: ["WorkoutdTesting", "WorkoutProtocol"],
             swiftSettings: strict
         ),

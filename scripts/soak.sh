@@ -11,7 +11,8 @@ set -euo pipefail
 
 root=$(cd "$(dirname "$0")/.." && pwd)
 scratch=${SOAK_SCRATCH:-$root/.build-soak}
-build=(swift build --package-path "$root" --scratch-path "$scratch" -c "${SOAK_CONFIGURATION:-release}")
+export SOAK_CONFIGURATION=${SOAK_CONFIGURATION:-release}  # also named in the report
+build=(swift build --package-path "$root" --scratch-path "$scratch" -c "$SOAK_CONFIGURATION")
 
 "${build[@]}" --product workoutd
 "${build[@]}" --product SoakTest

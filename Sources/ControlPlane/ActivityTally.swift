@@ -13,7 +13,13 @@ public final class ActivityTally: Sendable {
     private struct State {
         var counters = ActivityCounters()
         /// One swift-metrics counter per (type, outcome) pair, made on first use.
-        var commandCounters: [String: Counter] = [:]
+        var commandCounters: [CommandCounterKey: Counter] = [:]
+    }
+
+    /// Both halves are static strings, so looking a counter up per command allocates nothing.
+    private struct CommandCounterKey: Hashable {
+        var type: String
+        var outcome: String
     }
 
     private let state = Mutex(State())
@@ -69,7 +75,7 @@ public final class ActivityTally: Sendable {
             if !reply.isSuccess { state.counters.errors += 1 }
             if case .failure = line.command { state.counters.invalidLines += 1 }
             if reply.replayed { state.counters.replays += 1 }
-            let key = type + "|" + outcome
+            let key = CommandCounterKey(type: type, outcome: outcome)
             if let counter = state.commandCounters[key] { return counter }
             let counter = Counter(label: "workoutd_commands_total", dimensions: [("type", type), ("outcome", outcome)])
             state.commandCounters[key] = counter

@@ -74,7 +74,6 @@ public final class InMemoryDevice {
         }
         guard !lines.isEmpty else { return [] }
         let step = machine.run(lines, ids: ids, now: clock)
-        machine.adopt(step)
         return step.replies.map(encoder.encodeLine)
     }
 }

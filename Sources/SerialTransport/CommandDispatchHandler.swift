@@ -29,9 +29,17 @@ public final class CommandDispatchHandler: ChannelDuplexHandler {
     private var closing = false
     /// Completes when the most recent reply has been written to the device.
     private var lastWrite: EventLoopFuture<Void>?
+    /// Batches run as tasks that prefer the channel's loop (made once, on first use).
+    private var loopExecutor: EventLoopTaskExecutor?
 
-    public init(maximumPendingLines: Int = 1024, logger: Logger, process: @escaping Process) {
+    /// Bytes the device sent that the kernel still holds: while draining, those lines are answered too.
+    public typealias UnreadInput = @Sendable () -> Int
+
+    private let unreadInput: UnreadInput
+
+    public init(maximumPendingLines: Int = 256, logger: Logger, unreadInput: @escaping UnreadInput = { 0 }, process: @escaping Process) {
         self.process = process
+        self.unreadInput = unreadInput
         self.maximumPendingLines = maximumPendingLines
         self.logger = logger
     }
@@ -43,6 +51,7 @@ public final class CommandDispatchHandler: ChannelDuplexHandler {
     public func channelReadComplete(context: ChannelHandlerContext) {
         submitIfIdle(context: context)
         context.fireChannelReadComplete()
+        closeIfDrained(context: context)
     }
 
     public func read(context: ChannelHandlerContext) {
@@ -54,6 +63,7 @@ public final class CommandDispatchHandler: ChannelDuplexHandler {
     }
 
     public func channelWritabilityChanged(context: ChannelHandlerContext) {
+        submitIfIdle(context: context)
         resumeReadingIfPossible(context: context)
         context.fireChannelWritabilityChanged()
     }
@@ -62,6 +72,7 @@ public final class CommandDispatchHandler: ChannelDuplexHandler {
         if event is DrainRequest {
             draining = true
             submitIfIdle(context: context)
+            resumeReadingIfPossible(context: context)
             closeIfDrained(context: context)
         } else {
             context.fireUserInboundEventTriggered(event)
@@ -75,7 +86,8 @@ public final class CommandDispatchHandler: ChannelDuplexHandler {
     }
 
     private func mustPauseReading(context: ChannelHandlerContext) -> Bool {
-        draining || pending.count >= maximumPendingLines || !context.channel.isWritable
+        // Draining stops reading only once the lines the device already sent have all been read.
+        (draining && unreadInput() <= 0) || pending.count >= maximumPendingLines || !context.channel.isWritable
     }
 
     private func resumeReadingIfPossible(context: ChannelHandlerContext) {
@@ -86,18 +98,30 @@ public final class CommandDispatchHandler: ChannelDuplexHandler {
     }
 
     private func submitIfIdle(context: ChannelHandlerContext) {
-        guard !inFlight, !pending.isEmpty else { return }
+        // No new batch while the device is not taking replies: every committed but unsent reply is one
+        // the wearable may retry, and retries are recognised only within the last remembered ids, so
+        // how far the daemon runs ahead of the device's reading must stay well inside that window.
+        guard !inFlight, !pending.isEmpty, context.channel.isWritable else { return }
         let batch = pending
         pending = []
         pending.reserveCapacity(batch.count)
         inFlight = true
         let process = self.process
-        let future = context.eventLoop.makeFutureWithTask { await process(batch) }
+        let promise = context.eventLoop.makePromise(of: [Reply].self)
+        let executor = taskExecutor(for: context.eventLoop)
+        Task(executorPreference: executor) { promise.succeed(await process(batch)) }
         let bound = NIOLoopBound((self, context), eventLoop: context.eventLoop)
-        future.whenSuccess { replies in
+        promise.futureResult.whenSuccess { replies in
             let (handler, context) = bound.value
             handler.batchFinished(replies, for: batch, context: context)
         }
+    }
+
+    private func taskExecutor(for eventLoop: any EventLoop) -> EventLoopTaskExecutor {
+        if let loopExecutor, loopExecutor.eventLoop === eventLoop { return loopExecutor }
+        let executor = EventLoopTaskExecutor(eventLoop)
+        loopExecutor = executor
+        return executor
     }
 
     private func batchFinished(_ replies: [Reply], for batch: [CommandLine], context: ChannelHandlerContext) {
@@ -119,7 +143,7 @@ public final class CommandDispatchHandler: ChannelDuplexHandler {
     }
 
     private func closeIfDrained(context: ChannelHandlerContext) {
-        guard draining, !inFlight, pending.isEmpty, !closing else { return }
+        guard draining, !inFlight, pending.isEmpty, !closing, unreadInput() <= 0 else { return }
         closing = true
         // Close only once the flushed replies have reached the device.
         guard let lastWrite else {

@@ -1,3 +1,7 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+import CPosixTTY
 import Logging
 import Metrics
 import NIOCore
@@ -37,6 +41,12 @@ public actor DeviceManager {
         self.options = options
         self.logger = logger
         self.observer = observer
+    }
+
+    /// For ``WorkoutEngine``'s `sessionExecutor`: places each new session on one of `group`'s event loops;
+    /// its device's channel is then opened on that loop (every time it reconnects).
+    public static func sessionExecutor(on group: any EventLoopGroup) -> WorkoutEngine.SessionExecutor {
+        { _ in group.next().executor }
     }
 
     /// Starts serving `spec.path`. A path already attached keeps its connection; its spec is updated
@@ -127,11 +137,16 @@ public actor DeviceManager {
 
             let channel: any Channel
             do {
-                channel = try await bootstrap(session: session, stats: stats, logger: logger)
+                channel = try await bootstrap(session: session, stats: stats, logger: logger, fd: fd)
                     .takingOwnershipOfDescriptor(inputOutput: fd).get()
             } catch {
-                logger.error("could not start the device pipeline: \(error)")
-                break
+                // NIO hands the descriptor back when it refuses it: close it and retry like a failed open.
+                Glibc.close(fd)
+                logger.error("could not start the device pipeline; retrying", metadata: ["error": "\(error)"])
+                let delay = spec.policy.delay(after: attempt)
+                attempt += 1
+                do { try await Task.sleep(for: delay) } catch { break }
+                continue
             }
             guard setChannel(channel, for: spec.path, stats: stats) else {
                 try? await channel.close()
@@ -163,15 +178,22 @@ public actor DeviceManager {
         if attachments[path]?.stats === stats { attachments[path]?.channel = nil }
     }
 
-    private nonisolated func bootstrap(session: DeviceSession, stats: DeviceStats, logger: Logger) -> NIOPipeBootstrap {
+    private nonisolated func bootstrap(session: DeviceSession, stats: DeviceStats, logger: Logger, fd: CInt) -> NIOPipeBootstrap {
         let options = self.options
         let observer = self.observer
         let handlerLatency = self.handlerLatency
-        return NIOPipeBootstrap(group: group)
+        // On the session's loop when it has one, so its batches never leave the channel's thread.
+        let loop = session.executor as? any EventLoop
+        return NIOPipeBootstrap(group: loop ?? group)
             .channelOption(.autoRead, value: true)
+            // Small marks (a few hundred replies) bound how many committed replies can wait unsent.
+            .channelOption(.writeBufferWaterMark, value: .init(low: 8 * 1024, high: 16 * 1024))
             .channelInitializer { channel in
                 channel.eventLoop.makeCompletedFuture {
-                    try DevicePipeline.addHandlers(to: channel.pipeline.syncOperations, options: options, logger: logger) { lines in
+                    try DevicePipeline.addHandlers(
+                        to: channel.pipeline.syncOperations, options: options, logger: logger,
+                        unreadInput: { Int(wd_bytes_available(fd)) }
+                    ) { lines in
                         observer?(.received(session.identity, lines))
                         let start = ContinuousClock.now
                         let replies = await session.handle(lines)

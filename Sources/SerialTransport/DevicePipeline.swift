@@ -8,7 +8,7 @@ public struct PipelineOptions: Sendable {
     public var maximumLineLength: Int
     public var maximumPendingLines: Int
 
-    public init(maximumLineLength: Int = 4096, maximumPendingLines: Int = 1024) {
+    public init(maximumLineLength: Int = 4096, maximumPendingLines: Int = 256) {
         self.maximumLineLength = maximumLineLength
         self.maximumPendingLines = maximumPendingLines
     }
@@ -20,6 +20,7 @@ public enum DevicePipeline {
         to pipeline: ChannelPipeline.SynchronousOperations,
         options: PipelineOptions,
         logger: Logger,
+        unreadInput: @escaping CommandDispatchHandler.UnreadInput = { 0 },
         process: @escaping CommandDispatchHandler.Process
     ) throws {
         try pipeline.addHandler(ByteCountingHandler())
@@ -27,7 +28,7 @@ public enum DevicePipeline {
         try pipeline.addHandler(CommandDecodingHandler(maximumLineLength: options.maximumLineLength))
         try pipeline.addHandler(MessageToByteHandler(ReplyLineEncoder()))
         try pipeline.addHandler(CommandDispatchHandler(
-            maximumPendingLines: options.maximumPendingLines, logger: logger, process: process))
+            maximumPendingLines: options.maximumPendingLines, logger: logger, unreadInput: unreadInput, process: process))
     }
 
     /// The pipeline for a device whose commands run on `session`.

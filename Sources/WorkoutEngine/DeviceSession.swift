@@ -17,13 +17,26 @@ public actor DeviceSession {
     /// connections may both submit): actor isolation alone would let them interleave at `await`.
     private var busy = false
     private var waiting: [CheckedContinuation<Void, Never>] = []
+    /// The executor the session was placed on, if any (the transport puts it on its device's event loop,
+    /// so a batch that does not wait for storage never leaves that loop's thread).
+    public nonisolated let executor: (any SerialExecutor)?
+    /// Where the session runs when it was placed on none: the default executor of an empty actor.
+    private nonisolated let defaultExecutorOwner = DefaultExecutorOwner()
 
-    init(identity: DeviceIdentity, store: any WorkoutStore, ids: IDAllocator, clock: @escaping @Sendable () -> Date, events: EngineEvents) {
+    public nonisolated var unownedExecutor: UnownedSerialExecutor {
+        executor?.asUnownedSerialExecutor() ?? defaultExecutorOwner.unownedExecutor
+    }
+
+    init(
+        identity: DeviceIdentity, store: any WorkoutStore, ids: IDAllocator, clock: @escaping @Sendable () -> Date,
+        events: EngineEvents, executor: (any SerialExecutor)? = nil
+    ) {
         self.identity = identity
         self.store = store
         self.ids = ids
         self.clock = clock
         self.events = events
+        self.executor = executor
     }
 
     /// The current state, restoring it from the store on first use.
@@ -63,21 +76,25 @@ public actor DeviceSession {
             events.emit(.storageFailed(device: identity, reason: String(describing: error)))
             return SessionMachine.unavailable(lines)
         }
+        // Held only by the local while the batch runs, so `run` advances its snapshot without copying it.
+        self.machine = nil
         let step = machine.run(lines, ids: ids, now: clock)
         if step.hasChanges {
             do {
                 try await store.commit(step.batch)
             } catch {
                 events.emit(.storageFailed(device: identity, reason: String(describing: error)))
-                // Nothing of the batch is kept: the wearable may retry every command that needed storage.
+                // Nothing of the batch is kept: the advanced machine is dropped, the next batch restores the
+                // session from the store (unchanged by the failed transaction), and the wearable may retry
+                // every command that needed storage.
+                self.machine = nil
                 return zip(step.replies, zip(lines, step.needsCommit)).map { reply, pair in
                     pair.1 ? .error(.storageUnavailable, id: pair.0.id) : reply
                 }
             }
         }
-        machine.adopt(step)
         self.machine = machine
-        for event in step.events { events.emit(event) }
+        events.emit(contentsOf: step.events)
         return step.replies
     }
 
@@ -103,3 +120,6 @@ extension SessionMachine {
         }
     }
 }
+
+/// An actor with no state, whose default executor serves a ``DeviceSession`` placed on no executor.
+private actor DefaultExecutorOwner {}

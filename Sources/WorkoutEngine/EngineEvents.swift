@@ -17,7 +17,13 @@ public enum EngineEvent: Sendable {
 public final class EngineEvents: Sendable {
     public typealias Observer = @Sendable (EngineEvent) -> Void
 
-    private let observers = Mutex<[Int: Observer]>([:])
+    private struct Registry {
+        var byToken: [Int: Observer] = [:]
+        /// The observers as one array, rebuilt on change, so emitting (per command) only retains it.
+        var current: [Observer] = []
+    }
+
+    private let registry = Mutex(Registry())
     private let nextToken = Atomic<Int>(0)
 
     public init() {}
@@ -26,16 +32,30 @@ public final class EngineEvents: Sendable {
     @discardableResult
     public func addObserver(_ observer: @escaping Observer) -> Int {
         let token = nextToken.wrappingAdd(1, ordering: .relaxed).newValue
-        observers.withLock { $0[token] = observer }
+        registry.withLock { registry in
+            registry.byToken[token] = observer
+            registry.current = Array(registry.byToken.values)
+        }
         return token
     }
 
     public func removeObserver(_ token: Int) {
-        _ = observers.withLock { $0.removeValue(forKey: token) }
+        registry.withLock { registry in
+            guard registry.byToken.removeValue(forKey: token) != nil else { return }
+            registry.current = Array(registry.byToken.values)
+        }
     }
 
     public func emit(_ event: EngineEvent) {
-        let current = observers.withLock { Array($0.values) }
-        for observer in current { observer(event) }
+        for observer in registry.withLock({ $0.current }) { observer(event) }
+    }
+
+    /// Emits `events` in order, taking the observer list once.
+    public func emit(contentsOf events: [EngineEvent]) {
+        guard !events.isEmpty else { return }
+        let current = registry.withLock { $0.current }
+        for event in events {
+            for observer in current { observer(event) }
+        }
     }
 }

@@ -8,6 +8,8 @@ public final class InMemoryWorkoutStore: WorkoutStore {
         var snapshots: [DeviceIdentity: DeviceSnapshot] = [:]
         var workouts: [Int64: WorkoutRecord] = [:]
         var shares: [Int64: ShareRecord] = [:]
+        /// Ids of the shares still pending, so finding due ones does not scan every share ever made.
+        var pendingShares: Set<Int64> = []
     }
 
     private let contents = Mutex(Contents())
@@ -26,16 +28,20 @@ public final class InMemoryWorkoutStore: WorkoutStore {
 
     public func commit(_ batch: StoreBatch) async throws {
         contents.withLock { c in
-            var snapshot = c.snapshots[batch.device] ?? DeviceSnapshot()
-            snapshot.state = batch.state
-            for workout in batch.workouts {
-                c.workouts[workout.id] = workout
-                if workout.endedAt != nil { snapshot.lastEndedWorkout = workout }
+            for workout in batch.workouts { c.workouts[workout.id] = workout }
+            for share in batch.shares {
+                c.shares[share.id] = share
+                if share.status == .pending { c.pendingShares.insert(share.id) } else { c.pendingShares.remove(share.id) }
             }
-            for share in batch.shares { c.shares[share.id] = share }
-            for entry in batch.replies { snapshot.recentReplies.remember(entry.reply, for: entry.id) }
-            c.snapshots[batch.device] = snapshot
+            // In place: a copy of the snapshot's remembered replies per batch would cost more than the batch.
+            Self.apply(batch, to: &c.snapshots[batch.device, default: DeviceSnapshot()])
         }
+    }
+
+    private static func apply(_ batch: StoreBatch, to snapshot: inout DeviceSnapshot) {
+        snapshot.state = batch.state
+        if let ended = batch.workouts.last(where: { $0.endedAt != nil }) { snapshot.lastEndedWorkout = ended }
+        for entry in batch.replies { snapshot.recentReplies.remember(entry.reply, for: entry.id) }
     }
 
     public func workouts(device: DeviceIdentity?, limit: Int?) async throws -> [WorkoutRecord] {
@@ -56,8 +62,9 @@ public final class InMemoryWorkoutStore: WorkoutStore {
 
     public func dueShares(now: Date, limit: Int) async throws -> [ShareRecord] {
         contents.withLock { c in
-            Array(c.shares.values
-                .filter { $0.status == .pending && $0.nextAttemptAt <= now }
+            Array(c.pendingShares
+                .compactMap { c.shares[$0] }
+                .filter { $0.nextAttemptAt <= now }
                 .sorted { $0.id < $1.id }
                 .prefix(limit))
         }
@@ -70,6 +77,7 @@ public final class InMemoryWorkoutStore: WorkoutStore {
             switch result {
             case .delivered(let at):
                 share.status = .delivered
+                c.pendingShares.remove(shareID)
                 share.deliveredAt = at
                 share.lastError = nil
             case .failed(let error, let retryAt):

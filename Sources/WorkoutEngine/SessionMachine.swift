@@ -15,8 +15,6 @@ public struct SessionMachine: Sendable {
         public var needsCommit: [Bool]
         public var batch: StoreBatch
         public var events: [EngineEvent]
-        /// The snapshot to adopt once the batch has committed.
-        public var snapshot: DeviceSnapshot
 
         public var hasChanges: Bool { !batch.isEmpty }
     }
@@ -26,17 +24,19 @@ public struct SessionMachine: Sendable {
         self.snapshot = snapshot
     }
 
-    /// Computes the replies and changes for `lines` without changing the machine; call ``adopt(_:)``
-    /// once the step's batch has committed.
-    public func run(_ lines: [CommandLine], ids: IDAllocator, now: @Sendable () -> Date) -> Step {
+    /// Computes the replies and changes for `lines` and advances the snapshot past them, in place.
+    ///
+    /// The snapshot is mutated rather than copied because a copy of its remembered replies per batch
+    /// dominated single-flight cost. If the step's batch then fails to commit, the caller discards this
+    /// machine and restores a new one from the store, which the failed transaction left unchanged.
+    public mutating func run(_ lines: [CommandLine], ids: IDAllocator, now: @Sendable () -> Date) -> Step {
         var step = Step(
-            replies: [], needsCommit: [], batch: StoreBatch(device: identity, state: snapshot.state),
-            events: [], snapshot: snapshot)
+            replies: [], needsCommit: [], batch: StoreBatch(device: identity, state: snapshot.state), events: [])
         step.replies.reserveCapacity(lines.count)
         for line in lines {
             let reply: Reply
             var committed = false
-            if let id = line.id, var previous = step.snapshot.recentReplies[id] {
+            if let id = line.id, var previous = snapshot.recentReplies[id] {
                 previous.replayed = true
                 reply = previous
             } else {
@@ -47,7 +47,7 @@ public struct SessionMachine: Sendable {
                     reply = execute(command, id: line.id, step: &step, ids: ids, now: now)
                     committed = true
                     if let id = line.id {
-                        step.snapshot.recentReplies.remember(reply, for: id)
+                        snapshot.recentReplies.remember(reply, for: id)
                         step.batch.replies.append(RecentReply(id: id, reply: reply))
                     }
                 }
@@ -56,43 +56,39 @@ public struct SessionMachine: Sendable {
             step.needsCommit.append(committed)
             step.events.append(.commandHandled(device: identity, command: line, reply: reply))
         }
-        step.batch.state = step.snapshot.state
+        step.batch.state = snapshot.state
         return step
     }
 
-    public mutating func adopt(_ step: Step) {
-        snapshot = step.snapshot
-    }
-
-    private func execute(
+    private mutating func execute(
         _ command: Command, id: CommandID?, step: inout Step, ids: IDAllocator, now: @Sendable () -> Date
     ) -> Reply {
         switch command {
         case .startWorkout(let workout):
-            guard step.snapshot.state.activeWorkout == nil else {
+            guard snapshot.state.activeWorkout == nil else {
                 return .error(.workoutAlreadyActive, id: id)
             }
             let record = WorkoutRecord(
                 id: ids.nextWorkoutID(), device: identity, workout: workout, startedAt: now(), startCommandID: id)
-            step.snapshot.state = .active(record)
+            snapshot.state = .active(record)
             step.batch.workouts.append(record)
             step.events.append(.workoutStarted(record))
             return .ok(.workoutStarted(workoutID: record.id), id: id)
 
         case .endWorkout:
-            guard var record = step.snapshot.state.activeWorkout else {
+            guard var record = snapshot.state.activeWorkout else {
                 return .error(.noActiveWorkout, id: id)
             }
             record.endedAt = max(now(), record.startedAt)
             record.endCommandID = id
-            step.snapshot.state = .idle
-            step.snapshot.lastEndedWorkout = record
+            snapshot.state = .idle
+            snapshot.lastEndedWorkout = record
             step.batch.workouts.append(record)
             step.events.append(.workoutEnded(record))
             return .ok(.workoutEnded(workoutID: record.id, durationSeconds: record.durationSeconds ?? 0), id: id)
 
         case .shareWorkout(let service):
-            guard let workout = step.snapshot.lastEndedWorkout else {
+            guard let workout = snapshot.lastEndedWorkout else {
                 return .error(.nothingToShare, id: id)
             }
             let share = ShareRecord(

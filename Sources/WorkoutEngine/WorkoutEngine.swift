@@ -12,19 +12,30 @@ public final class WorkoutEngine: Sendable {
     private let ids: IDAllocator
     private let clock: @Sendable () -> Date
     private let sessions = Mutex<[DeviceIdentity: DeviceSession]>([:])
+    private let sessionExecutor: SessionExecutor?
+
+    /// Chooses the executor a new session runs on (see ``DeviceSession/executor``); it is kept for the
+    /// session's lifetime, across reconnections.
+    public typealias SessionExecutor = @Sendable (DeviceIdentity) -> any SerialExecutor
 
     /// Reads the store's id watermark, so it throws when the store cannot be read at start.
-    public init(store: any WorkoutStore, events: EngineEvents = EngineEvents(), clock: @escaping @Sendable () -> Date = Date.init) async throws {
+    public init(
+        store: any WorkoutStore, events: EngineEvents = EngineEvents(), clock: @escaping @Sendable () -> Date = Date.init,
+        sessionExecutor: SessionExecutor? = nil
+    ) async throws {
         self.store = store
         self.events = events
         self.clock = clock
+        self.sessionExecutor = sessionExecutor
         self.ids = IDAllocator(after: try await store.watermark())
     }
 
     public func session(for identity: DeviceIdentity) -> DeviceSession {
         sessions.withLock { sessions in
             if let session = sessions[identity] { return session }
-            let session = DeviceSession(identity: identity, store: store, ids: ids, clock: clock, events: events)
+            let session = DeviceSession(
+                identity: identity, store: store, ids: ids, clock: clock, events: events,
+                executor: sessionExecutor?(identity))
             sessions[identity] = session
             return session
         }

@@ -15,8 +15,10 @@ enum Daemon {
     static func run(_ config: DaemonConfiguration, logger: Logger) async throws {
         let observers = DaemonObservers()
         let store = try openStore(config)
-        let engine = try await WorkoutEngine(store: store)
+        let engine = try await WorkoutEngine(
+            store: store, sessionExecutor: DeviceManager.sessionExecutor(on: MultiThreadedEventLoopGroup.singleton))
         observers.observe(engine)
+        StorageFailureLog(logger: logger).observe(engine.events)
         let manager = DeviceManager(
             group: MultiThreadedEventLoopGroup.singleton, engine: engine,
             options: config.pipelineOptions, logger: logger, observer: observers.deviceObserver)
@@ -44,10 +46,15 @@ enum Daemon {
             untilReady = { try await discovery.waitUntilReady() }
         }
         services.append(systemd.status(manager: manager, engine: engine, untilReady: untilReady))
-        let group = ServiceGroup(configuration: .init(
+        var groupConfiguration = ServiceGroupConfiguration(
             services: services.map { .init(service: $0) },
             gracefulShutdownSignals: [.sigterm, .sigint],
-            logger: logger))
+            logger: logger)
+        // Shutdown is bounded: devices get their drain time, then whatever still runs is cancelled, so a
+        // stuck service can never outlast systemd's stop timeout and end in SIGKILL.
+        groupConfiguration.maximumGracefulShutdownDuration = config.drainTimeout + .seconds(5)
+        groupConfiguration.maximumCancellationDuration = .seconds(2)
+        let group = ServiceGroup(configuration: groupConfiguration)
         logger.info("workoutd started", metadata: [
             "devices": "\(config.devices.joined(separator: ","))",
             "state_dir": "\(config.stateDirectory)",

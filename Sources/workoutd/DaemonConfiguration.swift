@@ -19,7 +19,7 @@ struct DaemonConfiguration: Sendable {
     var devices: [String] = []
     var baud: UInt32 = 115_200
     var maximumLineLength = 4096
-    var maximumPendingLines = 1024
+    var maximumPendingLines = 256
     var stateDirectory = "/var/lib/workoutd"
     var logLevel: Logger.Level = .info
     var reconnect = ReconnectPolicy()

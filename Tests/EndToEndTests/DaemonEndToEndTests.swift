@@ -20,7 +20,7 @@ struct DaemonEndToEndTests {
 
     func startDaemon(_ devices: [String], extra: [String] = []) throws -> DaemonProcess {
         let state = FileManager.default.temporaryDirectory.appendingPathComponent("wd-state-\(UUID().uuidString)").path
-        return try DaemonProcess(arguments: devices.flatMap { ["--device", $0] } + ["--state-dir", state, "--log-level", "debug"] + extra)
+        return try DaemonProcess(arguments: devices.flatMap { ["--device", $0] } + ["--state-dir", state, "--log-level", "debug", "--control-socket", "none"] + extra)
     }
 
     @Test("the seed commands are acknowledged in order")

@@ -21,7 +21,10 @@ struct DispatchTests {
         }
     }
 
-    func makeChannel(options: PipelineOptions = PipelineOptions(), process: CommandDispatchHandler.Process? = nil) async throws -> (NIOAsyncTestingChannel, ReadCounter) {
+    func makeChannel(
+        options: PipelineOptions = PipelineOptions(), unreadInput: @escaping CommandDispatchHandler.UnreadInput = { 0 },
+        process: CommandDispatchHandler.Process? = nil
+    ) async throws -> (NIOAsyncTestingChannel, ReadCounter) {
         let engine = try await WorkoutEngine(store: InMemoryWorkoutStore())
         let session = engine.session(for: "test-device")
         let counter = ReadCounter()
@@ -30,9 +33,12 @@ struct DispatchTests {
         let logger = Logger(label: "test")
         try await channel.eventLoop.submit {
             if let process {
-                try DevicePipeline.addHandlers(to: channel.pipeline.syncOperations, options: options, logger: logger, process: process)
+                try DevicePipeline.addHandlers(
+                    to: channel.pipeline.syncOperations, options: options, logger: logger, unreadInput: unreadInput, process: process)
             } else {
-                try DevicePipeline.addHandlers(to: channel.pipeline.syncOperations, options: options, logger: logger, session: session)
+                try DevicePipeline.addHandlers(
+                    to: channel.pipeline.syncOperations, options: options, logger: logger, unreadInput: unreadInput
+                ) { lines in await session.handle(lines) }
             }
         }.get()
         return (channel, counter)
@@ -73,17 +79,18 @@ struct DispatchTests {
         let gate = AsyncStream<Void>.makeStream()
         let release = gate.continuation
         let started = Atomic<Int>(0)
-        let (channel, counter) = try await makeChannel(options: PipelineOptions(maximumPendingLines: 4)) { lines in
+        let (channel, counter) = try await makeChannel(options: PipelineOptions(maximumPendingLines: 4), process: { lines in
             started.add(1, ordering: .relaxed)
             for await _ in gate.stream { break }
             return lines.map { _ in Reply.error(.nothingToShare, id: nil) }
-        }
+        })
         // First batch goes in flight and blocks; the next lines pile up.
         try await channel.writeInbound(ByteBuffer(string: "{\"command_type\":\"end_workout\"}\n"))
         for _ in 0..<5 { try await channel.writeInbound(ByteBuffer(string: "{\"command_type\":\"end_workout\"}\n")) }
         let before = counter.reads.load(ordering: .relaxed)
         channel.read()
         channel.read()
+        try await channel.eventLoop.submit {}.get()
         #expect(counter.reads.load(ordering: .relaxed) == before, "no reads while 5 lines wait (limit 4)")
         release.yield()
         _ = try await replies(channel, count: 1)
@@ -107,6 +114,48 @@ struct DispatchTests {
         try await channel.eventLoop.submit { channel.pipeline.fireChannelWritabilityChanged() }.get()
         #expect(counter.reads.load(ordering: .relaxed) == before + 1, "the held read is released")
         _ = try await channel.finish()
+    }
+
+    @Test("a batch that finishes after its device went away is dropped: nothing written, nothing trapped")
+    func batchOutlivesTheChannel() async throws {
+        let gate = AsyncStream<Void>.makeStream()
+        let finished = Atomic<Int>(0)
+        let (channel, _) = try await makeChannel(process: { lines in
+            for await _ in gate.stream { break }
+            finished.add(1, ordering: .relaxed)
+            return lines.map { _ in Reply.error(.nothingToShare, id: nil) }
+        })
+        try await channel.writeInbound(ByteBuffer(string: "{\"command_type\":\"end_workout\",\"id\":\"orphan\"}\n"))
+        // The wearable is unplugged while its batch runs: the read fails, the handler closes the
+        // channel and NIO tears the pipeline down under the batch.
+        try await channel.eventLoop.submit {
+            channel.pipeline.fireErrorCaught(IOError(errnoCode: EIO, reason: "read(descriptor:pointer:size:)"))
+        }.get()
+        try await channel.closeFuture.get()
+        gate.continuation.yield()
+        while finished.load(ordering: .relaxed) == 0 { try await Task.sleep(for: .milliseconds(5)) }
+        // The completion hops back onto the loop; let it run there before looking.
+        try await Task.sleep(for: .milliseconds(50))
+        try await channel.eventLoop.submit {}.get()
+        #expect(try await channel.readOutbound(as: ByteBuffer.self) == nil, "no reply reaches a closed device")
+        gate.continuation.finish()
+    }
+
+    @Test("draining keeps reading while the device's lines are still in the kernel, then closes")
+    func drainReadsWhatWasAlreadySent() async throws {
+        let unread = Atomic<Int>(120)
+        let (channel, counter) = try await makeChannel(unreadInput: { unread.load(ordering: .relaxed) })
+        try await channel.eventLoop.submit { channel.pipeline.fireUserInboundEventTriggered(DrainRequest()) }.get()
+        let before = counter.reads.load(ordering: .relaxed)
+        channel.read()
+        try await channel.eventLoop.submit {}.get()
+        #expect(counter.reads.load(ordering: .relaxed) == before + 1, "still reading: 120 bytes are waiting")
+        // The waiting line arrives and is answered; with nothing left unread the device is closed.
+        unread.store(0, ordering: .relaxed)
+        try await channel.writeInbound(ByteBuffer(string: "{\"command_type\":\"end_workout\",\"id\":\"late\"}\n"))
+        let lines = try await replies(channel, count: 1)
+        #expect(lines.first?.contains(#""id":"late""#) == true)
+        try await channel.closeFuture.get()
     }
 
     @Test("a drain request answers what was read, then closes")

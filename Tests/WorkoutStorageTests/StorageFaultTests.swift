@@ -2,6 +2,7 @@ import Foundation
 import Testing
 import WorkoutEngine
 import WorkoutProtocol
+import WorkoutdTesting
 @testable import WorkoutStorage
 
 @Suite struct StorageFaultTests {

@@ -10,6 +10,8 @@ struct SoakOptions: Sendable {
     var replugPercent = 2
     /// `SOAK_REPORT`: the markdown file whose soak section is replaced with the results.
     var reportPath: String?
+    /// `SOAK_CONFIGURATION` (set by `scripts/soak.sh`): the build of workoutd under test, for the report.
+    var configuration: String?
     /// Seconds between RSS/descriptor samples.
     var sampleInterval: Duration = .seconds(5)
 
@@ -18,6 +20,7 @@ struct SoakOptions: Sendable {
         if let devices = try Self.integer("SOAK_DEVICES", in: environment, range: 1...64) { readingDevices = devices }
         if let percent = try Self.integer("SOAK_REPLUG_PERCENT", in: environment, range: 0...100) { replugPercent = percent }
         reportPath = environment["SOAK_REPORT"].flatMap { $0.isEmpty ? nil : $0 }
+        configuration = environment["SOAK_CONFIGURATION"].flatMap { $0.isEmpty ? nil : $0 }
     }
 
     private static func integer(_ key: String, in environment: [String: String], range: ClosedRange<Int>) throws -> Int? {

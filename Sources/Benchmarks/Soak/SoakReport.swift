@@ -21,7 +21,7 @@ struct SoakReport {
     var markdown: String {
         var text = "\(Self.startMarker)\n## Soak (`make soak`)\n\n"
         text += "Run \(Date().formatted(.iso8601)) on \(ProcessInfo.processInfo.activeProcessorCount) cores: "
-        text += "\(options.readingDevices) reading devices + 1 that never reads, one workoutd, \(Int(elapsed.seconds)) s "
+        text += "\(options.readingDevices) reading devices + 1 that never reads, one \(options.configuration.map { "\($0) " } ?? "")workoutd, \(Int(elapsed.seconds)) s "
         text += "(SOAK_SECONDS=\(Int(options.duration.seconds))), replug chance \(options.replugPercent) % per batch. "
         text += "Traffic: valid start/end/share with ids, malformed JSON, unknown commands, invalid fields, invalid UTF-8, "
         text += "4097–20000-byte lines, blank and CRLF lines, written in random 1–8192-byte pieces.\n\n"
@@ -35,10 +35,11 @@ struct SoakReport {
         text += "| RSS at \(Int(baseline.elapsed.seconds)) s → end | \(baseline.residentKiB) KiB → \(final.residentKiB) KiB (\(final.residentKiB - baseline.residentKiB >= 0 ? "+" : "")\(final.residentKiB - baseline.residentKiB) KiB) |\n"
         text += "| RSS min / max over the run | \(samples.map(\.residentKiB).min() ?? 0) / \(samples.map(\.residentKiB).max() ?? 0) KiB |\n"
         text += "| open descriptors start → end | \(samples.first?.openDescriptors ?? 0) → \(final.openDescriptors) (max \(samples.map(\.openDescriptors).max() ?? 0)) |\n"
+        text += "| of which under the state directory (SQLite pool, spool) | \(samples.first?.stateDescriptors ?? 0) → \(final.stateDescriptors) (max \(samples.map(\.stateDescriptors).max() ?? 0)) |\n"
         text += "| failures | \(devices.compactMap(\.failure).isEmpty ? "none" : devices.compactMap(\.failure).joined(separator: "; ")) |\n\n"
-        text += "RSS, descriptors and the never-reading device's bytes over time:\n\n| t (s) | RSS (KiB) | fds | never-reader bytes in |\n|---|---|---|---|\n"
+        text += "RSS, descriptors and the never-reading device's bytes over time:\n\n| t (s) | RSS (KiB) | fds (state dir) | never-reader bytes in |\n|---|---|---|---|\n"
         for sample in thinned(samples, to: 21) {
-            text += "| \(Int(sample.elapsed.seconds)) | \(sample.residentKiB) | \(sample.openDescriptors) | \(sample.stuckDeviceBytes) |\n"
+            text += "| \(Int(sample.elapsed.seconds)) | \(sample.residentKiB) | \(sample.openDescriptors) (\(sample.stateDescriptors)) | \(sample.stuckDeviceBytes) |\n"
         }
         text += "\nVerdict: **\(passed ? "pass" : "FAIL")** — \(verdicts.joined(separator: "; ")).\n\(Self.endMarker)\n"
         return text

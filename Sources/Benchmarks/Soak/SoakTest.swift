@@ -10,6 +10,10 @@ import WorkoutdTesting
 /// broken reply, a daemon that dies, RSS that grows, or descriptors that leak.
 @main
 enum SoakTest {
+    /// Descriptors the daemon may hold under its state directory: GRDB's pool (writer + 5 readers, its
+    /// default, each with the database and its WAL open, plus the shared -shm) and one spool file being written.
+    static let stateDescriptorBound = 2 * (1 + 5) + 1 + 1
+
     static func main() {
         do {
             exit(try run() ? 0 : 1)
@@ -22,14 +26,15 @@ enum SoakTest {
     static func run() throws -> Bool {
         let options = try SoakOptions(environment: ProcessInfo.processInfo.environment)
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("workoutd-soak-\(UUID().uuidString)").path
-        try FileManager.default.createDirectory(atPath: directory + "/state", withIntermediateDirectories: true)
+        let stateDirectory = directory + "/state"
+        try FileManager.default.createDirectory(atPath: stateDirectory, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(atPath: directory) }
 
         let links = try (0..<options.readingDevices).map { try ReplugLink(path: "\(directory)/wearable\($0)") }
         let devices = links.enumerated().map { SoakDevice(name: "wearable\($0.offset)", link: $0.element, firstID: Int64($0.offset) * 1_000_000_000) }
         let stuck = try StuckDevice()
         let daemon = try DaemonProcess(arguments: links.flatMap { ["--device", $0.path] }
-            + ["--device", stuck.wearable.devicePath, "--state-dir", directory + "/state", "--log-level", "notice"])
+            + ["--device", stuck.wearable.devicePath, "--state-dir", stateDirectory, "--log-level", "notice"])
         defer { daemon.stop() }
         let pid = daemon.process.processIdentifier
         print("soak: workoutd pid \(pid), \(options.readingDevices) reading devices + 1 never reading, \(options.duration)")
@@ -37,7 +42,7 @@ enum SoakTest {
         for device in devices { try device.waitUntilServed() }
         usleep(500_000)
         let clockStart = ContinuousClock.now
-        guard let first = ProcessSample.take(pid: pid, elapsed: .zero) else { throw SoakFailure("workoutd is not running:\n\(daemon.log)") }
+        guard let first = ProcessSample.take(pid: pid, elapsed: .zero, stateDirectory: stateDirectory) else { throw SoakFailure("workoutd is not running:\n\(daemon.log)") }
         var samples = [first]
 
         let deadline = clockStart + options.duration
@@ -51,13 +56,13 @@ enum SoakTest {
 
         while ContinuousClock.now < deadline {
             Thread.sleep(forTimeInterval: min(options.sampleInterval.seconds, max(0.01, (deadline - ContinuousClock.now).seconds)))
-            guard var sample = ProcessSample.take(pid: pid, elapsed: ContinuousClock.now - clockStart) else {
+            guard var sample = ProcessSample.take(pid: pid, elapsed: ContinuousClock.now - clockStart, stateDirectory: stateDirectory) else {
                 throw SoakFailure("workoutd died during the soak; its log: \(keepLog(of: daemon))")
             }
             sample.stuckDeviceBytes = stuck.bytesAccepted.load(ordering: .relaxed)
             samples.append(sample)
             if samples.count % 12 == 0 {
-                print("soak: t=\(Int(sample.elapsed.seconds))s rss=\(sample.residentKiB)KiB fds=\(sample.openDescriptors) stuck-device-bytes=\(sample.stuckDeviceBytes)")
+                print("soak: t=\(Int(sample.elapsed.seconds))s rss=\(sample.residentKiB)KiB fds=\(sample.openDescriptors) (state dir \(sample.stateDescriptors)) stuck-device-bytes=\(sample.stuckDeviceBytes)")
             }
         }
         finished.wait()
@@ -66,7 +71,7 @@ enum SoakTest {
         // Every reading device must be served again before descriptors are compared.
         for device in devices where device.tally.failure == nil { try device.waitUntilServed() }
         usleep(500_000)
-        guard var final = ProcessSample.take(pid: pid, elapsed: ContinuousClock.now - clockStart) else {
+        guard var final = ProcessSample.take(pid: pid, elapsed: ContinuousClock.now - clockStart, stateDirectory: stateDirectory) else {
             throw SoakFailure("workoutd died at the end of the soak; its log: \(keepLog(of: daemon))")
         }
         final.stuckDeviceBytes = stuck.bytesAccepted.load(ordering: .relaxed)
@@ -92,11 +97,18 @@ enum SoakTest {
             passed = false
             verdicts.append("RSS grew \(growth) KiB after settling (limit \(allowed))")
         }
-        if final.openDescriptors == first.openDescriptors {
-            verdicts.append("no descriptor leak (\(first.openDescriptors) → \(final.openDescriptors))")
+        if final.otherDescriptors == first.otherDescriptors {
+            verdicts.append("no descriptor leak (\(first.otherDescriptors) → \(final.otherDescriptors) outside the state directory)")
         } else {
             passed = false
-            verdicts.append("descriptors \(first.openDescriptors) → \(final.openDescriptors)")
+            verdicts.append("descriptors outside the state directory \(first.otherDescriptors) → \(final.otherDescriptors)")
+        }
+        let stateMaximum = samples.map(\.stateDescriptors).max() ?? 0
+        if stateMaximum <= stateDescriptorBound {
+            verdicts.append("state-directory descriptors within the SQLite pool's bound (max \(stateMaximum), limit \(stateDescriptorBound))")
+        } else {
+            passed = false
+            verdicts.append("state-directory descriptors reached \(stateMaximum) (limit \(stateDescriptorBound))")
         }
         if !daemon.process.isRunning {
             passed = false

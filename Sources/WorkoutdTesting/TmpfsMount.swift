@@ -1,32 +1,32 @@
 import Foundation
 
 /// A small tmpfs mounted for one test, so the disk can really fill up. Needs root and mount permission.
-struct TmpfsMount {
-    let path: String
+public struct TmpfsMount: Sendable {
+    public let path: String
 
     /// Whether `mount -t tmpfs` works here (root in a namespace that allows it); probed once.
-    static let isPermitted: Bool = {
+    public static let isPermitted: Bool = {
         guard let probe = try? TmpfsMount(sizeKiB: 64) else { return false }
         probe.unmount()
         return true
     }()
 
-    init(sizeKiB: Int) throws {
+    public init(sizeKiB: Int) throws {
         path = URL(fileURLWithPath: NSTemporaryDirectory()).appendingPathComponent("workoutd-tmpfs-\(UUID().uuidString.prefix(8))").path
         try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)
         guard Self.run("/bin/mount", "-t", "tmpfs", "-o", "size=\(sizeKiB)k,mode=0755", "tmpfs", path) == 0 else {
             try? FileManager.default.removeItem(atPath: path)
-            throw MountError()
+            throw TestingError("mount -t tmpfs on \(path) failed (needs root with CAP_SYS_ADMIN)")
         }
     }
 
-    func unmount() {
+    public func unmount() {
         _ = Self.run("/bin/umount", "-l", path)
         try? FileManager.default.removeItem(atPath: path)
     }
 
     /// Fills the file system: writes zeros to `filler` until the disk is full.
-    func fill(_ filler: String = "filler") throws {
+    public func fill(_ filler: String = "filler") throws {
         let handle = try FileHandle(forWritingTo: URL(fileURLWithPath: createEmpty(filler)))
         defer { try? handle.close() }
         let chunk = Data(count: 4096)
@@ -35,7 +35,8 @@ struct TmpfsMount {
         while (try? handle.write(contentsOf: small)) != nil {}
     }
 
-    func free(_ filler: String = "filler") throws {
+    /// Frees what ``fill(_:)`` took.
+    public func free(_ filler: String = "filler") throws {
         try FileManager.default.removeItem(atPath: path + "/" + filler)
     }
 
@@ -45,8 +46,9 @@ struct TmpfsMount {
         return file
     }
 
+    /// Runs a command to completion, output discarded, and returns its exit status (-1 if it cannot start).
     @discardableResult
-    static func run(_ arguments: String...) -> Int32 {
+    public static func run(_ arguments: String...) -> Int32 {
         let process = Process()
         process.executableURL = URL(fileURLWithPath: arguments[0])
         process.arguments = Array(arguments.dropFirst())
@@ -56,6 +58,4 @@ struct TmpfsMount {
         process.waitUntilExit()
         return process.terminationStatus
     }
-
-    struct MountError: Error {}
 }

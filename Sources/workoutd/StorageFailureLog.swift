@@ -1,0 +1,59 @@
+import Logging
+import Synchronization
+import WorkoutEngine
+
+/// Puts storage failures in the log, where an operator reading the journal looks first.
+///
+/// A full disk fails every batch, so after the first warning the same failure is logged at most once a
+/// minute, with how many batches failed meanwhile; the first success afterwards is logged too.
+final class StorageFailureLog: Sendable {
+    private struct State {
+        var failing = false
+        var lastLogged: ContinuousClock.Instant?
+        var unlogged = 0
+    }
+
+    private let logger: Logger
+    private let interval: Duration
+    private let state = Mutex(State())
+
+    init(logger: Logger, interval: Duration = .seconds(60)) {
+        self.logger = logger
+        self.interval = interval
+    }
+
+    func observe(_ events: EngineEvents) {
+        events.addObserver { [self] event in
+            switch event {
+            case .storageFailed(let device, let reason): failed(device: device, reason: reason)
+            case .workoutStarted, .workoutEnded, .shareQueued: recovered()
+            default: break
+            }
+        }
+    }
+
+    private func failed(device: DeviceIdentity, reason: String) {
+        let now = ContinuousClock.now
+        let suppressed: Int? = state.withLock { s in
+            s.failing = true
+            if let last = s.lastLogged, now - last < interval {
+                s.unlogged += 1
+                return nil
+            }
+            defer { s.lastLogged = now; s.unlogged = 0 }
+            return s.unlogged
+        }
+        guard let suppressed else { return }
+        logger.warning("storage unavailable: commands are refused with storage_unavailable until it recovers", metadata: [
+            "device": "\(device)", "error": "\(reason)", "failed_batches_since_last_warning": "\(suppressed)",
+        ])
+    }
+
+    private func recovered() {
+        let wasFailing = state.withLock { s in
+            defer { s.failing = false; s.lastLogged = nil; s.unlogged = 0 }
+            return s.failing
+        }
+        if wasFailing { logger.notice("storage available again") }
+    }
+}

@@ -1,0 +1,90 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+import Foundation
+import Testing
+import WorkoutProtocol
+import WorkoutdTesting
+
+@Suite("storage faults, as the daemon's user meets them", .serialized)
+struct StorageFaultEndToEndTests {
+    /// EX_CANTCREAT: the database cannot be used and a restart would not help.
+    static let storageExitStatus: Int32 = 73
+
+    @Test func aCorruptDatabaseStopsTheDaemonAtStartAndIsLeftUntouched() throws {
+        let setup = try DurabilitySetup()
+        defer { setup.remove() }
+        try FileManager.default.createDirectory(atPath: setup.stateDirectory, withIntermediateDirectories: true)
+        let database = setup.stateDirectory + "/workoutd.sqlite"
+        let bytes = Data("SQLite format 3\0".utf8) + Data((0..<8192).map { UInt8(truncatingIfNeeded: $0 &* 31 &+ 7) })
+        try bytes.write(to: URL(fileURLWithPath: database))
+        let before = try FileManager.default.attributesOfItem(atPath: database)[.modificationDate] as? Date
+
+        let wearable = try SimulatedWearable()
+        let daemon = try setup.startDaemon(device: wearable.devicePath)
+        #expect(try daemon.waitForExit() == Self.storageExitStatus, "log:\n\(daemon.log)")
+        #expect(daemon.log.contains(database), "the error names the file:\n\(daemon.log)")
+        #expect(try Data(contentsOf: URL(fileURLWithPath: database)) == bytes, "the file was changed")
+        #expect(try FileManager.default.attributesOfItem(atPath: database)[.modificationDate] as? Date == before)
+        #expect(try FileManager.default.contentsOfDirectory(atPath: setup.stateDirectory) == ["workoutd.sqlite"],
+                "no journal, WAL or replacement beside it")
+    }
+
+    @Test(.enabled(if: TmpfsMount.isPermitted, "mount -t tmpfs is not permitted here (needs root with CAP_SYS_ADMIN)"))
+    func aFullDiskGivesStorageUnavailableAndTheDaemonRecoversByItself() throws {
+        let disk = try TmpfsMount(sizeKiB: 1024)
+        defer { disk.unmount() }
+        let setup = try DurabilitySetup(stateDirectory: disk.path)
+        defer { setup.remove() }
+        let wearable = try SimulatedWearable()
+        let daemon = try setup.startDaemon(device: wearable.devicePath)
+        defer { daemon.stop() }
+        let location = String(repeating: "x", count: Workout.maximumLocationLength - 8)
+        func start(_ n: Int) -> String {
+            #"{"command_type":"start_workout","id":"start-\#(n)","location":"\#(location)","date":"2020-03-16 19:45:13 +0000","intensityLevel":5}"#
+        }
+        func end(_ n: Int) -> String { #"{"command_type":"end_workout","id":"end-\#(n)"}"# }
+        func send(_ line: String) throws -> Reply { try decode(wearable.request(line, timeout: .seconds(10))) }
+        let share = #"{"command_type":"share_workout","id":"share-after-full","service":"twitter"}"#
+        #expect(try send(start(0)).isSuccess && send(end(0)).isSuccess)
+
+        try disk.fill()
+        // Workouts until the database needs a page the disk no longer has (the WAL may have room left).
+        var acknowledged: Set<String> = ["start-0"]
+        var refused: (n: Int, lines: [String], reply: Reply)?
+        cycles: for n in 1...4000 {
+            for (index, line) in [start(n), end(n)].enumerated() {
+                let reply = try send(line)
+                guard reply.isSuccess else {
+                    // The refused command and what the cycle still needs after it.
+                    refused = (n, Array([start(n), end(n)].dropFirst(index)), reply)
+                    break cycles
+                }
+                if index == 0 { acknowledged.insert("start-\(n)") }
+            }
+        }
+        let (refusedCycle, retries, refusal) = try #require(refused, "the disk never filled up")
+        #expect(refusal.errorCode == .storageUnavailable, "\(refusal)")
+        #expect(try send(share).errorCode == .storageUnavailable)
+        #expect(daemon.process.isRunning, "the daemon must stay up on a full disk")
+
+        try disk.free()
+        // No restart: the refused commands, retried with their ids, now go through (refusals are not remembered).
+        for line in retries {
+            let reply = try send(line)
+            #expect(reply.isSuccess && !reply.replayed, "\(reply)")
+        }
+        #expect(try send(share).isSuccess)
+        acknowledged.insert("start-\(refusedCycle)")
+
+        daemon.stop()
+        let stored = try OfflineInspection.workouts(in: disk.path).compactMap(\.startCommandID?.description)
+        #expect(Set(stored) == acknowledged && stored.count == acknowledged.count, "stored \(stored.count), acknowledged \(acknowledged.count)")
+        #expect(try OfflineInspection.shares(in: disk.path).map(\.commandID) == [.string("share-after-full")])
+        print("full disk: storage_unavailable at cycle \(refusedCycle) (\(retries.count == 2 ? "start" : "end")) after \(acknowledged.count - 2) more workouts; recovered without a restart")
+    }
+
+    private func decode(_ line: String) throws -> Reply {
+        try JSONDecoder().decode(Reply.self, from: Data(line.utf8))
+    }
+}

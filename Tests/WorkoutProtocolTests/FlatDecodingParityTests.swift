@@ -1,0 +1,73 @@
+import Foundation
+import Testing
+import WorkoutProtocol
+
+/// `CommandLineDecoder` reads flat objects with its own parser and decoder; every line must come out
+/// exactly as Foundation's `JSONDecoder` (with the same error mapping) would decode it.
+@Suite("The flat-object decoding path agrees with JSONDecoder")
+struct FlatDecodingParityTests {
+    static let lines: [String] = [
+        #"{"command_type":"start_workout","location":"Gary's Gym","date":"2020-03-16 19:45:13 +0000","intensityLevel":5}"#,
+        #"{"command_type":"start_workout","location":"Gary's Gym","date":"2020-03-16T19:45:13Z","intensityLevel":5,"id":7}"#,
+        #"{"command_type":"end_workout"}"#, #"{"command_type":"end_workout","id":"abc"}"#, #"{"command_type":"end_workout","id":-12}"#,
+        #"{"command_type":"share_workout","service":"twitter","id":1}"#, #"{"command_type":"share_workout","service":"myspace","id":1}"#,
+        #"{"command_type":"share_workout","service":5,"id":1}"#, #"{"command_type":"share_workout","service":null,"id":1}"#,
+        #"{"command_type":"share_workout","id":1}"#, #"{"id":1}"#, #"{}"#, #"{"command_type":null}"#, #"{"command_type":3}"#, #"{"command_type":"dance","id":"x"}"#,
+        #"{"command_type":"end_workout","id":true}"#, #"{"command_type":"end_workout","id":null}"#, #"{"command_type":"end_workout","id":1.5}"#,
+        #"{"command_type":"end_workout","id":1e2}"#, #"{"command_type":"end_workout","id":-0}"#, #"{"command_type":"end_workout","id":99999999999999999999999}"#,
+        #"{"command_type":"end_workout","id":123456789012345678}"#, #"{"command_type":"end_workout","id":1234567890123456789}"#,
+        #"{"command_type":"start_workout","location":"","date":"2020-03-16 19:45:13 +0000","intensityLevel":5}"#,
+        #"{"command_type":"start_workout","location":"  ","date":"2020-03-16 19:45:13 +0000","intensityLevel":5}"#,
+        #"{"command_type":"start_workout","location":"X","date":"2020-03-16 19:45:13 +0000","intensityLevel":5.5}"#,
+        #"{"command_type":"start_workout","location":"X","date":"2020-03-16 19:45:13 +0000","intensityLevel":11}"#,
+        #"{"command_type":"start_workout","location":"X","date":"2020-03-16 19:45:13 +0000","intensityLevel":0}"#,
+        #"{"command_type":"start_workout","location":"X","date":"2020-03-16 19:45:13 +0000","intensityLevel":-0}"#,
+        #"{"command_type":"start_workout","location":"X","date":"2020-03-16 19:45:13 +0000","intensityLevel":"5"}"#,
+        #"{"command_type":"start_workout","location":"X","date":"2020-03-16 19:45:13 +0000","intensityLevel":null}"#,
+        #"{"command_type":"start_workout","location":"X","date":"2020-03-16 19:45:13 +0000"}"#,
+        #"{"command_type":"start_workout","location":"X","date":"yesterday","intensityLevel":3}"#,
+        #"{"command_type":"start_workout","location":"X","date":5,"intensityLevel":3}"#,
+        #"{"command_type":"start_workout","location":7,"date":"2020-03-16 19:45:13 +0000","intensityLevel":3}"#,
+        #"{"command_type":"start_workout","location":"Track \"B\" \\ \/ \b\f\n\r\t \u00e9 \ud83d\ude00","date":"2020-03-16 19:45:13 +0000","intensityLevel":3}"#,
+        #"{"command_type":"start_workout","location":"lone \ud83d","date":"2020-03-16 19:45:13 +0000","intensityLevel":3}"#,
+        #"{"command_type":"start_workout","location":"lone \ude00 x","date":"2020-03-16 19:45:13 +0000","intensityLevel":3}"#,
+        #"{"command_type":"start_workout","location":"bad \q","date":"2020-03-16 19:45:13 +0000","intensityLevel":3}"#,
+        #"{"command_type":"start_workout","location":"Pool — lane 4 ☃","date":"2020-03-16 19:45:13 +0000","intensityLevel":3}"#,
+        #"{"command_type":"start_workout","location":"\u0000","date":"2020-03-16 19:45:13 +0000","intensityLevel":3}"#,
+        "{\"command_type\":\"start_workout\",\"location\":\"" + String(repeating: "a", count: 257) + "\",\"date\":\"2020-03-16 19:45:13 +0000\",\"intensityLevel\":3}",
+        #"  { "command_type" : "end_workout" , "id" : 4 }  "#, "\t{\"command_type\":\"end_workout\"}\r",
+        #"{"command_type":"end_workout","command_type":"start_workout"}"#, #"{"command_type":"end_workout","extra":{"a":[1,2]}}"#,
+        #"{"command_type":"end_workout","extra":[1]}"#, #"{"command_type":"end_workout"} x"#, #"{"command_type":"end_workout"}}"#,
+        #"{"command_type":"end_workout",}"#, #"{"command_type":"end_workout""#, #"[1,2]"#, #""str""#, #"5"#, #"null"#, #"nonsense"#, #"{"#,
+        #"{"command_type":"end_workout","x":tru}"#, #"{"command_type":"end_workout","x":true,"y":false,"z":null}"#, #"{"command_type":"end_workout","x":01}"#,
+        #"{"command_type":"end_workout","id":"\u0041"}"#, #"{"comm\u0061nd_type":"end_workout"}"#, #"{"command_type":"end_workout","id":""}"#,
+        #"{"command_type":"end_workout","x":"ctl\u0009tab"}"#, #"{"command_type":"end_workout","id":-}"#, #"{"command_type":"end_workout","id":1.}"#,
+        #"{"command_type":"start_workout","location":"X","date":"2020-03-16 19:45:13 +0000","intensityLevel":1e1}"#,
+        #"{"command_type":"start_workout","location":"X","date":"2020-03-16 19:45:13 +0000","intensityLevel":9007199254740993}"#,
+        #"{"command_type":"share_workout","service":"twitter","id":{"a":1}}"#, #"{"command_type":"share_workout","service":"twitter","id":[1]}"#,
+        #"{"command_type":"start_workout","location":"X","date":"2020-03-16 19:45:13 +0000","intensityLevel":3,"id":"é"}"#,
+    ]
+
+    private func foundation(_ line: [UInt8]) -> CommandLine {
+        do {
+            return try JSONDecoder().decode(CommandLine.self, from: Data(line))
+        } catch {
+            return CommandLine(id: nil, command: .failure(ProtocolError(decoding: error)))
+        }
+    }
+
+    @Test("same command or same error, id included", arguments: lines)
+    func sameAsFoundation(line: String) {
+        let bytes = Array(line.utf8)
+        #expect(CommandLineDecoder().decode(bytes) == foundation(bytes))
+    }
+
+    @Test("deep nesting and invalid UTF-8 are malformed_json, without a crash")
+    func hostileLines() {
+        let deep = CommandLineDecoder().decode(Array(String(repeating: "[", count: 100_000).utf8))
+        #expect((try? deep.command.get()) == nil)
+        if case .failure(let error) = deep.command { #expect(error.code == .malformedJSON) }
+        let invalid = CommandLineDecoder().decode(Array(#"{"command_type":"end_workout","x":""#.utf8) + [0xFF, 0x22, 0x7D])
+        if case .failure(let error) = invalid.command { #expect(error.code == .malformedJSON) } else { Issue.record("decoded invalid UTF-8") }
+    }
+}
