@@ -1,4 +1,5 @@
 import Logging
+import Synchronization
 import SerialTransport
 import ServiceLifecycle
 import WorkoutEngine
@@ -10,7 +11,8 @@ import WorkoutEngine
 /// (and their draining at shutdown, through `SerialDeviceService`).
 public final class DiscoveryService: Service, Sendable {
     private let manager: DeviceManager
-    private let matcher: DeviceMatcher
+    /// Swapped by a configuration reload; applies to devices seen from then on.
+    private let matcher: Mutex<DeviceMatcher>
     private let baud: UInt32
     private let policy: ReconnectPolicy
     private let logger: Logger
@@ -21,10 +23,17 @@ public final class DiscoveryService: Service, Sendable {
         policy: ReconnectPolicy = .discovered, logger: Logger
     ) {
         self.manager = manager
-        self.matcher = matcher
+        self.matcher = Mutex(matcher)
         self.baud = baud
         self.policy = policy
         self.logger = logger
+    }
+
+    /// New match rules (a reload): devices that appear or change from now on are matched against them;
+    /// devices already served stay connected.
+    public func update(matcher: DeviceMatcher) {
+        self.matcher.withLock { $0 = matcher }
+        logger.info("device match rules updated", metadata: ["rules": "\(matcher.rules.map(\.description))"])
     }
 
     /// Returns once the hotplug monitor is armed and the devices present at start-up have been
@@ -54,7 +63,7 @@ public final class DiscoveryService: Service, Sendable {
         }
         logger.info("device discovery ready", metadata: [
             "present": "\(present.count)", "served": "\(served.count)",
-            "rules": "\(matcher.rules.map(\.description))",
+            "rules": "\(matcher.withLock { $0 }.rules.map(\.description))",
         ])
         readiness.signal()
 
@@ -73,7 +82,7 @@ public final class DiscoveryService: Service, Sendable {
 
         switch device.action {
         case .present, .add, .change:
-            guard let rule = matcher.firstMatch(device) else {
+            guard let rule = matcher.withLock({ $0 }).firstMatch(device) else {
                 if served.removeValue(forKey: node) != nil {
                     logger.notice("device no longer matches any rule; closing it")
                     await manager.detach(path: node)

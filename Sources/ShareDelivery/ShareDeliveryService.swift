@@ -1,5 +1,6 @@
 import Foundation
 import Logging
+import Synchronization
 import ServiceLifecycle
 import WorkoutEngine
 import WorkoutProtocol
@@ -11,7 +12,8 @@ import WorkoutProtocol
 /// sent again (at least once); the store marks a share delivered only once.
 public struct ShareDeliveryService: Service {
     private let store: any WorkoutStore
-    private let sinks: [ShareService: any ShareSink]
+    /// Swapped by a configuration reload; each delivery uses the sinks in force when it starts.
+    private let sinks: SinkTable
     private let events: EngineEvents
     private let backoff: RetryBackoff
     private let pollInterval: Duration
@@ -25,13 +27,18 @@ public struct ShareDeliveryService: Service {
         clock: @escaping @Sendable () -> Date = Date.init, logger: Logger = Logger(label: "workoutd.shares")
     ) {
         self.store = store
-        self.sinks = sinks
+        self.sinks = SinkTable(sinks)
         self.events = events
         self.backoff = backoff
         self.pollInterval = pollInterval
         self.batchSize = max(1, batchSize)
         self.clock = clock
         self.logger = logger
+    }
+
+    /// New sinks (a reload): deliveries that start from now on use them.
+    public func replaceSinks(_ sinks: [ShareService: any ShareSink]) {
+        self.sinks.replace(sinks)
     }
 
     public func run() async throws {
@@ -77,7 +84,7 @@ public struct ShareDeliveryService: Service {
             guard let workout = try await store.workout(id: share.workoutID) else {
                 throw ShareDeliveryError("workout \(share.workoutID) is not in the store")
             }
-            guard let sink = sinks[share.service] else {
+            guard let sink = sinks.sink(for: share.service) else {
                 throw ShareDeliveryError("no sink is configured for \(share.service.rawValue)")
             }
             try await sink.deliver(SharePayload(share: share, workout: workout))
@@ -114,5 +121,22 @@ public struct ShareDeliveryService: Service {
 extension Duration {
     var timeInterval: TimeInterval {
         Double(components.seconds) + Double(components.attoseconds) / 1e18
+    }
+}
+
+/// The sinks by service, shared by the copies of the (value-type) service so a reload reaches the running one.
+private final class SinkTable: Sendable {
+    private let sinks: Mutex<[ShareService: any ShareSink]>
+
+    init(_ sinks: [ShareService: any ShareSink]) {
+        self.sinks = Mutex(sinks)
+    }
+
+    func sink(for service: ShareService) -> (any ShareSink)? {
+        sinks.withLock { $0[service] }
+    }
+
+    func replace(_ sinks: [ShareService: any ShareSink]) {
+        self.sinks.withLock { $0 = sinks }
     }
 }

@@ -33,6 +33,7 @@ enum Daemon {
         let delivery = ShareDeliveryService(
             store: store, sinks: config.shareSinks.makeSinks(stateDirectory: config.stateDirectory),
             events: engine.events, logger: logger)
+        reloader.register(.shareSinks(delivery, stateDirectory: config.stateDirectory))
         var services: [any Service] = [systemd.watchdog(eventLoopGroup: MultiThreadedEventLoopGroup.singleton), delivery, serial, reloader]
         if let control = observers.controlServer(
             config, engine: engine, manager: manager, group: MultiThreadedEventLoopGroup.singleton, logger: logger) {
@@ -43,6 +44,7 @@ enum Daemon {
         if let matcher = config.discovery {
             let discovery = DiscoveryService(manager: manager, matcher: matcher, baud: config.baud, logger: logger)
             services.append(discovery)
+            reloader.register(.discoveryRules(discovery))
             untilReady = { try await discovery.waitUntilReady() }
         }
         services.append(systemd.status(manager: manager, engine: engine, untilReady: untilReady))

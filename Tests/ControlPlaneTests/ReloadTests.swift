@@ -71,4 +71,38 @@ import WorkoutdTesting
         let status = try #require(try daemon.ctlJSON(["status"], as: StatusReport.self).first)
         #expect(status.counters.reloads == 0 && status.counters.rejectedReloads == 2)
     }
+
+    @Test func newShareSinksApplyToTheNextDelivery() throws {
+        let wearable = try SimulatedWearable()
+        let daemon = try ControlledDaemon(configuration: devicesYAML([wearable.devicePath]))
+        try daemon.waitUntilConnected(wearable.devicePath)
+        let state = daemon.directory.appendingPathComponent("state")
+        let outbox = state.appendingPathComponent("outbox/twitter")
+        let delivered = daemon.directory.appendingPathComponent("exec-delivered")
+        try FileManager.default.createDirectory(at: delivered, withIntermediateDirectories: true)
+        func files(_ folder: URL) -> [String] {
+            ((try? FileManager.default.contentsOfDirectory(atPath: folder.path)) ?? []).filter { !$0.hasPrefix(".") }
+        }
+        func waitFor(_ folder: URL, count: Int) throws {
+            let deadline = ContinuousClock.now + .seconds(10)
+            while files(folder).count < count {
+                guard ContinuousClock.now < deadline else { throw TestingError("\(folder.path) has \(files(folder)):\n\(daemon.daemon.log)") }
+                usleep(20_000)
+            }
+        }
+
+        #expect(try wearable.request(start).contains("ok"))
+        #expect(try wearable.request(#"{"command_type":"end_workout"}"#).contains("ok"))
+        #expect(try wearable.request(#"{"command_type":"share_workout","service":"twitter"}"#).contains("ok"))
+        try waitFor(outbox, count: 1)  // the default sink spools
+
+        let sink = "shares:\n  twitter:\n    sink: exec\n    command: [/bin/sh, -c, 'cat > \"$0/share-$$.json\"', \(delivered.path)]\n"
+        try devicesYAML([wearable.devicePath], extra: sink).write(toFile: daemon.configFile, atomically: true, encoding: .utf8)
+        try reload(daemon, expecting: "configuration reloaded", occurrence: 1)
+        #expect(try wearable.request(#"{"command_type":"share_workout","service":"twitter"}"#).contains("ok"))
+        try waitFor(delivered, count: 1)
+        #expect(files(outbox).count == 1, "the second share went through the new exec sink, not the spool")
+        let payload = try String(contentsOf: delivered.appendingPathComponent(files(delivered)[0]), encoding: .utf8)
+        #expect(payload.contains("Gym"), "the workout JSON reached the command's stdin: \(payload)")
+    }
 }

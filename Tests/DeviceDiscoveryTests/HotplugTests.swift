@@ -125,6 +125,21 @@ struct HotplugTests {
         await harness.stop()
     }
 
+    @Test func newRulesFromAReloadApplyToDevicesPluggedInAfterIt() async throws {
+        let harness = try await DiscoveryHarness()
+        try await harness.start()
+        let served = try harness.plugWearable(node: "ttyACM0", port: "1-1", serial: "WRB-0010")
+        #expect(try await served.exchange(WireCommand.start(id: 1))?.startedWorkoutID != nil)
+        let early = try harness.plugWearable(node: "ttyACM1", port: "1-2", serial: "WRB-0011", properties: ["WORKOUTD_DEVICE": "0"])
+        #expect(await early.readLine(timeout: .milliseconds(300)) == nil && !early.isNodeOpen, "no rule matches it yet")
+
+        harness.service.update(matcher: try DeviceMatcher(parsing: ["ID_VENDOR_ID=1209 ID_MODEL_ID=a7e1"]))
+        let late = try harness.plugWearable(node: "ttyACM2", port: "1-3", serial: "WRB-0012", properties: ["WORKOUTD_DEVICE": "0"])
+        #expect(try await late.exchange(WireCommand.start(id: 1))?.startedWorkoutID != nil, "served under the new rule")
+        #expect(try await served.exchange(WireCommand.end(id: 2))?.isSuccess == true, "the open device stayed connected")
+        await harness.stop()
+    }
+
     @Test func opensANodeThatBecomesUsableOnlyAfterADelay() async throws {
         let harness = try await DiscoveryHarness()
         try await harness.start()
