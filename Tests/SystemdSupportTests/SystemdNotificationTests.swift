@@ -75,7 +75,7 @@ struct SystemdNotificationTests {
                 let hung = DispatchSemaphore(value: 0)
                 loopsArray[1].execute {
                     hung.signal()
-                    usleep(2_500_000)
+                    usleep(4_000_000)
                 }
                 await withCheckedContinuation { continuation in
                     DispatchQueue.global().async {

@@ -127,32 +127,6 @@ import WorkoutProtocol
         #expect(try await store.workout(id: 999) == nil)
         #expect(commits.count == 1)
     }
-
-    @Test func groupCommitOutrunsOneTransactionPerCommand() async throws {
-        let directory = try TemporaryDirectory()
-        defer { directory.remove() }
-        let store = try SQLiteWorkoutStore(stateDirectory: directory.path)
-        let engine = try await WorkoutEngine(store: store)
-        let commands = 600
-
-        func run(device: DeviceIdentity, batchSize: Int) async -> Double {
-            let session = engine.session(for: device)
-            var lines: [CommandLine] = []
-            for n in 0..<(commands / 2) { lines += [Lines.start(Int64(2 * n)), Lines.end(Int64(2 * n + 1))] }
-            let start = ContinuousClock.now
-            var index = 0
-            while index < lines.count {
-                let replies = await session.handle(Array(lines[index..<min(index + batchSize, lines.count)]))
-                precondition(replies.allSatisfy { $0.isSuccess })
-                index += batchSize
-            }
-            return Double(commands) / (ContinuousClock.now - start).timeInterval
-        }
-        let single = await run(device: "one-per-transaction", batchSize: 1)
-        let grouped = await run(device: "grouped", batchSize: 100)
-        print("storage throughput (durable, synchronous=FULL): \(Int(single)) commands/s with one transaction per command, \(Int(grouped)) commands/s with 100 per transaction (x\(String(format: "%.1f", grouped / single)))")
-        #expect(grouped > 2 * single)
-    }
 }
 
 /// Counts committed transactions on the store's writer connection.
@@ -163,8 +137,4 @@ final class CommitCounter: TransactionObserver, Sendable {
     func databaseDidChange(with event: DatabaseEvent) {}
     func databaseDidCommit(_ db: Database) { commits.add(1, ordering: .relaxed) }
     func databaseDidRollback(_ db: Database) {}
-}
-
-extension Duration {
-    var timeInterval: Double { Double(components.seconds) + Double(components.attoseconds) / 1e18 }
 }
