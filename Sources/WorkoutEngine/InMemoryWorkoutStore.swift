@@ -8,8 +8,9 @@ public final class InMemoryWorkoutStore: WorkoutStore {
         var snapshots: [DeviceIdentity: DeviceSnapshot] = [:]
         var workouts: [Int64: WorkoutRecord] = [:]
         var shares: [Int64: ShareRecord] = [:]
-        /// Ids of the shares still pending, so finding due ones does not scan every share ever made.
-        var pendingShares: Set<Int64> = []
+        /// The shares still pending, in id order, so finding due ones neither scans every share ever made
+        /// nor sorts the backlog under the lock that every commit takes.
+        var pendingShares = PendingQueue()
     }
 
     private let contents = Mutex(Contents())
@@ -62,11 +63,12 @@ public final class InMemoryWorkoutStore: WorkoutStore {
 
     public func dueShares(now: Date, limit: Int) async throws -> [ShareRecord] {
         contents.withLock { c in
-            Array(c.pendingShares
-                .compactMap { c.shares[$0] }
-                .filter { $0.nextAttemptAt <= now }
-                .sorted { $0.id < $1.id }
-                .prefix(limit))
+            var due: [ShareRecord] = []
+            c.pendingShares.forEachInOrder { id in
+                if let share = c.shares[id], share.nextAttemptAt <= now { due.append(share) }
+                return due.count < limit
+            }
+            return due
         }
     }
 
@@ -90,5 +92,54 @@ public final class InMemoryWorkoutStore: WorkoutStore {
 
     public func activeSessionCount() async throws -> Int {
         contents.withLock { $0.snapshots.values.filter { $0.state.activeWorkout != nil }.count }
+    }
+}
+
+/// Pending share ids in ascending order, with removal in O(1) and no re-sorting.
+///
+/// Ids are allocated in increasing order, so an insert is almost always an append. A removed id stays in
+/// `order` until the scan reaches it or the queue compacts, which happens once half of it is stale.
+private struct PendingQueue {
+    private var members: Set<Int64> = []
+    private var order: [Int64] = []
+    private var head = 0
+
+    mutating func insert(_ id: Int64) {
+        guard members.insert(id).inserted else { return }
+        if let last = order.last, last > id {
+            let index = order[head...].partitioningIndex { $0 > id }
+            order.insert(id, at: index)
+        } else {
+            order.append(id)
+        }
+    }
+
+    mutating func remove(_ id: Int64) {
+        guard members.remove(id) != nil else { return }
+        if order.count - head > 64 && members.count < (order.count - head) / 2 {
+            order = order[head...].filter(members.contains)
+            head = 0
+        }
+    }
+
+    /// Calls `body` with each pending id, lowest first, until it returns false.
+    mutating func forEachInOrder(_ body: (Int64) -> Bool) {
+        while head < order.count, !members.contains(order[head]) { head += 1 }
+        for id in order[head...] where members.contains(id) {
+            guard body(id) else { return }
+        }
+    }
+}
+
+extension ArraySlice<Int64> {
+    /// The first index whose element satisfies `predicate`, which must be false then true along the slice.
+    fileprivate func partitioningIndex(where predicate: (Int64) -> Bool) -> Index {
+        var low = startIndex
+        var high = endIndex
+        while low < high {
+            let middle = low + (high - low) / 2
+            if predicate(self[middle]) { high = middle } else { low = middle + 1 }
+        }
+        return low
     }
 }
