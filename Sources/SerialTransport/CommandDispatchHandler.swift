@@ -14,8 +14,8 @@ public struct DrainRequest: Sendable {
 /// is not taking replies, so a device that never reads cannot grow the daemon's memory.
 public final class CommandDispatchHandler: ChannelDuplexHandler {
     public typealias InboundIn = CommandLine
-    public typealias OutboundIn = Reply
-    public typealias OutboundOut = Reply
+    public typealias OutboundIn = [Reply]
+    public typealias OutboundOut = [Reply]
 
     public typealias Process = @Sendable ([CommandLine]) async -> [Reply]
 
@@ -129,12 +129,9 @@ public final class CommandDispatchHandler: ChannelDuplexHandler {
         for (line, reply) in zip(batch, replies) {
             logReply(reply, for: line)
         }
-        if let last = replies.last {
-            for reply in replies.dropLast() {
-                context.write(wrapOutboundOut(reply), promise: nil)
-            }
+        if !replies.isEmpty {
             let promise = context.eventLoop.makePromise(of: Void.self)
-            context.writeAndFlush(wrapOutboundOut(last), promise: promise)
+            context.writeAndFlush(wrapOutboundOut(replies), promise: promise)
             lastWrite = promise.futureResult
         }
         submitIfIdle(context: context)

@@ -58,6 +58,9 @@ public struct ShareDeliveryService: Service {
     }
 
     /// One pass: delivers what is due now; returns how many shares it tried.
+    ///
+    /// The pass's outcomes are recorded together, in one store transaction: a crash before that record
+    /// means those shares are delivered again after restart (at least once), never lost.
     @discardableResult
     public func deliverDueShares() async -> Int {
         let due: [ShareRecord]
@@ -67,19 +70,33 @@ public struct ShareDeliveryService: Service {
             logger.warning("cannot read pending shares", metadata: ["error": "\(error)"])
             return 0
         }
+        var attempts: [(share: ShareRecord, result: DeliveryResult)] = []
         for share in due {
             guard !Task.isCancelled else { break }
-            await attempt(share)
+            if let result = await attempt(share) { attempts.append((share, result)) }
         }
+        do {
+            try await store.recordDeliveries(attempts.map { ($0.share.id, $0.result) })
+        } catch {
+            for (share, _) in attempts {
+                logger.warning("cannot record a delivery attempt; it will be repeated",
+                               metadata: metadata(for: share).merging(["error": "\(error)"]) { $1 })
+            }
+            return due.count
+        }
+        for (share, result) in attempts { report(share, result) }
         return due.count
     }
 
-    private func attempt(_ share: ShareRecord) async {
-        let metadata: Logger.Metadata = [
+    private func metadata(for share: ShareRecord) -> Logger.Metadata {
+        [
             "share_id": "\(share.id)", "service": "\(share.service.rawValue)", "device": "\(share.device)",
             "attempt": "\(share.attempts + 1)",
         ]
-        let result: DeliveryResult
+    }
+
+    /// Sends one share; nil when shutdown interrupted it (left pending and uncounted, retried after restart).
+    private func attempt(_ share: ShareRecord) async -> DeliveryResult? {
         do {
             guard let workout = try await store.workout(id: share.workoutID) else {
                 throw ShareDeliveryError("workout \(share.workoutID) is not in the store")
@@ -88,19 +105,17 @@ public struct ShareDeliveryService: Service {
                 throw ShareDeliveryError("no sink is configured for \(share.service.rawValue)")
             }
             try await sink.deliver(SharePayload(share: share, workout: workout))
-            result = .delivered(at: clock())
+            return .delivered(at: clock())
         } catch {
-            // Shutdown interrupted the attempt: leave it pending and uncounted, it is retried after restart.
-            if Task.isCancelled { return }
+            if Task.isCancelled { return nil }
             let retryAt = clock().addingTimeInterval(backoff.delay(afterAttempts: share.attempts + 1).timeInterval)
-            result = .failed(error: String(describing: error), retryAt: retryAt)
+            return .failed(error: String(describing: error), retryAt: retryAt)
         }
-        do {
-            try await store.recordDelivery(shareID: share.id, result: result)
-        } catch {
-            logger.warning("cannot record a delivery attempt; it will be repeated", metadata: metadata.merging(["error": "\(error)"]) { $1 })
-            return
-        }
+    }
+
+    /// Logs a recorded attempt and tells the engine's observers.
+    private func report(_ share: ShareRecord, _ result: DeliveryResult) {
+        let metadata = metadata(for: share)
         var updated = share
         updated.attempts += 1
         switch result {

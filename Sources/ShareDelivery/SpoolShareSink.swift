@@ -27,11 +27,7 @@ public struct SpoolShareSink: ShareSink {
         bytes.append(UInt8(ascii: "\n"))
         let destination = fileURL(for: payload)
         let data = bytes
-        // Blocking file I/O and fsync: keep it off the cooperative pool.
-        try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, any Error>) in
-            DispatchQueue.global().async {
-                continuation.resume(with: Result { try AtomicFile.write(data, to: destination) })
-            }
-        }
+        // Blocking file I/O and fsync: on the background I/O thread, off the cooperative pool.
+        try await BackgroundIO.run { try AtomicFile.write(data, to: destination) }
     }
 }

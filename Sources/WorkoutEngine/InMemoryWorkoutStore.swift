@@ -73,20 +73,26 @@ public final class InMemoryWorkoutStore: WorkoutStore {
     }
 
     public func recordDelivery(shareID: Int64, result: DeliveryResult) async throws {
+        try await recordDeliveries([(shareID, result)])
+    }
+
+    public func recordDeliveries(_ results: [(shareID: Int64, result: DeliveryResult)]) async throws {
         contents.withLock { c in
-            guard var share = c.shares[shareID], share.status == .pending else { return }
-            share.attempts += 1
-            switch result {
-            case .delivered(let at):
-                share.status = .delivered
-                c.pendingShares.remove(shareID)
-                share.deliveredAt = at
-                share.lastError = nil
-            case .failed(let error, let retryAt):
-                share.lastError = error
-                share.nextAttemptAt = retryAt
+            for (shareID, result) in results {
+                guard var share = c.shares[shareID], share.status == .pending else { continue }
+                share.attempts += 1
+                switch result {
+                case .delivered(let at):
+                    share.status = .delivered
+                    c.pendingShares.remove(shareID)
+                    share.deliveredAt = at
+                    share.lastError = nil
+                case .failed(let error, let retryAt):
+                    share.lastError = error
+                    share.nextAttemptAt = retryAt
+                }
+                c.shares[shareID] = share
             }
-            c.shares[shareID] = share
         }
     }
 

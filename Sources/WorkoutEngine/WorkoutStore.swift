@@ -76,8 +76,16 @@ public protocol WorkoutStore: Sendable {
     func dueShares(now: Date, limit: Int) async throws -> [ShareRecord]
     /// Records an attempt: delivered, or failed with the error and the time of the next try.
     func recordDelivery(shareID: Int64, result: DeliveryResult) async throws
+    /// Records several attempts at once, in one transaction where the store has them.
+    func recordDeliveries(_ results: [(shareID: Int64, result: DeliveryResult)]) async throws
     /// Sessions with an active workout, for status reporting.
     func activeSessionCount() async throws -> Int
+}
+
+extension WorkoutStore {
+    public func recordDeliveries(_ results: [(shareID: Int64, result: DeliveryResult)]) async throws {
+        for (shareID, result) in results { try await recordDelivery(shareID: shareID, result: result) }
+    }
 }
 
 /// How one delivery attempt ended.

@@ -35,3 +35,15 @@ public enum CommandID: Hashable, Sendable, Codable, CustomStringConvertible {
         }
     }
 }
+
+extension CommandID {
+    /// The id as the JSON text it is on the wire: `7` or `"7"`, so the two stay different ids.
+    public var jsonText: String {
+        var bytes: [UInt8] = []
+        switch self {
+        case .integer(let value): JSONText.appendInteger(value, to: &bytes)
+        case .string(let value): JSONText.appendString(value, to: &bytes)
+        }
+        return String(decoding: bytes, as: UTF8.self)
+    }
+}

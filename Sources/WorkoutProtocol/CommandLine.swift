@@ -80,20 +80,90 @@ public struct CommandLineDecoder {
 ///
 /// Keys come in the order `Reply.encode(to:)` writes them, `"status"` first, so a reply is byte-for-byte
 /// repeatable (replays and transcripts compare whole lines) without sorting every object.
-public struct ReplyEncoder {
-    private let encoder = OrderedJSONEncoder()
+///
+/// A reply is written once per command, so the line is written field by field rather than through the
+/// generic `Encoder` machinery, which costs an allocation per container and per key path. `Reply`'s
+/// `Codable` conformance stays the specification: ``encodeLineThroughCodable(_:)`` writes the same reply
+/// through ``OrderedJSONEncoder``, and the tests hold the two byte-for-byte equal.
+public struct ReplyEncoder: Sendable {
+    private static let unencodable = Array(#"{"status":"error","error":{"code":"malformed_json","message":"The reply could not be encoded."}}"#.utf8)
 
     public init() {}
 
     public func encodeLine(_ reply: Reply) -> [UInt8] {
-        var bytes: [UInt8]
-        do {
-            bytes = try encoder.encode(reply)
-        } catch {
-            // Only a non-finite duration could fail to encode; a clock that produces one is a bug, not input.
-            bytes = Array(#"{"status":"error","error":{"code":"malformed_json","message":"The reply could not be encoded."}}"#.utf8)
+        var bytes: [UInt8] = []
+        bytes.reserveCapacity(128)
+        appendLine(reply, to: &bytes)
+        return bytes
+    }
+
+    /// Appends `reply` and its newline to `bytes`.
+    public func appendLine(_ reply: Reply, to bytes: inout [UInt8]) {
+        switch reply.outcome {
+        case .ok(let ack):
+            if case .workoutEnded(_, let duration) = ack, !duration.isFinite {
+                // Only a clock that produced a non-finite duration gets here: a bug, not input.
+                bytes.append(contentsOf: Self.unencodable)
+                break
+            }
+            JSONText.appendLiteral(#"{"status":"ok","command_type":"#, to: &bytes)
+            JSONText.appendString(ack.commandType.rawValue, to: &bytes)
+            appendID(reply.id, to: &bytes)
+            switch ack {
+            case .workoutStarted(let workoutID):
+                appendMember(#","workout_id":"#, workoutID, to: &bytes)
+            case .workoutEnded(let workoutID, let duration):
+                appendMember(#","workout_id":"#, workoutID, to: &bytes)
+                JSONText.appendLiteral(#","duration_seconds":"#, to: &bytes)
+                JSONText.appendFiniteDouble(duration, to: &bytes)
+            case .workoutShared(let workoutID, let service, let shareID):
+                appendMember(#","workout_id":"#, workoutID, to: &bytes)
+                JSONText.appendLiteral(#","service":"#, to: &bytes)
+                JSONText.appendString(service.rawValue, to: &bytes)
+                appendMember(#","share_id":"#, shareID, to: &bytes)
+            }
+            appendReplayedAndClose(reply.replayed, to: &bytes)
+        case .error(let error):
+            JSONText.appendLiteral(#"{"status":"error""#, to: &bytes)
+            appendID(reply.id, to: &bytes)
+            JSONText.appendLiteral(#","error":{"code":"#, to: &bytes)
+            JSONText.appendString(error.code.rawValue, to: &bytes)
+            if let field = error.field {
+                JSONText.appendLiteral(#","field":"#, to: &bytes)
+                JSONText.appendString(field, to: &bytes)
+            }
+            JSONText.appendLiteral(#","message":"#, to: &bytes)
+            JSONText.appendString(error.message, to: &bytes)
+            bytes.append(UInt8(ascii: "}"))
+            appendReplayedAndClose(reply.replayed, to: &bytes)
         }
         bytes.append(UInt8(ascii: "\n"))
+    }
+
+    /// The same line written through `Reply`'s `Codable` conformance: the reference the direct writer matches.
+    public func encodeLineThroughCodable(_ reply: Reply) -> [UInt8] {
+        var bytes = (try? OrderedJSONEncoder().encode(reply)) ?? Self.unencodable
+        bytes.append(UInt8(ascii: "\n"))
         return bytes
+    }
+
+    private func appendID(_ id: CommandID?, to bytes: inout [UInt8]) {
+        switch id {
+        case nil: return
+        case .integer(let value): appendMember(#","id":"#, value, to: &bytes)
+        case .string(let value):
+            JSONText.appendLiteral(#","id":"#, to: &bytes)
+            JSONText.appendString(value, to: &bytes)
+        }
+    }
+
+    private func appendMember(_ key: StaticString, _ value: Int64, to bytes: inout [UInt8]) {
+        JSONText.appendLiteral(key, to: &bytes)
+        JSONText.appendInteger(value, to: &bytes)
+    }
+
+    private func appendReplayedAndClose(_ replayed: Bool, to bytes: inout [UInt8]) {
+        if replayed { JSONText.appendLiteral(#","replayed":true"#, to: &bytes) }
+        bytes.append(UInt8(ascii: "}"))
     }
 }

@@ -90,67 +90,18 @@ final class JSONOutput {
     }
 
     func writeString(_ string: String) {
-        // Most strings (keys, enum values, ids) need no escaping: one append instead of one per byte.
-        let plain = string.utf8.withContiguousStorageIfAvailable { !$0.contains(where: Self.needsEscaping) } ?? false
-        if plain {
-            bytes.append(UInt8(ascii: "\""))
-            bytes.append(contentsOf: string.utf8)
-            bytes.append(UInt8(ascii: "\""))
-            return
-        }
-        bytes.append(UInt8(ascii: "\""))
-        for byte in string.utf8 {
-            switch byte {
-            case UInt8(ascii: "\""): writeLiteral(#"\""#)
-            case UInt8(ascii: "\\"): writeLiteral(#"\\"#)
-            case 0x0A: writeLiteral(#"\n"#)
-            case 0x0D: writeLiteral(#"\r"#)
-            case 0x09: writeLiteral(#"\t"#)
-            case 0x08: writeLiteral(#"\b"#)
-            case 0x0C: writeLiteral(#"\f"#)
-            case 0..<0x20:
-                writeLiteral(#"\u00"#)
-                bytes.append(Self.hexDigit(byte >> 4))
-                bytes.append(Self.hexDigit(byte & 0xF))
-            default:
-                bytes.append(byte)
-            }
-        }
-        bytes.append(UInt8(ascii: "\""))
-    }
-
-    private static func needsEscaping(_ byte: UInt8) -> Bool {
-        byte < 0x20 || byte == UInt8(ascii: "\"") || byte == UInt8(ascii: "\\")
-    }
-
-    private static func hexDigit(_ value: UInt8) -> UInt8 {
-        value < 10 ? UInt8(ascii: "0") + value : UInt8(ascii: "a") + value - 10
+        JSONText.appendString(string, to: &bytes)
     }
 
     func writeInteger(_ value: some FixedWidthInteger) {
-        guard value != 0 else {
-            bytes.append(UInt8(ascii: "0"))
-            return
-        }
-        if value < 0 { bytes.append(UInt8(ascii: "-")) }
-        // Digits of the magnitude, least significant first, then reversed in place; no String in between.
-        let start = bytes.count
-        var magnitude = value.magnitude
-        while magnitude > 0 {
-            bytes.append(UInt8(ascii: "0") + UInt8(truncatingIfNeeded: magnitude % 10))
-            magnitude /= 10
-        }
-        bytes[start...].reverse()
+        JSONText.appendInteger(value, to: &bytes)
     }
 
     func writeDouble(_ value: Double, codingPath: [any CodingKey]) throws {
         guard value.isFinite else {
             throw EncodingError.invalidValue(value, .init(codingPath: codingPath, debugDescription: "JSON has no \(value)."))
         }
-        // The shortest text that reads back as the same Double; integral values without ".0", as JSONEncoder writes them.
-        var text = value.description
-        if text.hasSuffix(".0") { text.removeLast(2) }
-        bytes.append(contentsOf: text.utf8)
+        JSONText.appendFiniteDouble(value, to: &bytes)
     }
 }
 

@@ -133,33 +133,53 @@ public final class SQLiteWorkoutStore: WorkoutStore {
         let rows = try BatchRows(batch)
         let window = replyWindow
         try await writing { db in
-            for workout in rows.workouts { try workout.save(db) }
-            for share in rows.shares { try share.insert(db) }
-            try db.execute(
-                sql: """
-                    INSERT INTO deviceSession (device, state, activeWorkoutID, lastEndedWorkoutID) VALUES (?, ?, ?, ?)
-                    ON CONFLICT (device) DO UPDATE SET
-                        state = excluded.state,
-                        activeWorkoutID = excluded.activeWorkoutID,
-                        lastEndedWorkoutID = COALESCE(excluded.lastEndedWorkoutID, lastEndedWorkoutID)
-                    """,
-                arguments: [rows.session.device, rows.session.state, rows.session.activeWorkoutID, rows.session.lastEndedWorkoutID])
+            // Cached statements: compiled once per connection, not once per row.
+            let upsertWorkout = try db.cachedStatement(sql: """
+                INSERT INTO workout (id, device, location, date, intensityLevel, startedAt, endedAt, startCommandID, endCommandID)
+                VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)
+                ON CONFLICT (id) DO UPDATE SET
+                    device = excluded.device, location = excluded.location, date = excluded.date,
+                    intensityLevel = excluded.intensityLevel, startedAt = excluded.startedAt, endedAt = excluded.endedAt,
+                    startCommandID = excluded.startCommandID, endCommandID = excluded.endCommandID
+                """)
+            for workout in rows.workouts {
+                try upsertWorkout.execute(arguments: [
+                    workout.id, workout.device, workout.location, workout.date.timeIntervalSince1970, workout.intensityLevel,
+                    workout.startedAt.timeIntervalSince1970, workout.endedAt?.timeIntervalSince1970,
+                    workout.startCommandID, workout.endCommandID,
+                ])
+            }
+            let insertShare = try db.cachedStatement(sql: """
+                INSERT INTO share (id, workoutID, device, service, queuedAt, status, attempts, lastError, deliveredAt, nextAttemptAt, commandID)
+                VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+                """)
+            for share in rows.shares {
+                try insertShare.execute(arguments: [
+                    share.id, share.workoutID, share.device, share.service, share.queuedAt.timeIntervalSince1970,
+                    share.status, share.attempts, share.lastError, share.deliveredAt?.timeIntervalSince1970,
+                    share.nextAttemptAt.timeIntervalSince1970, share.commandID,
+                ])
+            }
+            try db.cachedStatement(sql: """
+                INSERT INTO deviceSession (device, state, activeWorkoutID, lastEndedWorkoutID) VALUES (?, ?, ?, ?)
+                ON CONFLICT (device) DO UPDATE SET
+                    state = excluded.state,
+                    activeWorkoutID = excluded.activeWorkoutID,
+                    lastEndedWorkoutID = COALESCE(excluded.lastEndedWorkoutID, lastEndedWorkoutID)
+                """).execute(arguments: [rows.session.device, rows.session.state, rows.session.activeWorkoutID, rows.session.lastEndedWorkoutID])
             guard !rows.replies.isEmpty else { return }
+            let rememberReply = try db.cachedStatement(sql: """
+                INSERT INTO rememberedReply (device, commandID, reply) VALUES (?, ?, ?)
+                ON CONFLICT (device, commandID) DO UPDATE SET reply = excluded.reply
+                """)
             for reply in rows.replies {
-                try db.execute(
-                    sql: """
-                        INSERT INTO rememberedReply (device, commandID, reply) VALUES (?, ?, ?)
-                        ON CONFLICT (device, commandID) DO UPDATE SET reply = excluded.reply
-                        """,
-                    arguments: [reply.device, reply.commandID, reply.reply])
+                try rememberReply.execute(arguments: [reply.device, reply.commandID, reply.reply])
             }
             // Trim to the window here, so the table never holds more than `window` ids per device.
-            try db.execute(
-                sql: """
-                    DELETE FROM rememberedReply WHERE device = ? AND sequence <= (
-                        SELECT sequence FROM rememberedReply WHERE device = ? ORDER BY sequence DESC LIMIT 1 OFFSET ?)
-                    """,
-                arguments: [rows.session.device, rows.session.device, window])
+            try db.cachedStatement(sql: """
+                DELETE FROM rememberedReply WHERE device = ? AND sequence <= (
+                    SELECT sequence FROM rememberedReply WHERE device = ? ORDER BY sequence DESC LIMIT 1 OFFSET ?)
+                """).execute(arguments: [rows.session.device, rows.session.device, window])
         }
     }
 
@@ -196,22 +216,31 @@ public final class SQLiteWorkoutStore: WorkoutStore {
     }
 
     public func recordDelivery(shareID: Int64, result: DeliveryResult) async throws {
+        try await recordDeliveries([(shareID, result)])
+    }
+
+    /// One transaction (one fsync) for a pass of the delivery worker, so deliveries cost the devices'
+    /// commits little of the single writer.
+    public func recordDeliveries(_ results: [(shareID: Int64, result: DeliveryResult)]) async throws {
+        guard !results.isEmpty else { return }
         try await writing { db in
-            // Only a pending share changes: a second report of the same delivery is a no-op.
-            guard var row = try ShareRow.fetchOne(db, key: shareID), row.status == ShareRecord.Status.pending.rawValue else {
-                return
+            for (shareID, result) in results {
+                // Only a pending share changes: a second report of the same delivery is a no-op.
+                guard var row = try ShareRow.fetchOne(db, key: shareID), row.status == ShareRecord.Status.pending.rawValue else {
+                    continue
+                }
+                row.attempts += 1
+                switch result {
+                case .delivered(let at):
+                    row.status = ShareRecord.Status.delivered.rawValue
+                    row.deliveredAt = at
+                    row.lastError = nil
+                case .failed(let error, let retryAt):
+                    row.lastError = error
+                    row.nextAttemptAt = retryAt
+                }
+                try row.update(db)
             }
-            row.attempts += 1
-            switch result {
-            case .delivered(let at):
-                row.status = ShareRecord.Status.delivered.rawValue
-                row.deliveredAt = at
-                row.lastError = nil
-            case .failed(let error, let retryAt):
-                row.lastError = error
-                row.nextAttemptAt = retryAt
-            }
-            try row.update(db)
         }
     }
 
@@ -267,12 +296,10 @@ private struct BatchRows: Sendable {
             state: try StoredJSON.encode(batch.state),
             activeWorkoutID: batch.state.activeWorkout?.id,
             lastEndedWorkoutID: batch.workouts.last(where: { $0.endedAt != nil })?.id)
-        replies = try batch.replies.map { entry in
-            var reply = entry.reply
-            reply.replayed = false
-            return RememberedReplyRow(
+        replies = batch.replies.map { entry in
+            RememberedReplyRow(
                 sequence: nil, device: batch.device.rawValue,
-                commandID: try StoredJSON.encode(entry.id), reply: try StoredJSON.encode(reply))
+                commandID: StoredJSON.text(of: entry.id), reply: StoredJSON.text(of: entry.reply))
         }
     }
 }

@@ -33,7 +33,7 @@ struct ShareRow: Codable, FetchableRecord, PersistableRecord {
         lastError = record.lastError
         deliveredAt = record.deliveredAt
         nextAttemptAt = record.nextAttemptAt
-        commandID = try record.commandID.map(StoredJSON.encode)
+        commandID = record.commandID.map(StoredJSON.text(of:))
     }
 
     func record() throws -> ShareRecord {

@@ -29,8 +29,8 @@ struct WorkoutRow: Codable, FetchableRecord, PersistableRecord {
         intensityLevel = record.intensityLevel
         startedAt = record.startedAt
         endedAt = record.endedAt
-        startCommandID = try record.startCommandID.map(StoredJSON.encode)
-        endCommandID = try record.endCommandID.map(StoredJSON.encode)
+        startCommandID = record.startCommandID.map(StoredJSON.text(of:))
+        endCommandID = record.endCommandID.map(StoredJSON.text(of:))
     }
 
     func record() throws -> WorkoutRecord {

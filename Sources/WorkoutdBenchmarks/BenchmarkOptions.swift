@@ -1,8 +1,9 @@
 /// What `WorkoutdBenchmarks` measures, from its command line.
 ///
 /// Each program is `NAME=COMMAND`, where COMMAND is run by `/bin/sh -c` with `{device}` replaced by the
-/// pty's device path. The baseline is the yardstick; the first subject is held to issue 2's floors
-/// against it; a durable subject is held to issue 4's floor against the first subject.
+/// pty's device path and `{run}` by the number of the program's start (each measurement starts it
+/// afresh). The baseline is the yardstick; the first subject is held to issue 2's floors against it; a
+/// durable subject is held to issue 4's floor against the first subject.
 struct BenchmarkOptions {
     var baseline: ProgramUnderTest.Specification?
     var subjects: [ProgramUnderTest.Specification] = []
@@ -15,7 +16,8 @@ struct BenchmarkOptions {
     static let usage = """
         usage: WorkoutdBenchmarks --baseline NAME=COMMAND --subject NAME=COMMAND [--durable NAME=COMMAND]...
                                   [--commands N] [--rounds N] [--round-trips N] [--warm-up N]
-          COMMAND runs under /bin/sh -c; {device} is replaced by the pty's device path.
+          COMMAND runs under /bin/sh -c; {device} is replaced by the pty's device path, {run} by the
+          number of the start (every round and the latency run start the program afresh).
           --commands     commands per pipelined round (default 100000, rounded up to whole start/end/share cycles)
           --rounds       pipelined rounds per program; the median is reported (default 3)
           --round-trips  single-flight round trips measured after warm-up (default 20000)

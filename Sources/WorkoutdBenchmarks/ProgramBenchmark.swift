@@ -14,9 +14,46 @@ enum ProgramBenchmark {
     /// A line every program answers without changing state (workoutd: `nothing_to_share` on a new session).
     private static let probe = #"{"command_type":"share_workout","service":"twitter","id":"bench-probe"}"#
 
+    /// Each pipelined round and the latency run get a program started afresh on a new pty, so every
+    /// measurement starts from the same state: no backlog left by the round before (a round queues tens
+    /// of thousands of shares, which the daemon goes on delivering in the background).
     static func run(_ specification: ProgramUnderTest.Specification, options: BenchmarkOptions, matchIDs: Bool) throws -> ProgramFigures {
+        var mix = CommandMix()
+        var starts = 0
+
+        var rounds: [PipelinedThroughput.Result] = []
+        for _ in 0..<options.throughputRounds {
+            let commands = mix.next(options.pipelinedCommands)
+            starts += 1
+            var round = try withFreshProgram(specification, run: starts) { master, program in
+                try measured(specification, program) { try PipelinedThroughput.measure(master, commands: commands) }
+            }
+            try ReplyCheck.verify(round.replies, against: commands, matchIDs: matchIDs)
+            round.replies = []
+            rounds.append(round)
+        }
+        rounds.sort { $0.commandsPerSecond < $1.commandsPerSecond }
+
+        let warmUp = mix.next(options.warmUpRoundTrips)
+        let commands = mix.next(options.roundTrips)
+        starts += 1
+        var latency = try withFreshProgram(specification, run: starts) { master, program in
+            try measured(specification, program) { try SingleFlightLatency.measure(master, warmUp: warmUp, commands: commands) }
+        }
+        try ReplyCheck.verify(latency.replies, against: commands, matchIDs: matchIDs)
+        latency.replies = []
+
+        return ProgramFigures(
+            name: specification.name, throughput: rounds[rounds.count / 2],
+            throughputRounds: rounds.map(\.commandsPerSecond), latency: latency)
+    }
+
+    /// Starts the program on a new pty, waits until it answers, runs `body`, stops the program.
+    private static func withFreshProgram<T>(
+        _ specification: ProgramUnderTest.Specification, run: Int, _ body: (MasterSide, ProgramUnderTest) throws -> T
+    ) throws -> T {
         let wearable = try SimulatedWearable()
-        let program = try ProgramUnderTest(specification, devicePath: wearable.devicePath)
+        let program = try ProgramUnderTest(specification, devicePath: wearable.devicePath, run: run)
         defer {
             program.stop()
             wearable.unplug()
@@ -29,30 +66,7 @@ enum ProgramBenchmark {
         guard wearable.drain(for: .milliseconds(100)).isEmpty else {
             throw TestingError("\(specification.name) answered the probe line more than once")
         }
-        let master = MasterSide(fd: wearable.fd)
-        var mix = CommandMix()
-
-        var rounds: [PipelinedThroughput.Result] = []
-        for _ in 0..<options.throughputRounds {
-            let commands = mix.next(options.pipelinedCommands)
-            var round = try measured(specification, program) { try PipelinedThroughput.measure(master, commands: commands) }
-            try ReplyCheck.verify(round.replies, against: commands, matchIDs: matchIDs)
-            round.replies = []
-            rounds.append(round)
-        }
-        rounds.sort { $0.commandsPerSecond < $1.commandsPerSecond }
-
-        let warmUp = mix.next(options.warmUpRoundTrips)
-        let commands = mix.next(options.roundTrips)
-        var latency = try measured(specification, program) {
-            try SingleFlightLatency.measure(master, warmUp: warmUp, commands: commands)
-        }
-        try ReplyCheck.verify(latency.replies, against: commands, matchIDs: matchIDs)
-        latency.replies = []
-
-        return ProgramFigures(
-            name: specification.name, throughput: rounds[rounds.count / 2],
-            throughputRounds: rounds.map(\.commandsPerSecond), latency: latency)
+        return try body(MasterSide(fd: wearable.fd), program)
     }
 
     /// Runs a measurement, adding the program's own output to any failure.

@@ -29,14 +29,18 @@ final class ProgramUnderTest {
     private let process = Process()
     private let logURL: URL
 
-    init(_ specification: Specification, devicePath: String) throws {
+    /// `run` numbers the program's starts within the benchmark; a command's `{run}` is replaced by it, so
+    /// each start can have a state directory of its own.
+    init(_ specification: Specification, devicePath: String, run: Int) throws {
         self.specification = specification
         logURL = FileManager.default.temporaryDirectory
             .appendingPathComponent("workoutd-bench-\(getpid())-\(UUID().uuidString).log")
         _ = FileManager.default.createFile(atPath: logURL.path, contents: nil)
         let log = try FileHandle(forWritingTo: logURL)
         process.executableURL = URL(fileURLWithPath: "/bin/sh")
-        process.arguments = ["-c", "exec " + specification.command.replacingOccurrences(of: "{device}", with: devicePath)]
+        process.arguments = ["-c", "exec " + specification.command
+            .replacingOccurrences(of: "{device}", with: devicePath)
+            .replacingOccurrences(of: "{run}", with: String(run))]
         // The run must not pick up a developer's WORKOUTD_* settings; a command that wants one says so with env(1).
         process.environment = ProcessInfo.processInfo.environment.filter { !$0.key.hasPrefix("WORKOUTD_") }
         process.standardInput = FileHandle.nullDevice

@@ -32,8 +32,8 @@ if grep -q -- '--control-socket' <<< "$help"; then workoutd+=(--control-socket "
 programs=(--baseline "echo baseline (C)=$work/echo-baseline {device}")
 # With durable storage the daemon offers an in-memory store for exactly this comparison; both are measured.
 if grep -q -- '--in-memory' <<< "$help"; then
-    programs+=(--subject "workoutd, in-memory store=${workoutd[*]} --in-memory --state-dir $work/state-memory --device {device}")
-    programs+=(--durable "workoutd, durable store=${workoutd[*]} --state-dir $work/state --device {device}")
+    programs+=(--subject "workoutd, in-memory store=${workoutd[*]} --in-memory --state-dir $work/memory-{run} --device {device}")
+    programs+=(--durable "workoutd, durable store=${workoutd[*]} --state-dir $work/durable-{run} --device {device}")
 else
     programs+=(--subject "workoutd (in-memory store)=${workoutd[*]} --state-dir $work/state --device {device}")
 fi

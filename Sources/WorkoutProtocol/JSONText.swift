@@ -1,0 +1,69 @@
+/// JSON scalars written as bytes: the one spelling that ``OrderedJSONEncoder`` and ``ReplyEncoder`` share.
+enum JSONText {
+    static func appendLiteral(_ text: StaticString, to bytes: inout [UInt8]) {
+        text.withUTF8Buffer { bytes.append(contentsOf: $0) }
+    }
+
+    /// A quoted string; slashes are left alone, everything else escaped as JSON requires.
+    static func appendString(_ string: String, to bytes: inout [UInt8]) {
+        // Most strings (keys, enum values, ids) need no escaping: one append instead of one per byte.
+        let plain = string.utf8.withContiguousStorageIfAvailable { !$0.contains(where: needsEscaping) } ?? false
+        bytes.append(UInt8(ascii: "\""))
+        if plain {
+            bytes.append(contentsOf: string.utf8)
+        } else {
+            for byte in string.utf8 { appendEscaped(byte, to: &bytes) }
+        }
+        bytes.append(UInt8(ascii: "\""))
+    }
+
+    private static func appendEscaped(_ byte: UInt8, to bytes: inout [UInt8]) {
+        switch byte {
+        case UInt8(ascii: "\""): appendLiteral(#"\""#, to: &bytes)
+        case UInt8(ascii: "\\"): appendLiteral(#"\\"#, to: &bytes)
+        case 0x0A: appendLiteral(#"\n"#, to: &bytes)
+        case 0x0D: appendLiteral(#"\r"#, to: &bytes)
+        case 0x09: appendLiteral(#"\t"#, to: &bytes)
+        case 0x08: appendLiteral(#"\b"#, to: &bytes)
+        case 0x0C: appendLiteral(#"\f"#, to: &bytes)
+        case 0..<0x20:
+            appendLiteral(#"\u00"#, to: &bytes)
+            bytes.append(hexDigit(byte >> 4))
+            bytes.append(hexDigit(byte & 0xF))
+        default:
+            bytes.append(byte)
+        }
+    }
+
+    private static func needsEscaping(_ byte: UInt8) -> Bool {
+        byte < 0x20 || byte == UInt8(ascii: "\"") || byte == UInt8(ascii: "\\")
+    }
+
+    private static func hexDigit(_ value: UInt8) -> UInt8 {
+        value < 10 ? UInt8(ascii: "0") + value : UInt8(ascii: "a") + value - 10
+    }
+
+    static func appendInteger(_ value: some FixedWidthInteger, to bytes: inout [UInt8]) {
+        guard value != 0 else {
+            bytes.append(UInt8(ascii: "0"))
+            return
+        }
+        if value < 0 { bytes.append(UInt8(ascii: "-")) }
+        // Digits of the magnitude, least significant first, then reversed in place; no String in between.
+        let start = bytes.count
+        var magnitude = value.magnitude
+        while magnitude > 0 {
+            bytes.append(UInt8(ascii: "0") + UInt8(truncatingIfNeeded: magnitude % 10))
+            magnitude /= 10
+        }
+        bytes[start...].reverse()
+    }
+
+    /// The shortest text that reads back as the same Double; integral values without ".0", as
+    /// `JSONEncoder` writes them. The caller rules out NaN and the infinities, which JSON lacks.
+    static func appendFiniteDouble(_ value: Double, to bytes: inout [UInt8]) {
+        var text = value.description
+        if text.hasSuffix(".0") { text.removeLast(2) }
+        bytes.append(contentsOf: text.utf8)
+    }
+}
