@@ -5,7 +5,7 @@ import WorkoutProtocol
 /// A ``WorkoutStore`` that keeps everything in memory: for tests, benchmarks and `--in-memory` runs.
 public final class InMemoryWorkoutStore: WorkoutStore {
     private struct Contents {
-        var snapshots: [DeviceIdentity: DeviceSnapshot] = [:]
+        var sessions: [DeviceIdentity: StoredSession] = [:]
         var workouts: [Int64: WorkoutRecord] = [:]
         var shares: [Int64: ShareRecord] = [:]
         /// The shares still pending, in id order, so finding due ones neither scans every share ever made
@@ -24,7 +24,7 @@ public final class InMemoryWorkoutStore: WorkoutStore {
     }
 
     public func restore(_ device: DeviceIdentity) async throws -> DeviceSnapshot {
-        contents.withLock { $0.snapshots[device] ?? DeviceSnapshot() }
+        contents.withLock { $0.sessions[device]?.snapshot ?? DeviceSnapshot() }
     }
 
     public func commit(_ batch: StoreBatch) async throws {
@@ -34,15 +34,8 @@ public final class InMemoryWorkoutStore: WorkoutStore {
                 c.shares[share.id] = share
                 if share.status == .pending { c.pendingShares.insert(share.id) } else { c.pendingShares.remove(share.id) }
             }
-            // In place: a copy of the snapshot's remembered replies per batch would cost more than the batch.
-            Self.apply(batch, to: &c.snapshots[batch.device, default: DeviceSnapshot()])
+            c.sessions[batch.device, default: StoredSession()].apply(batch)
         }
-    }
-
-    private static func apply(_ batch: StoreBatch, to snapshot: inout DeviceSnapshot) {
-        snapshot.state = batch.state
-        if let ended = batch.workouts.last(where: { $0.endedAt != nil }) { snapshot.lastEndedWorkout = ended }
-        for entry in batch.replies { snapshot.recentReplies.remember(entry.reply, for: entry.id) }
     }
 
     public func workouts(device: DeviceIdentity?, limit: Int?) async throws -> [WorkoutRecord] {
@@ -97,7 +90,35 @@ public final class InMemoryWorkoutStore: WorkoutStore {
     }
 
     public func activeSessionCount() async throws -> Int {
-        contents.withLock { $0.snapshots.values.filter { $0.state.activeWorkout != nil }.count }
+        contents.withLock { $0.sessions.values.filter { $0.state.activeWorkout != nil }.count }
+    }
+}
+
+/// A device's session as stored: its remembered replies kept as a log, not a dictionary.
+///
+/// The session itself holds the dictionary it looks retries up in; the store only needs them again when
+/// a session is restored, so a commit appends to the log instead of hashing every reply a second time.
+private struct StoredSession {
+    var state: SessionState = .idle
+    var lastEndedWorkout: WorkoutRecord?
+    private var replies: [RecentReply] = []
+
+    mutating func apply(_ batch: StoreBatch) {
+        state = batch.state
+        if let ended = batch.workouts.last(where: { $0.endedAt != nil }) { lastEndedWorkout = ended }
+        replies.append(contentsOf: batch.replies)
+        // Trimmed in steps, so the log is at most twice the window and a commit rarely moves it.
+        if replies.count > 2 * RecentReplies.defaultCapacity {
+            replies.removeFirst(replies.count - RecentReplies.defaultCapacity)
+        }
+    }
+
+    /// An id is logged only when it ran, which it does only when not remembered, so replaying the log into
+    /// a window evicts exactly what the session's own window evicted.
+    var snapshot: DeviceSnapshot {
+        DeviceSnapshot(
+            state: state, lastEndedWorkout: lastEndedWorkout,
+            recentReplies: RecentReplies(replies.suffix(RecentReplies.defaultCapacity).map { ($0.id, $0.reply) }))
     }
 }
 

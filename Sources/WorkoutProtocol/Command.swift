@@ -52,12 +52,13 @@ extension Workout: Codable {
     public init(from decoder: any Decoder) throws {
         let container = try decoder.container(keyedBy: CodingKeys.self)
         let location = try container.decode(String.self, forKey: .location)
-        let path = (container.codingPath + [CodingKeys.location]).dottedPath
+        var path: String { (container.codingPath + [CodingKeys.location]).dottedPath }
         guard !location.allSatisfy(\.isWhitespace) else {
             throw DecodingError.dataCorruptedError(
                 forKey: .location, in: container, debugDescription: "'\(path)' must not be empty.")
         }
-        guard location.count <= Self.maximumLocationLength else {
+        // A character is at least one byte, so counting characters (grapheme breaking) is needed only past that.
+        guard location.utf8.count <= Self.maximumLocationLength || location.count <= Self.maximumLocationLength else {
             throw DecodingError.dataCorruptedError(
                 forKey: .location, in: container,
                 debugDescription: "'\(path)' must be at most \(Self.maximumLocationLength) characters; got \(location.count).")

@@ -97,6 +97,39 @@ private struct FlatKeyedContainer<Key: CodingKey>: KeyedDecodingContainerProtoco
         try T(from: decoder(for: key))
     }
 
+    // The scalars a command reads, straight from the parsed value: the generic path builds a decoder, a
+    // key path and a boxed single-value container for each. Any failure goes the generic way, so the
+    // error is the one it would have been.
+    /// The generic path, for a value the fast path did not take: its result or its error.
+    private func generic<V: Decodable>(_ type: V.Type, forKey key: Key) throws -> V {
+        try V(from: decoder(for: key))
+    }
+
+    func decode(_ type: String.Type, forKey key: Key) throws -> String {
+        if case .string(let value) = object[key.stringValue] { return value }
+        return try generic(type, forKey: key)
+    }
+
+    func decode(_ type: Double.Type, forKey key: Key) throws -> Double {
+        if case .integer(let value) = object[key.stringValue] { return Double(value) }
+        return try generic(type, forKey: key)
+    }
+
+    func decode(_ type: Int.Type, forKey key: Key) throws -> Int {
+        if case .integer(let value) = object[key.stringValue], let exact = Int(exactly: value) { return exact }
+        return try generic(type, forKey: key)
+    }
+
+    func decode(_ type: Int64.Type, forKey key: Key) throws -> Int64 {
+        if case .integer(let value) = object[key.stringValue] { return value }
+        return try generic(type, forKey: key)
+    }
+
+    func decode(_ type: Bool.Type, forKey key: Key) throws -> Bool {
+        if case .bool(let value) = object[key.stringValue] { return value }
+        return try generic(type, forKey: key)
+    }
+
     func decodeIfPresent<T: Decodable>(_ type: T.Type, forKey key: Key) throws -> T? {
         guard let value = object[key.stringValue] else { return nil }
         if case .null = value { return nil }
