@@ -94,7 +94,15 @@ private struct FlatKeyedContainer<Key: CodingKey>: KeyedDecodingContainerProtoco
     }
 
     func decode<T: Decodable>(_ type: T.Type, forKey key: Key) throws -> T {
-        try T(from: decoder(for: key))
+        if let value = object[key.stringValue], let direct = Self.direct(type, from: value) { return direct }
+        return try T(from: decoder(for: key))
+    }
+
+    /// A ``FlatScalarDecodable`` type made straight from the parsed value; nil for every other type, and for a
+    /// value the type's own `init(from:)` would reject (so the error still comes from there).
+    private static func direct<T>(_ type: T.Type, from value: FlatJSONObject.Value) -> T? {
+        guard let scalar = type as? any FlatScalarDecodable.Type else { return nil }
+        return scalar.init(flatValue: value) as? T
     }
 
     // The scalars a command reads, straight from the parsed value: the generic path builds a decoder, a
@@ -133,6 +141,7 @@ private struct FlatKeyedContainer<Key: CodingKey>: KeyedDecodingContainerProtoco
     func decodeIfPresent<T: Decodable>(_ type: T.Type, forKey key: Key) throws -> T? {
         guard let value = object[key.stringValue] else { return nil }
         if case .null = value { return nil }
+        if let direct = Self.direct(type, from: value) { return direct }
         return try T(from: FlatJSONDecoder(value, codingPath: codingPath + [key]))
     }
 
@@ -150,6 +159,30 @@ private struct FlatKeyedContainer<Key: CodingKey>: KeyedDecodingContainerProtoco
 
     func superDecoder(forKey key: Key) throws -> any Decoder {
         try decoder(for: key)
+    }
+}
+
+/// A type that ``FlatJSONDecoder`` may make directly from a parsed scalar instead of through its
+/// `init(from:)`, skipping a decoder, a key path and a boxed container per value. The result must be
+/// exactly what `init(from:)` returns for that value; where `init(from:)` would throw, return nil.
+protocol FlatScalarDecodable {
+    init?(flatValue: FlatJSONObject.Value)
+}
+
+extension CommandID: FlatScalarDecodable {
+    init?(flatValue: FlatJSONObject.Value) {
+        switch flatValue {
+        case .integer(let value): self = .integer(value)
+        case .string(let value): self = .string(value)
+        case .bool, .null: return nil
+        }
+    }
+}
+
+extension ShareService: FlatScalarDecodable {
+    init?(flatValue: FlatJSONObject.Value) {
+        guard case .string(let raw) = flatValue else { return nil }
+        self.init(rawValue: raw)
     }
 }
 
