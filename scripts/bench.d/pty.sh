@@ -47,5 +47,7 @@ fi
     echo
     echo "Command: \`make bench\` (\`bash scripts/bench.sh pty\`). The echo baseline answers every line with one fixed"
     echo "reply, i.e. the limit of a pty on this machine; floors from issue 2 (and issue 4 for the durable store)."
+    echo "Each round and the latency run start the program afresh on a new pty (workoutd with a new state directory),"
+    echo "so none inherits the share backlog of the one before; shares a run queues are delivered during it."
 } > "$work/section.md"
 bash "$root/scripts/bench-record.sh" pty "Serial pipeline through a pty: workoutd vs echo baseline" "$work/section.md"
