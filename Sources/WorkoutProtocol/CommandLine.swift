@@ -20,16 +20,27 @@ extension CommandLine: Decodable {
     public init(from decoder: any Decoder) throws {
         // Throws only when the line is not an object: that is `malformed_json`, with no id to echo.
         let container = try decoder.container(keyedBy: CodingKeys.self)
-        var idError: ProtocolError?
+        let id: Result<CommandID?, ProtocolError>
         do {
-            id = try container.decodeIfPresent(CommandID.self, forKey: .id)
+            id = .success(try container.decodeIfPresent(CommandID.self, forKey: .id))
         } catch {
-            id = nil
-            idError = ProtocolError(code: .invalidField, field: "id", message: "'id' must be a string or an integer.")
+            id = .failure(Self.unusableID)
         }
+        self.init(id: id) { try Command(from: decoder) }
+    }
+
+    static let unusableID = ProtocolError(code: .invalidField, field: "id", message: "'id' must be a string or an integer.")
+
+    /// The line from its `id` (or why it is unusable) and its command, decoded even when the id is unusable
+    /// so that a bad command is reported the same way; an unusable id is the error otherwise.
+    init(id: Result<CommandID?, ProtocolError>, decodingCommand: () throws -> Command) {
+        self.id = try? id.get() ?? nil
         do {
-            let decoded = try Command(from: decoder)
-            command = idError.map { .failure($0) } ?? .success(decoded)
+            let decoded = try decodingCommand()
+            switch id {
+            case .success: command = .success(decoded)
+            case .failure(let error): command = .failure(error)
+            }
         } catch {
             command = .failure(ProtocolError(decoding: error))
         }
@@ -68,11 +79,14 @@ public struct CommandLineDecoder {
         guard String(validating: bytes, as: UTF8.self) != nil, let object = FlatJSONObject(parsing: bytes) else {
             return nil
         }
-        do {
-            return try CommandLine(from: FlatJSONDecoder(object))
-        } catch {
-            return CommandLine(id: nil, command: .failure(ProtocolError(decoding: error)))
+        // The envelope's `id` straight from the parsed object (what `CommandLine.init(from:)` reads through a
+        // container of its own); the command through `Codable`.
+        let id: Result<CommandID?, ProtocolError>
+        switch object["id"] {
+        case nil, .null?: id = .success(nil)
+        case let value?: id = CommandID(flatValue: value).map { .success($0) } ?? .failure(CommandLine.unusableID)
         }
+        return CommandLine(id: id) { try Command(from: FlatJSONDecoder(object)) }
     }
 }
 

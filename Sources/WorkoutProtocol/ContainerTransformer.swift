@@ -5,7 +5,8 @@
 public protocol DecodingContainerTransformer: Sendable {
     associatedtype DecodingInput: Decodable
     associatedtype DecodingOutput
-    func decode(input: DecodingInput, codingPath: [any CodingKey]) throws -> DecodingOutput
+    /// `codingPath` names the value for an error message; it is built only if asked for.
+    func decode(input: DecodingInput, codingPath: @autoclosure () -> [any CodingKey]) throws -> DecodingOutput
 }
 
 /// The encoding half of a transformer: the typed value back into its wire form.

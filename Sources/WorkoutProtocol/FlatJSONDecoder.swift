@@ -101,6 +101,11 @@ private struct FlatKeyedContainer<Key: CodingKey>: KeyedDecodingContainerProtoco
     /// A ``FlatScalarDecodable`` type made straight from the parsed value; nil for every other type, and for a
     /// value the type's own `init(from:)` would reject (so the error still comes from there).
     private static func direct<T>(_ type: T.Type, from value: FlatJSONObject.Value) -> T? {
+        // A transformer's input arrives here generically; a string is the common case (the date).
+        if type == String.self {
+            if case .string(let string) = value { return string as? T }
+            return nil
+        }
         guard let scalar = type as? any FlatScalarDecodable.Type else { return nil }
         return scalar.init(flatValue: value) as? T
     }

@@ -10,8 +10,9 @@ public struct WorkoutDateTransformer: CodingContainerTransformer {
 
     public init() {}
 
-    public func decode(input: String, codingPath: [any CodingKey]) throws -> Date {
+    public func decode(input: String, codingPath: @autoclosure () -> [any CodingKey]) throws -> Date {
         if let date = Self.parse(input) { return date }
+        let codingPath = codingPath()
         throw DecodingError.dataCorrupted(.init(
             codingPath: codingPath,
             debugDescription: "'\(codingPath.dottedPath)' must be a date like 2020-03-16 19:45:13 +0000 or 2020-03-16T19:45:13Z; got '\(input.truncatedForMessage)'."
