@@ -4,6 +4,9 @@ SWIFT      ?= swift
 # umockdev's preload library redirects /dev and /sys for the whole process, so the libudev tests run
 # in a process of their own under its wrapper, and every other test outside it.
 UDEV_TESTS := DeviceDiscoveryTests
+# The end-to-end and crash tests drive daemons hard (a gigabyte without a newline, kill -9 under load): they
+# run after the rest rather than beside it, so their load does not starve the other tests' waits.
+HEAVY_TESTS := EndToEndTests|DurabilityTests
 APT_PACKAGES := socat libudev-dev umockdev libumockdev-dev libsystemd-dev libsqlite3-dev sqlite3 \
                 systemd-container debootstrap valgrind python3 util-linux lld
 
@@ -32,7 +35,8 @@ build:
 test: build test-swift test-udev test-shell test-systemd fuzz
 
 test-swift:
-	$(SWIFT) test --skip-build --skip $(UDEV_TESTS)
+	$(SWIFT) test --skip-build --skip $(UDEV_TESTS) --skip '$(HEAVY_TESTS)'
+	$(SWIFT) test --skip-build --filter '$(HEAVY_TESTS)'
 
 test-udev:
 	WORKOUTD_REQUIRE_UMOCKDEV=1 umockdev-wrapper $(SWIFT) test --skip-build --filter $(UDEV_TESTS)

@@ -42,7 +42,7 @@ public final class DaemonProcess: @unchecked Sendable {
     }
 
     /// Waits until the log contains `text`; throws with the log when it does not appear in time.
-    public func waitForLog(_ text: String, timeout: Duration = .seconds(10)) throws {
+    public func waitForLog(_ text: String, timeout: Duration = .seconds(30)) throws {
         let deadline = ContinuousClock.now + timeout
         while ContinuousClock.now < deadline {
             if log.contains(text) { return }
@@ -59,7 +59,7 @@ public final class DaemonProcess: @unchecked Sendable {
 
     /// Waits for the process to exit and returns its status; throws if it outlives `timeout`.
     @discardableResult
-    public func waitForExit(timeout: Duration = .seconds(10)) throws -> Int32 {
+    public func waitForExit(timeout: Duration = .seconds(30)) throws -> Int32 {
         let deadline = ContinuousClock.now + timeout
         while process.isRunning {
             guard ContinuousClock.now < deadline else { throw TestingError("workoutd still running after \(timeout)") }

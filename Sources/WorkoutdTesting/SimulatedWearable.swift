@@ -55,7 +55,7 @@ public final class SimulatedWearable: @unchecked Sendable {
     }
 
     /// Writes raw bytes, waiting while the line is full.
-    public func write(_ bytes: [UInt8], timeout: Duration = .seconds(10)) throws(TestingError) {
+    public func write(_ bytes: [UInt8], timeout: Duration = .seconds(30)) throws(TestingError) {
         var offset = 0
         let deadline = ContinuousClock.now + timeout
         while offset < bytes.count {
@@ -72,7 +72,7 @@ public final class SimulatedWearable: @unchecked Sendable {
     }
 
     /// The next reply line, without its newline.
-    public func readLine(timeout: Duration = .seconds(5)) throws(TestingError) -> String {
+    public func readLine(timeout: Duration = .seconds(30)) throws(TestingError) -> String {
         let deadline = ContinuousClock.now + timeout
         while true {
             if let newline = buffer.firstIndex(of: UInt8(ascii: "\n")) {
@@ -85,7 +85,7 @@ public final class SimulatedWearable: @unchecked Sendable {
     }
 
     /// The next `count` reply lines.
-    public func readLines(_ count: Int, timeout: Duration = .seconds(10)) throws(TestingError) -> [String] {
+    public func readLines(_ count: Int, timeout: Duration = .seconds(30)) throws(TestingError) -> [String] {
         let deadline = ContinuousClock.now + timeout
         var lines: [String] = []
         while lines.count < count {
@@ -97,7 +97,7 @@ public final class SimulatedWearable: @unchecked Sendable {
     }
 
     /// The next reply, decoded.
-    public func readReply(timeout: Duration = .seconds(5)) throws(TestingError) -> Reply {
+    public func readReply(timeout: Duration = .seconds(30)) throws(TestingError) -> Reply {
         let line = try readLine(timeout: timeout)
         do {
             return try JSONDecoder().decode(Reply.self, from: Data(line.utf8))
@@ -107,7 +107,7 @@ public final class SimulatedWearable: @unchecked Sendable {
     }
 
     /// Sends a line and returns the reply line.
-    public func request(_ line: String, timeout: Duration = .seconds(5)) throws(TestingError) -> String {
+    public func request(_ line: String, timeout: Duration = .seconds(30)) throws(TestingError) -> String {
         try send(line)
         return try readLine(timeout: timeout)
     }

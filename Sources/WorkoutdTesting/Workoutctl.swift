@@ -20,7 +20,7 @@ public enum Workoutctl {
     }
 
     /// Runs `workoutctl arguments…` to completion; kills it if it outlives `timeout`.
-    public static func run(_ arguments: [String], timeout: Duration = .seconds(20)) throws -> Output {
+    public static func run(_ arguments: [String], timeout: Duration = .seconds(60)) throws -> Output {
         let directory = FileManager.default.temporaryDirectory
         let out = directory.appendingPathComponent("workoutctl-\(UUID().uuidString).out")
         let err = directory.appendingPathComponent("workoutctl-\(UUID().uuidString).err")
@@ -73,7 +73,7 @@ public enum Workoutctl {
         }
 
         /// The next line it printed; throws if none arrives within `timeout` or it exits first.
-        public func readLine(timeout: Duration = .seconds(10)) throws -> String {
+        public func readLine(timeout: Duration = .seconds(30)) throws -> String {
             let fd = pipe.fileHandleForReading.fileDescriptor
             let deadline = ContinuousClock.now + timeout
             while true {

@@ -44,7 +44,7 @@ final class ControlledDaemon: @unchecked Sendable {
     }
 
     /// Waits until the device at `path` is connected (the daemon opened it).
-    func waitUntilConnected(_ path: String, timeout: Duration = .seconds(10)) throws {
+    func waitUntilConnected(_ path: String, timeout: Duration = .seconds(30)) throws {
         let deadline = ContinuousClock.now + timeout
         while ContinuousClock.now < deadline {
             let devices = try ctlJSON(["devices"], as: DeviceReport.self)
