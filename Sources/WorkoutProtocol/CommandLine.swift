@@ -34,15 +34,14 @@ extension CommandLine: Decodable {
     /// The line from its `id` (or why it is unusable) and its command, decoded even when the id is unusable
     /// so that a bad command is reported the same way; an unusable id is the error otherwise.
     init(id: Result<CommandID?, ProtocolError>, decodingCommand: () throws -> Command) {
-        self.id = try? id.get() ?? nil
-        do {
-            let decoded = try decodingCommand()
-            switch id {
-            case .success: command = .success(decoded)
-            case .failure(let error): command = .failure(error)
-            }
-        } catch {
-            command = .failure(ProtocolError(decoding: error))
+        let decoded = Result { try decodingCommand() }.mapError { ProtocolError(decoding: $0) }
+        switch id {
+        case .success(let value):
+            self.id = value
+            command = decoded
+        case .failure(let error):
+            self.id = nil
+            command = decoded.flatMap { _ in .failure(error) }
         }
     }
 }
