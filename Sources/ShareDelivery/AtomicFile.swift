@@ -5,9 +5,53 @@ import Glibc
 
 /// Durable whole-file replacement: temp file, fsync, rename, fsync of the directory.
 enum AtomicFile {
+    /// One file to replace.
+    struct Replacement: Sendable {
+        var data: Data
+        var destination: URL
+    }
+
     static func write(_ data: Data, to destination: URL) throws {
-        let directory = destination.deletingLastPathComponent()
-        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        try write([Replacement(data: data, destination: destination)])[0].get()
+    }
+
+    /// Replaces each file; a directory is fsynced once for all the renames into it, and a file counts
+    /// as written only once that fsync succeeded.
+    static func write(_ files: [Replacement]) -> [Result<Void, any Error>] {
+        var results: [Result<Void, any Error>] = []
+        results.reserveCapacity(files.count)
+        var createdDirectories = Set<String>()
+        var renamedInto: [String: [Int]] = [:]
+        for file in files {
+            let directory = file.destination.deletingLastPathComponent()
+            do {
+                if createdDirectories.insert(directory.path).inserted {
+                    try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+                }
+                try replace(file.data, at: file.destination, in: directory)
+                renamedInto[directory.path, default: []].append(results.count)
+                results.append(.success(()))
+            } catch {
+                results.append(.failure(error))
+            }
+        }
+        // The renames are durable only once the directory entries are on disk.
+        for (directory, indices) in renamedInto {
+            let directoryFD = open(directory, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
+            let failed: (any Error)? =
+                if directoryFD < 0 { failure("open", URL(fileURLWithPath: directory)) }
+                else if fsync(directoryFD) != 0 { failure("fsync", URL(fileURLWithPath: directory)) }
+                else { nil }
+            if directoryFD >= 0 { close(directoryFD) }
+            if let failed {
+                for index in indices { results[index] = .failure(failed) }
+            }
+        }
+        return results
+    }
+
+    /// Writes `data` under a temporary name in `directory`, fsyncs it and renames it to `destination`.
+    private static func replace(_ data: Data, at destination: URL, in directory: URL) throws {
         let temporary = directory.appendingPathComponent(".\(destination.lastPathComponent).\(getpid()).tmp")
 
         let fd = open(temporary.path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
@@ -37,11 +81,6 @@ enum AtomicFile {
             unlink(temporary.path)
             throw error
         }
-        // The rename is durable only once the directory entry is on disk.
-        let directoryFD = open(directory.path, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
-        guard directoryFD >= 0 else { throw failure("open", directory) }
-        defer { close(directoryFD) }
-        guard fsync(directoryFD) == 0 else { throw failure("fsync", directory) }
     }
 
     private static func failure(_ operation: String, _ url: URL) -> ShareDeliveryError {

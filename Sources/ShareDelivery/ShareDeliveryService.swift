@@ -23,7 +23,7 @@ public struct ShareDeliveryService: Service {
 
     public init(
         store: any WorkoutStore, sinks: [ShareService: any ShareSink], events: EngineEvents,
-        backoff: RetryBackoff = RetryBackoff(), pollInterval: Duration = .seconds(1), batchSize: Int = 32,
+        backoff: RetryBackoff = RetryBackoff(), pollInterval: Duration = .seconds(1), batchSize: Int = 128,
         clock: @escaping @Sendable () -> Date = Date.init, logger: Logger = Logger(label: "workoutd.shares")
     ) {
         self.store = store
@@ -70,11 +70,22 @@ public struct ShareDeliveryService: Service {
             logger.warning("cannot read pending shares", metadata: ["error": "\(error)"])
             return 0
         }
-        var attempts: [(share: ShareRecord, result: DeliveryResult)] = []
-        for share in due {
-            guard !Task.isCancelled else { break }
-            if let result = await attempt(share) { attempts.append((share, result)) }
+        guard !due.isEmpty else { return 0 }
+        let workouts: [Int64: WorkoutRecord]
+        do {
+            workouts = try await store.workouts(ids: due.map(\.workoutID))
+        } catch {
+            logger.warning("cannot read the workouts of pending shares", metadata: ["error": "\(error)"])
+            return 0
         }
+        var attempts: [(share: ShareRecord, result: DeliveryResult)] = []
+        // One call per sink for the pass, in id order within it, so a sink can share work between shares.
+        for service in ShareService.allCases {
+            let shares = due.filter { $0.service == service }
+            guard !shares.isEmpty, !Task.isCancelled else { continue }
+            attempts += await attempt(shares, through: sinks.sink(for: service), workouts: workouts)
+        }
+        attempts.sort { $0.share.id < $1.share.id }
         do {
             try await store.recordDeliveries(attempts.map { ($0.share.id, $0.result) })
         } catch {
@@ -95,21 +106,36 @@ public struct ShareDeliveryService: Service {
         ]
     }
 
-    /// Sends one share; nil when shutdown interrupted it (left pending and uncounted, retried after restart).
-    private func attempt(_ share: ShareRecord) async -> DeliveryResult? {
-        do {
-            guard let workout = try await store.workout(id: share.workoutID) else {
-                throw ShareDeliveryError("workout \(share.workoutID) is not in the store")
+    /// Sends shares of one service; a share shutdown interrupted is left out (pending and uncounted,
+    /// retried after restart).
+    private func attempt(
+        _ shares: [ShareRecord], through sink: (any ShareSink)?, workouts: [Int64: WorkoutRecord]
+    ) async -> [(share: ShareRecord, result: DeliveryResult)] {
+        var outcomes: [(share: ShareRecord, outcome: Result<Void, any Error>)] = []
+        var payloads: [(share: ShareRecord, payload: SharePayload)] = []
+        for share in shares {
+            if sink == nil {
+                outcomes.append((share, .failure(ShareDeliveryError("no sink is configured for \(share.service.rawValue)"))))
+            } else if let workout = workouts[share.workoutID] {
+                payloads.append((share, SharePayload(share: share, workout: workout)))
+            } else {
+                outcomes.append((share, .failure(ShareDeliveryError("workout \(share.workoutID) is not in the store"))))
             }
-            guard let sink = sinks.sink(for: share.service) else {
-                throw ShareDeliveryError("no sink is configured for \(share.service.rawValue)")
+        }
+        if let sink, !payloads.isEmpty {
+            let results = await sink.deliver(payloads.map(\.payload))
+            outcomes += zip(payloads, results).map { ($0.share, $1) }
+        }
+        // A delivery cut short by shutdown is not an attempt: left pending and uncounted.
+        if Task.isCancelled { outcomes.removeAll { if case .failure = $0.outcome { true } else { false } } }
+        return outcomes.map { share, outcome in
+            switch outcome {
+            case .success:
+                return (share, .delivered(at: clock()))
+            case .failure(let error):
+                let retryAt = clock().addingTimeInterval(backoff.delay(afterAttempts: share.attempts + 1).timeInterval)
+                return (share, .failed(error: String(describing: error), retryAt: retryAt))
             }
-            try await sink.deliver(SharePayload(share: share, workout: workout))
-            return .delivered(at: clock())
-        } catch {
-            if Task.isCancelled { return nil }
-            let retryAt = clock().addingTimeInterval(backoff.delay(afterAttempts: share.attempts + 1).timeInterval)
-            return .failed(error: String(describing: error), retryAt: retryAt)
         }
     }
 

@@ -23,11 +23,31 @@ public struct SpoolShareSink: ShareSink {
     }
 
     public func deliver(_ payload: SharePayload) async throws {
-        var bytes = try payload.json()
-        bytes.append(UInt8(ascii: "\n"))
-        let destination = fileURL(for: payload)
-        let data = bytes
+        try await deliver([payload])[0].get()
+    }
+
+    public func deliver(_ payloads: [SharePayload]) async -> [Result<Void, any Error>] {
+        let files = payloads.map { payload in
+            Result { () throws -> AtomicFile.Replacement in
+                var bytes = try payload.json()
+                bytes.append(UInt8(ascii: "\n"))
+                return AtomicFile.Replacement(data: bytes, destination: fileURL(for: payload))
+            }
+        }
+        let ready = files.compactMap { try? $0.get() }
         // Blocking file I/O and fsync: on the background I/O thread, off the cooperative pool.
-        try await BackgroundIO.run { try AtomicFile.write(data, to: destination) }
+        let written: [Result<Void, any Error>]
+        do {
+            written = try await BackgroundIO.run { AtomicFile.write(ready) }
+        } catch {
+            written = Array(repeating: .failure(error), count: ready.count)
+        }
+        var outcomes = written.makeIterator()
+        return files.map { file in
+            switch file {
+            case .failure(let error): .failure(error)
+            case .success: outcomes.next() ?? .failure(ShareDeliveryError("the spool write was not attempted"))
+            }
+        }
     }
 }

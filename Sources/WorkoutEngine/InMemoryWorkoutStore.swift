@@ -54,6 +54,14 @@ public final class InMemoryWorkoutStore: WorkoutStore {
         contents.withLock { $0.workouts[id] }
     }
 
+    public func workouts(ids: [Int64]) async throws -> [Int64: WorkoutRecord] {
+        contents.withLock { c in
+            var found: [Int64: WorkoutRecord] = [:]
+            for id in ids { found[id] = c.workouts[id] }
+            return found
+        }
+    }
+
     public func dueShares(now: Date, limit: Int) async throws -> [ShareRecord] {
         contents.withLock { c in
             var due: [ShareRecord] = []

@@ -71,6 +71,8 @@ public protocol WorkoutStore: Sendable {
     func workouts(device: DeviceIdentity?, limit: Int?) async throws -> [WorkoutRecord]
     func shares(limit: Int?) async throws -> [ShareRecord]
     func workout(id: Int64) async throws -> WorkoutRecord?
+    /// The workouts with these ids that exist, by id: one read for a delivery pass.
+    func workouts(ids: [Int64]) async throws -> [Int64: WorkoutRecord]
 
     /// Pending shares whose next attempt is due at `now`, oldest first.
     func dueShares(now: Date, limit: Int) async throws -> [ShareRecord]
@@ -83,6 +85,12 @@ public protocol WorkoutStore: Sendable {
 }
 
 extension WorkoutStore {
+    public func workouts(ids: [Int64]) async throws -> [Int64: WorkoutRecord] {
+        var found: [Int64: WorkoutRecord] = [:]
+        for id in ids { found[id] = try await workout(id: id) }
+        return found
+    }
+
     public func recordDeliveries(_ results: [(shareID: Int64, result: DeliveryResult)]) async throws {
         for (shareID, result) in results { try await recordDelivery(shareID: shareID, result: result) }
     }

@@ -115,17 +115,10 @@ public final class SQLiteWorkoutStore: WorkoutStore {
                 return DeviceSnapshot(recentReplies: RecentReplies(capacity: window))
             }
             let lastEnded = try session.lastEndedWorkoutID.flatMap { try WorkoutRow.fetchOne(db, key: $0) }
-            let replies = try RememberedReplyRow
-                .filter(Column("device") == device.rawValue)
-                .order(Column("sequence"))
-                .fetchAll(db)
             return DeviceSnapshot(
                 state: try StoredJSON.decode(SessionState.self, from: session.state),
                 lastEndedWorkout: try lastEnded?.record(),
-                recentReplies: RecentReplies(
-                    try replies.map { (try StoredJSON.decode(CommandID.self, from: $0.commandID),
-                                       try StoredJSON.decode(Reply.self, from: $0.reply)) },
-                    capacity: window))
+                recentReplies: RecentReplies(try ReplyLog.entries(device: device.rawValue, in: db), capacity: window))
         }
     }
 
@@ -167,19 +160,9 @@ public final class SQLiteWorkoutStore: WorkoutStore {
                     activeWorkoutID = excluded.activeWorkoutID,
                     lastEndedWorkoutID = COALESCE(excluded.lastEndedWorkoutID, lastEndedWorkoutID)
                 """).execute(arguments: [rows.session.device, rows.session.state, rows.session.activeWorkoutID, rows.session.lastEndedWorkoutID])
-            guard !rows.replies.isEmpty else { return }
-            let rememberReply = try db.cachedStatement(sql: """
-                INSERT INTO rememberedReply (device, commandID, reply) VALUES (?, ?, ?)
-                ON CONFLICT (device, commandID) DO UPDATE SET reply = excluded.reply
-                """)
-            for reply in rows.replies {
-                try rememberReply.execute(arguments: [reply.device, reply.commandID, reply.reply])
+            if let replies = rows.replies {
+                try ReplyLog.append(replies, device: rows.session.device, window: window, in: db)
             }
-            // Trim to the window here, so the table never holds more than `window` ids per device.
-            try db.cachedStatement(sql: """
-                DELETE FROM rememberedReply WHERE device = ? AND sequence <= (
-                    SELECT sequence FROM rememberedReply WHERE device = ? ORDER BY sequence DESC LIMIT 1 OFFSET ?)
-                """).execute(arguments: [rows.session.device, rows.session.device, window])
         }
     }
 
@@ -204,6 +187,14 @@ public final class SQLiteWorkoutStore: WorkoutStore {
         try await reading { db in try WorkoutRow.fetchOne(db, key: id)?.record() }
     }
 
+    public func workouts(ids: [Int64]) async throws -> [Int64: WorkoutRecord] {
+        try await reading { db in
+            var found: [Int64: WorkoutRecord] = [:]
+            for row in try WorkoutRow.fetchAll(db, keys: ids) { found[row.id] = try row.record() }
+            return found
+        }
+    }
+
     public func dueShares(now: Date, limit: Int) async throws -> [ShareRecord] {
         try await reading { db in
             try ShareRow
@@ -224,22 +215,22 @@ public final class SQLiteWorkoutStore: WorkoutStore {
     public func recordDeliveries(_ results: [(shareID: Int64, result: DeliveryResult)]) async throws {
         guard !results.isEmpty else { return }
         try await writing { db in
+            // Only a pending share changes: a second report of the same delivery is a no-op.
+            let delivered = try db.cachedStatement(sql: """
+                UPDATE share SET status = 'delivered', attempts = attempts + 1, deliveredAt = ?, lastError = NULL
+                WHERE id = ? AND status = 'pending'
+                """)
+            let failed = try db.cachedStatement(sql: """
+                UPDATE share SET attempts = attempts + 1, lastError = ?, nextAttemptAt = ?
+                WHERE id = ? AND status = 'pending'
+                """)
             for (shareID, result) in results {
-                // Only a pending share changes: a second report of the same delivery is a no-op.
-                guard var row = try ShareRow.fetchOne(db, key: shareID), row.status == ShareRecord.Status.pending.rawValue else {
-                    continue
-                }
-                row.attempts += 1
                 switch result {
                 case .delivered(let at):
-                    row.status = ShareRecord.Status.delivered.rawValue
-                    row.deliveredAt = at
-                    row.lastError = nil
+                    try delivered.execute(arguments: [at.timeIntervalSince1970, shareID])
                 case .failed(let error, let retryAt):
-                    row.lastError = error
-                    row.nextAttemptAt = retryAt
+                    try failed.execute(arguments: [error, retryAt.timeIntervalSince1970, shareID])
                 }
-                try row.update(db)
             }
         }
     }
@@ -286,7 +277,7 @@ private struct BatchRows: Sendable {
     var workouts: [WorkoutRow]
     var shares: [ShareRow]
     var session: DeviceSessionRow
-    var replies: [RememberedReplyRow]
+    var replies: ReplyLog.Batch?
 
     init(_ batch: StoreBatch) throws {
         workouts = try batch.workouts.map(WorkoutRow.init)
@@ -296,10 +287,6 @@ private struct BatchRows: Sendable {
             state: try StoredJSON.encode(batch.state),
             activeWorkoutID: batch.state.activeWorkout?.id,
             lastEndedWorkoutID: batch.workouts.last(where: { $0.endedAt != nil })?.id)
-        replies = batch.replies.map { entry in
-            RememberedReplyRow(
-                sequence: nil, device: batch.device.rawValue,
-                commandID: StoredJSON.text(of: entry.id), reply: StoredJSON.text(of: entry.reply))
-        }
+        replies = batch.replies.isEmpty ? nil : ReplyLog.Batch(batch.replies)
     }
 }

@@ -45,7 +45,7 @@ enum StoreSchema {
                 t.column("lastEndedWorkoutID", .integer).references(WorkoutRow.databaseTableName)
             }
 
-            try db.create(table: RememberedReplyRow.databaseTableName) { t in
+            try db.create(table: "rememberedReply") { t in
                 t.autoIncrementedPrimaryKey("sequence")
                 t.column("device", .text).notNull()
                 t.column("commandID", .text).notNull()
@@ -53,7 +53,24 @@ enum StoreSchema {
                 t.uniqueKey(["device", "commandID"])
             }
             try db.create(
-                index: "rememberedReply_window", on: RememberedReplyRow.databaseTableName, columns: ["device", "sequence"])
+                index: "rememberedReply_window", on: "rememberedReply", columns: ["device", "sequence"])
+        }
+        migrator.registerMigration("v2: remembered replies as one row per batch") { db in
+            try db.create(table: ReplyLog.tableName, options: .withoutRowID) { t in
+                t.column("device", .text).notNull()
+                t.column("lastOrdinal", .integer).notNull()
+                t.column("count", .integer).notNull()
+                t.column("entries", .text).notNull()
+                t.primaryKey(["device", "lastOrdinal"])
+            }
+            // Each v1 row becomes a batch of one, in the order it was remembered.
+            try db.execute(sql: """
+                INSERT INTO replyLog (device, lastOrdinal, count, entries)
+                SELECT device, ROW_NUMBER() OVER (PARTITION BY device ORDER BY sequence), 1,
+                       '[[' || commandID || ',' || reply || ']]'
+                FROM rememberedReply
+                """)
+            try db.drop(table: "rememberedReply")
         }
         return migrator
     }

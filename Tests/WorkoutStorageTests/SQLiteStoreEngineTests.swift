@@ -80,28 +80,72 @@ import WorkoutProtocol
             let store = try SQLiteWorkoutStore(stateDirectory: directory.path)
             let engine = try await WorkoutEngine(store: store)
             let session = engine.session(for: "wearable-1")
-            // id 1 starts a workout; 2...1030 are refused (already active) and remembered as such.
-            for chunk in stride(from: Int64(1), through: 1030, by: 100) {
-                _ = await session.handle((chunk..<min(chunk + 100, 1031)).map { Lines.start($0) })
+            // id 1 starts a workout; 2...1130 are refused (already active) and remembered as such.
+            for chunk in stride(from: Int64(1), through: 1130, by: 100) {
+                _ = await session.handle((chunk..<min(chunk + 100, 1131)).map { Lines.start($0) })
             }
-            let count = try await store.database.read { db in
-                try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM rememberedReply WHERE device = 'wearable-1'")
+            let (rows, count) = try await store.database.read { db in
+                (try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM replyLog WHERE device = 'wearable-1'") ?? 0,
+                 try Int.fetchOne(db, sql: "SELECT SUM(count) FROM replyLog WHERE device = 'wearable-1'") ?? 0)
             }
-            #expect(count == 1024)
+            // Kept per batch of 100, whole: 1...100 is gone, 101...200 still holds ids inside the window.
+            #expect(rows == 11)
+            #expect(count == 1030)
             _ = await engine.session(for: "wearable-2").handle([Lines.start(1)])
             try store.close()
         }
         let store = try SQLiteWorkoutStore(stateDirectory: directory.path)
         let engine = try await WorkoutEngine(store: store)
-        let replies = await engine.session(for: "wearable-1").handle([Lines.start(7), Lines.start(1030), Lines.start(1), Lines.start(6)])
+        let replies = await engine.session(for: "wearable-1").handle(
+            [Lines.start(107), Lines.start(1130), Lines.start(1), Lines.start(106)])
         #expect(replies[0].replayed && replies[0].errorCode == .workoutAlreadyActive)
         #expect(replies[1].replayed && replies[1].errorCode == .workoutAlreadyActive)
-        // 1...6 fell out of the window: id 1 (once ok) runs again and is refused now, without the replayed flag.
+        // 1...106 fell out of the window: id 1 (once ok) runs again and is refused now, without the replayed flag.
         #expect(replies[2].replayed == false && replies[2].errorCode == .workoutAlreadyActive)
         #expect(replies[3].replayed == false)
         // Windows are per device: wearable-2's id 1 is its own, and still remembered.
         let other = await engine.session(for: "wearable-2").handle([Lines.start(1)])
         #expect(other.first?.replayed == true && other.first?.isSuccess == true)
+    }
+
+    @Test func aVersion1DatabaseKeepsItsRememberedRepliesAfterMigration() async throws {
+        let directory = try TemporaryDirectory()
+        defer { directory.remove() }
+        let path = directory.path + "/" + SQLiteWorkoutStore.fileName
+        // Real replies, as the first release stored them: ok with a workout id, and an error.
+        let engine1 = try await WorkoutEngine(store: InMemoryWorkoutStore())
+        let original = await engine1.session(for: "wearable-1").handle(
+            [CommandLine(id: .string("a"), command: .success(.startWorkout(Workout(location: "Home", date: Lines.date, intensityLevel: 3)))),
+             Lines.start(8)])
+        let texts = original.map { String(decoding: ReplyEncoder().encodeLine($0).dropLast(), as: UTF8.self) }
+        do {
+            // A database as the first release left it: one row per remembered reply.
+            let queue = try DatabaseQueue(path: path)
+            try StoreSchema.migrator.migrate(queue, upTo: "v1: workouts, shares, sessions, remembered replies")
+            try await queue.write { db in
+                try db.execute(sql: """
+                    INSERT INTO deviceSession (device, state) VALUES ('wearable-1', '{"idle":true}');
+                    INSERT INTO rememberedReply (device, commandID, reply) VALUES ('wearable-1', '"a"', ?), ('wearable-1', '8', ?);
+                    """, arguments: [texts[0], texts[1]])
+            }
+            try queue.close()
+        }
+        let store = try SQLiteWorkoutStore(stateDirectory: directory.path)
+        #expect(try await store.restore("wearable-1").recentReplies.count == 2)
+        let engine = try await WorkoutEngine(store: store)
+        let again = CommandLine(id: .string("a"), command: .success(.endWorkout))
+        let replies = await engine.session(for: "wearable-1").handle([again, Lines.end(8), Lines.end(9)])
+        // The same lines as first sent, with the one key added at the end.
+        #expect(replies[0].replayed && replies[1].replayed)
+        for (reply, text) in zip(replies, texts) {
+            #expect(ReplyEncoder().encodeLine(reply) == Array((text.dropLast() + #","replayed":true}"#).utf8) + [10])
+        }
+        // An id the first release never saw runs: the session is idle, so there is nothing to end.
+        #expect(replies[2].replayed == false && replies[2].errorCode == .noActiveWorkout)
+        let tables = try await store.database.read { db in
+            try String.fetchAll(db, sql: "SELECT name FROM sqlite_master WHERE type = 'table' AND name LIKE 'remember%'")
+        }
+        #expect(tables.isEmpty)
     }
 
     @Test func aReadBatchIsOneTransactionAllOrNothing() async throws {

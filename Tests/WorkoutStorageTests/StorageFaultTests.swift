@@ -107,6 +107,8 @@ import WorkoutdTesting
             let engine = try await WorkoutEngine(store: store)
             let session = engine.session(for: "wearable-1")
             for n in Int64(0)..<200 { _ = await session.handle([Lines.start(2 * n, location: String(repeating: "g", count: 200)), Lines.end(2 * n + 1)]) }
+            // Into the main file, so the scribbling below hits the tables rather than an unread WAL.
+            try await store.database.writeWithoutTransaction { db in try db.checkpoint(.truncate) }
             try store.close()
         }
         // Scribble over the middle of the file, past the header and the schema page.
