@@ -15,34 +15,46 @@ enum AtomicFile {
         try write([Replacement(data: data, destination: destination)])[0].get()
     }
 
-    /// Replaces each file; a directory is fsynced once for all the renames into it, and a file counts
-    /// as written only once that fsync succeeded.
+    /// Replaces each file: written and fsynced under a temporary name, renamed into place, and each
+    /// directory fsynced once for all the renames into it. A file counts as written only once all of that
+    /// succeeded for it. (One `syncfs` for the batch instead of an fsync per file was measured: it hands
+    /// the writeback to the kernel's flusher threads, which run at normal priority, and device replies
+    /// waited behind them twice as long at the 99th percentile.)
     static func write(_ files: [Replacement]) -> [Result<Void, any Error>] {
-        var results: [Result<Void, any Error>] = []
-        results.reserveCapacity(files.count)
+        var results = [Result<Void, any Error>](repeating: .success(()), count: files.count)
         var createdDirectories = Set<String>()
-        var renamedInto: [String: [Int]] = [:]
-        for file in files {
+        var temporaries: [(index: Int, path: String)] = []
+        for (index, file) in files.enumerated() {
             let directory = file.destination.deletingLastPathComponent()
             do {
                 if createdDirectories.insert(directory.path).inserted {
                     try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
                 }
-                try replace(file.data, at: file.destination, in: directory)
-                renamedInto[directory.path, default: []].append(results.count)
-                results.append(.success(()))
+                let temporary = directory.appendingPathComponent(".\(file.destination.lastPathComponent).\(getpid()).tmp").path
+                try writeFile(file.data, to: temporary)
+                temporaries.append((index, temporary))
             } catch {
-                results.append(.failure(error))
+                results[index] = .failure(error)
             }
+        }
+        var renamedInto: [String: [Int]] = [:]
+        for (index, temporary) in temporaries {
+            let destination = files[index].destination
+            guard rename(temporary, destination.path) == 0 else {
+                results[index] = .failure(failure("rename", temporary))
+                unlink(temporary)
+                continue
+            }
+            renamedInto[destination.deletingLastPathComponent().path, default: []].append(index)
         }
         // The renames are durable only once the directory entries are on disk.
         for (directory, indices) in renamedInto {
-            let directoryFD = open(directory, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
+            let fd = open(directory, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
             let failed: (any Error)? =
-                if directoryFD < 0 { failure("open", URL(fileURLWithPath: directory)) }
-                else if fsync(directoryFD) != 0 { failure("fsync", URL(fileURLWithPath: directory)) }
+                if fd < 0 { failure("open", directory) }
+                else if fsync(fd) != 0 { failure("fsync", directory) }
                 else { nil }
-            if directoryFD >= 0 { close(directoryFD) }
+            if fd >= 0 { close(fd) }
             if let failed {
                 for index in indices { results[index] = .failure(failed) }
             }
@@ -50,12 +62,10 @@ enum AtomicFile {
         return results
     }
 
-    /// Writes `data` under a temporary name in `directory`, fsyncs it and renames it to `destination`.
-    private static func replace(_ data: Data, at destination: URL, in directory: URL) throws {
-        let temporary = directory.appendingPathComponent(".\(destination.lastPathComponent).\(getpid()).tmp")
-
-        let fd = open(temporary.path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
-        guard fd >= 0 else { throw failure("create", temporary) }
+    /// Creates (or truncates) `path` with `data` and fsyncs it; removes it on failure.
+    private static func writeFile(_ data: Data, to path: String) throws {
+        let fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
+        guard fd >= 0 else { throw failure("create", path) }
         do {
             try data.withUnsafeBytes { buffer in
                 guard let base = buffer.baseAddress else { return }
@@ -64,26 +74,21 @@ enum AtomicFile {
                     let written = Glibc.write(fd, base + offset, buffer.count - offset)
                     if written < 0 {
                         if errno == EINTR { continue }
-                        throw failure("write", temporary)
+                        throw failure("write", path)
                     }
                     offset += written
                 }
             }
-            guard fsync(fd) == 0 else { throw failure("fsync", temporary) }
+            guard fsync(fd) == 0 else { throw failure("fsync", path) }
         } catch {
             close(fd)
-            unlink(temporary.path)
+            unlink(path)
             throw error
         }
         close(fd)
-        guard rename(temporary.path, destination.path) == 0 else {
-            let error = failure("rename", temporary)
-            unlink(temporary.path)
-            throw error
-        }
     }
 
-    private static func failure(_ operation: String, _ url: URL) -> ShareDeliveryError {
-        ShareDeliveryError("\(operation) \(url.path) failed: \(String(cString: strerror(errno)))")
+    private static func failure(_ operation: String, _ path: String) -> ShareDeliveryError {
+        ShareDeliveryError("\(operation) \(path) failed: \(String(cString: strerror(errno)))")
     }
 }

@@ -1,28 +1,29 @@
 #if canImport(Glibc)
 import Glibc
 #endif
+import NIOCore
 import NIOPosix
 
-/// The thread that does share delivery's blocking file I/O, at the lowest CPU priority.
+/// The thread share delivery runs on, at the lowest CPU priority: its passes and its blocking file I/O.
 ///
-/// Serving devices is what the daemon is for; writing spool files and waiting for their fsyncs is
-/// background work that can wait. A thread of its own keeps blocking calls off Swift's cooperative pool,
-/// and the `SCHED_IDLE` policy (nice 19 where that is refused) makes it run only on a CPU nothing else
-/// wants: the scheduler also counts a CPU running only such a thread as idle when it places a woken
-/// device loop. Both are per thread on Linux. Deliveries run one at a time, so one thread is enough.
+/// Serving devices is what the daemon is for; encoding payloads, writing spool files and waiting for
+/// their syncs is background work that can wait. On a thread of its own under the `SCHED_IDLE` policy
+/// (nice 19 where that is refused) it runs only on a CPU nothing else wants, and a woken device loop
+/// preempts it at once: run on Swift's cooperative pool instead, a pass of a hundred shares held a CPU
+/// for milliseconds that a device's reply then waited behind. Blocking calls also stay off that pool.
 enum BackgroundIO {
-    private static let pool: NIOThreadPool = {
-        let pool = NIOThreadPool(numberOfThreads: 1)
-        pool.start()
-        return pool
+    private static let loop: any EventLoop = {
+        let loop = MultiThreadedEventLoopGroup(numberOfThreads: 1).next()
+        loop.execute { lowerThisThreadsPriority() }
+        return loop
     }()
 
+    /// For `withTaskExecutorPreference`: a task's nonisolated async code then runs on the thread.
+    static let executor = LoopExecutor(loop)
+
+    /// Runs blocking `body` on the thread.
     static func run<T: Sendable>(_ body: @escaping @Sendable () throws -> T) async throws -> T {
-        try await pool.runIfActive {
-            // Every time, not once: cheap, and right even if the pool ever gets a fresh thread.
-            lowerThisThreadsPriority()
-            return try body()
-        }
+        try await withTaskExecutorPreference(executor) { try body() }
     }
 
     /// `SCHED_IDLE` is 5 in Linux's ABI; Glibc's module does not export the name.
@@ -32,6 +33,20 @@ enum BackgroundIO {
         var parameters = sched_param(sched_priority: 0)
         if sched_setscheduler(0, schedIdle, &parameters) != 0 {
             _ = setpriority(__priority_which_t(PRIO_PROCESS.rawValue), 0, 19)
+        }
+    }
+
+    /// Runs jobs on the event loop's thread.
+    final class LoopExecutor: TaskExecutor {
+        let eventLoop: any EventLoop
+
+        init(_ eventLoop: any EventLoop) {
+            self.eventLoop = eventLoop
+        }
+
+        func enqueue(_ job: consuming ExecutorJob) {
+            let job = UnownedJob(job)
+            eventLoop.execute { job.runSynchronously(on: self.asUnownedTaskExecutor()) }
         }
     }
 }

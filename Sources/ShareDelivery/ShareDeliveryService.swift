@@ -18,12 +18,15 @@ public struct ShareDeliveryService: Service {
     private let backoff: RetryBackoff
     private let pollInterval: Duration
     private let batchSize: Int
+    /// How long a pass waits, once woken, for more shares to join it.
+    private let gatherDelay: Duration
     private let clock: @Sendable () -> Date
     private let logger: Logger
 
     public init(
         store: any WorkoutStore, sinks: [ShareService: any ShareSink], events: EngineEvents,
         backoff: RetryBackoff = RetryBackoff(), pollInterval: Duration = .seconds(1), batchSize: Int = 128,
+        gatherDelay: Duration = .milliseconds(50),
         clock: @escaping @Sendable () -> Date = Date.init, logger: Logger = Logger(label: "workoutd.shares")
     ) {
         self.store = store
@@ -32,6 +35,7 @@ public struct ShareDeliveryService: Service {
         self.backoff = backoff
         self.pollInterval = pollInterval
         self.batchSize = max(1, batchSize)
+        self.gatherDelay = gatherDelay
         self.clock = clock
         self.logger = logger
     }
@@ -48,11 +52,19 @@ public struct ShareDeliveryService: Service {
         }
         defer { events.removeObserver(token) }
 
-        await cancelWhenGracefulShutdown {
-            while !Task.isCancelled {
-                let sent = await deliverDueShares()
-                // A full batch means more may be due right away.
-                if sent < batchSize { await doorbell.wait(timeout: pollInterval) }
+        // Every pass on the background thread, below the devices' priority (see BackgroundIO).
+        await withTaskExecutorPreference(BackgroundIO.executor) {
+            await cancelWhenGracefulShutdown {
+                while !Task.isCancelled {
+                    let sent = await deliverDueShares()
+                    // A full batch means more may be due right away.
+                    if sent < batchSize {
+                        await doorbell.wait(timeout: pollInterval)
+                        // Shares queued close together go out in one pass (one sync of the spool for many),
+                        // which keeps delivery I/O from interleaving with every command the wearable sends.
+                        try? await Task.sleep(for: gatherDelay)
+                    }
+                }
             }
         }
     }
