@@ -12,15 +12,17 @@ import WorkoutProtocol
 public final class ActivityTally: Sendable {
     private struct State {
         var counters = ActivityCounters()
-        /// One swift-metrics counter per (type, outcome) pair, made on first use.
-        var commandCounters: [CommandCounterKey: Counter] = [:]
+        /// One swift-metrics counter per (type, outcome) pair, made on first use, at
+        /// `typeIndex * outcomeCount + outcomeIndex`: found per command without hashing.
+        var commandCounters = [Counter?](repeating: nil, count: typeCount * outcomeCount)
     }
 
-    /// Both halves are static strings, so looking a counter up per command allocates nothing.
-    private struct CommandCounterKey: Hashable {
-        var type: String
-        var outcome: String
-    }
+    /// Kept once: `allCases` builds a new array on every use.
+    private static let commandTypes = CommandType.allCases
+    private static let errorCodes = ErrorCode.allCases
+    /// The command types and `invalid`; `ok` and the error codes.
+    private static let typeCount = commandTypes.count + 1
+    private static let outcomeCount = errorCodes.count + 1
 
     private let state = Mutex(State())
     private let invalidLines = Counter(label: "workoutd_invalid_lines_total")
@@ -61,24 +63,34 @@ public final class ActivityTally: Sendable {
 
     private func recordCommand(_ line: CommandLine, reply: Reply) {
         let type: String
+        let typeIndex: Int
         switch line.command {
-        case .success(let command): type = command.type.rawValue
-        case .failure: type = "invalid"
+        case .success(let command):
+            type = command.type.rawValue
+            typeIndex = Self.commandTypes.firstIndex(of: command.type) ?? 0
+        case .failure:
+            type = "invalid"
+            typeIndex = Self.typeCount - 1
         }
         let outcome: String
+        let outcomeIndex: Int
         switch reply.outcome {
-        case .ok: outcome = "ok"
-        case .error(let error): outcome = error.code.rawValue
+        case .ok:
+            outcome = "ok"
+            outcomeIndex = 0
+        case .error(let error):
+            outcome = error.code.rawValue
+            outcomeIndex = (Self.errorCodes.firstIndex(of: error.code) ?? 0) + 1
         }
+        let slot = typeIndex * Self.outcomeCount + outcomeIndex
         let counter = state.withLock { state in
             state.counters.commands += 1
             if !reply.isSuccess { state.counters.errors += 1 }
             if case .failure = line.command { state.counters.invalidLines += 1 }
             if reply.replayed { state.counters.replays += 1 }
-            let key = CommandCounterKey(type: type, outcome: outcome)
-            if let counter = state.commandCounters[key] { return counter }
+            if let counter = state.commandCounters[slot] { return counter }
             let counter = Counter(label: "workoutd_commands_total", dimensions: [("type", type), ("outcome", outcome)])
-            state.commandCounters[key] = counter
+            state.commandCounters[slot] = counter
             return counter
         }
         counter.increment()

@@ -20,13 +20,15 @@ public struct ShareDeliveryService: Service {
     private let batchSize: Int
     /// How long a pass waits, once woken, for more shares to join it.
     private let gatherDelay: Duration
+    /// The most of its time the worker spends in passes while a backlog lasts (it rests between them).
+    private let dutyCycle: Double
     private let clock: @Sendable () -> Date
     private let logger: Logger
 
     public init(
         store: any WorkoutStore, sinks: [ShareService: any ShareSink], events: EngineEvents,
         backoff: RetryBackoff = RetryBackoff(), pollInterval: Duration = .seconds(1), batchSize: Int = 128,
-        gatherDelay: Duration = .milliseconds(50),
+        gatherDelay: Duration = .milliseconds(50), dutyCycle: Double = 0.25,
         clock: @escaping @Sendable () -> Date = Date.init, logger: Logger = Logger(label: "workoutd.shares")
     ) {
         self.store = store
@@ -36,6 +38,7 @@ public struct ShareDeliveryService: Service {
         self.pollInterval = pollInterval
         self.batchSize = max(1, batchSize)
         self.gatherDelay = gatherDelay
+        self.dutyCycle = min(1, max(0.01, dutyCycle))
         self.clock = clock
         self.logger = logger
     }
@@ -56,11 +59,17 @@ public struct ShareDeliveryService: Service {
         await withTaskExecutorPreference(BackgroundIO.executor) {
             await cancelWhenGracefulShutdown {
                 while !Task.isCancelled {
+                    let started = ContinuousClock.now
                     let sent = await deliverDueShares()
-                    // A full batch means more may be due right away.
-                    if sent < batchSize {
+                    if sent >= batchSize {
+                        // More may be due right away. Even at the lowest priority, a pass's file system
+                        // work runs in the kernel, where a device's reply cannot preempt it: under a
+                        // backlog, rest in proportion, so devices keep most of the machine.
+                        let busy = ContinuousClock.now - started
+                        try? await Task.sleep(for: busy * ((1 - dutyCycle) / dutyCycle))
+                    } else {
                         await doorbell.wait(timeout: pollInterval)
-                        // Shares queued close together go out in one pass (one sync of the spool for many),
+                        // Shares queued close together go out in one pass (one fsync of a spool directory for many),
                         // which keeps delivery I/O from interleaving with every command the wearable sends.
                         try? await Task.sleep(for: gatherDelay)
                     }

@@ -6,8 +6,8 @@ import WorkoutProtocol
 public final class InMemoryWorkoutStore: WorkoutStore {
     private struct Contents {
         var sessions: [DeviceIdentity: StoredSession] = [:]
-        var workouts: [Int64: WorkoutRecord] = [:]
-        var shares: [Int64: ShareRecord] = [:]
+        var workouts = IDOrderedRecords<WorkoutRecord>()
+        var shares = IDOrderedRecords<ShareRecord>()
         /// The shares still pending, in id order, so finding due ones neither scans every share ever made
         /// nor sorts the backlog under the lock that every commit takes.
         var pendingShares = PendingQueue()
@@ -19,7 +19,7 @@ public final class InMemoryWorkoutStore: WorkoutStore {
 
     public func watermark() async throws -> IDWatermark {
         contents.withLock { c in
-            IDWatermark(workout: c.workouts.keys.max() ?? 0, share: c.shares.keys.max() ?? 0)
+            IDWatermark(workout: c.workouts.maximumID ?? 0, share: c.shares.maximumID ?? 0)
         }
     }
 
@@ -29,9 +29,9 @@ public final class InMemoryWorkoutStore: WorkoutStore {
 
     public func commit(_ batch: StoreBatch) async throws {
         contents.withLock { c in
-            for workout in batch.workouts { c.workouts[workout.id] = workout }
+            for workout in batch.workouts { c.workouts.upsert(workout) }
             for share in batch.shares {
-                c.shares[share.id] = share
+                c.shares.upsert(share)
                 if share.status == .pending { c.pendingShares.insert(share.id) } else { c.pendingShares.remove(share.id) }
             }
             c.sessions[batch.device, default: StoredSession()].apply(batch)
@@ -40,13 +40,13 @@ public final class InMemoryWorkoutStore: WorkoutStore {
 
     public func workouts(device: DeviceIdentity?, limit: Int?) async throws -> [WorkoutRecord] {
         let all = contents.withLock { c in
-            c.workouts.values.filter { device == nil || $0.device == device }.sorted { $0.id > $1.id }
+            c.workouts.records.reversed().filter { device == nil || $0.device == device }
         }
         return limit.map { Array(all.prefix($0)) } ?? all
     }
 
     public func shares(limit: Int?) async throws -> [ShareRecord] {
-        let all = contents.withLock { $0.shares.values.sorted { $0.id > $1.id } }
+        let all = contents.withLock { Array($0.shares.records.reversed()) }
         return limit.map { Array(all.prefix($0)) } ?? all
     }
 
@@ -80,19 +80,20 @@ public final class InMemoryWorkoutStore: WorkoutStore {
     public func recordDeliveries(_ results: [(shareID: Int64, result: DeliveryResult)]) async throws {
         contents.withLock { c in
             for (shareID, result) in results {
-                guard var share = c.shares[shareID], share.status == .pending else { continue }
-                share.attempts += 1
-                switch result {
-                case .delivered(let at):
-                    share.status = .delivered
-                    c.pendingShares.remove(shareID)
-                    share.deliveredAt = at
-                    share.lastError = nil
-                case .failed(let error, let retryAt):
-                    share.lastError = error
-                    share.nextAttemptAt = retryAt
+                guard c.shares[shareID]?.status == .pending else { continue }
+                c.shares.update(id: shareID) { share in
+                    share.attempts += 1
+                    switch result {
+                    case .delivered(let at):
+                        share.status = .delivered
+                        share.deliveredAt = at
+                        share.lastError = nil
+                    case .failed(let error, let retryAt):
+                        share.lastError = error
+                        share.nextAttemptAt = retryAt
+                    }
                 }
-                c.shares[shareID] = share
+                if case .delivered = result { c.pendingShares.remove(shareID) }
             }
         }
     }

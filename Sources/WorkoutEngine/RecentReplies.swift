@@ -7,9 +7,11 @@ public struct RecentReplies: Sendable, Hashable {
     public static let defaultCapacity = 1024
 
     public let capacity: Int
-    private var replies: [CommandID: Reply] = [:]
-    private var order: [CommandID] = []
-    private var head = 0
+    /// The window, oldest at `oldest`, as a ring once full; a reply is stored once, here.
+    private var ring: [(id: CommandID, reply: Reply)] = []
+    private var oldest = 0
+    /// Where each id's reply is in `ring`.
+    private var positions: [CommandID: Int] = [:]
 
     public init(capacity: Int = RecentReplies.defaultCapacity) {
         self.capacity = max(1, capacity)
@@ -21,27 +23,40 @@ public struct RecentReplies: Sendable, Hashable {
         for (id, reply) in entries { remember(reply, for: id) }
     }
 
-    public subscript(id: CommandID) -> Reply? { replies[id] }
+    public subscript(id: CommandID) -> Reply? {
+        positions[id].map { ring[$0].reply }
+    }
 
-    public var count: Int { replies.count }
+    public var count: Int { ring.count }
 
     /// Oldest first.
     public var entries: [(CommandID, Reply)] {
-        order[head...].compactMap { id in replies[id].map { (id, $0) } }
+        (ring[oldest...] + ring[..<oldest]).map { ($0.id, $0.reply) }
     }
 
     public mutating func remember(_ reply: Reply, for id: CommandID) {
-        if replies.updateValue(reply, forKey: id) == nil {
-            order.append(id)
+        if let position = positions[id] {
+            ring[position].reply = reply
+        } else if ring.count < capacity {
+            positions[id] = ring.count
+            ring.append((id, reply))
+        } else {
+            positions[ring[oldest].id] = nil
+            positions[id] = oldest
+            ring[oldest] = (id, reply)
+            oldest = (oldest + 1) % capacity
         }
-        while replies.count > capacity, head < order.count {
-            replies[order[head]] = nil
-            head += 1
-        }
-        // Compact now and then so `order` does not grow without bound.
-        if head > capacity {
-            order.removeFirst(head)
-            head = 0
+    }
+
+    public static func == (lhs: RecentReplies, rhs: RecentReplies) -> Bool {
+        lhs.capacity == rhs.capacity && lhs.entries.elementsEqual(rhs.entries) { $0.0 == $1.0 && $0.1 == $1.1 }
+    }
+
+    public func hash(into hasher: inout Hasher) {
+        hasher.combine(capacity)
+        for (id, reply) in entries {
+            hasher.combine(id)
+            hasher.combine(reply)
         }
     }
 }

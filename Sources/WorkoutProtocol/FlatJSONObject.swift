@@ -24,6 +24,7 @@ struct FlatJSONObject {
     /// Nil when `bytes` is not a flat object in the accepted subset (valid JSON or not).
     init?(parsing bytes: UnsafeBufferPointer<UInt8>) {
         var reader = Reader(bytes: bytes)
+        members.reserveCapacity(6)  // a command's keys, so the array is not grown key by key
         reader.skipWhitespace()
         guard reader.take(UInt8(ascii: "{")) else { return nil }
         reader.skipWhitespace()

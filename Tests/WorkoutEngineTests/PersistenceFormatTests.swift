@@ -35,5 +35,20 @@ struct PersistenceFormatTests {
         #expect(recent[.integer(1975)] == nil)
         #expect(recent[.integer(1976)] != nil && recent[.integer(2999)] != nil)
         #expect(recent.entries.first?.0 == .integer(1976))
+        #expect(recent.entries.map(\.0) == (1976..<3000).map { CommandID.integer(Int64($0)) })
+        // The same window built in one go equals the one that wrapped around.
+        #expect(RecentReplies(recent.entries) == recent)
+    }
+
+    @Test("a remembered id keeps its place when its reply is remembered again")
+    func recentRepliesUpdateInPlace() {
+        var recent = RecentReplies(capacity: 3)
+        for i in 1...3 { recent.remember(.error(.nothingToShare, id: .integer(Int64(i))), for: .integer(Int64(i))) }
+        recent.remember(.error(.noActiveWorkout, id: .integer(1)), for: .integer(1))
+        #expect(recent.entries.map(\.0) == [.integer(1), .integer(2), .integer(3)])
+        #expect(recent[.integer(1)]?.errorCode == .noActiveWorkout)
+        recent.remember(.error(.nothingToShare, id: .string("4")), for: .string("4"))
+        #expect(recent.entries.map(\.0) == [.integer(2), .integer(3), .string("4")])
+        #expect(recent[.integer(1)] == nil)
     }
 }

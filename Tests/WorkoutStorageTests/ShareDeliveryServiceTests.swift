@@ -43,6 +43,34 @@ import WorkoutProtocol
         #expect(share.attempts == 1 && share.deliveredAt != nil && share.lastError == nil)
     }
 
+    @Test func aBacklogLargerThanAPassIsDeliveredWholeAndInOrder() async throws {
+        let directory = try TemporaryDirectory()
+        defer { directory.remove() }
+        let store = try SQLiteWorkoutStore(stateDirectory: directory.path)
+        let engine = try await WorkoutEngine(store: store)
+        // 25 shares queued before the worker starts; it takes 8 per pass and rests between passes.
+        let session = engine.session(for: "wearable-1")
+        for n in Int64(0)..<25 {
+            let replies = await session.handle([Lines.start(3 * n + 1), Lines.end(3 * n + 2), Lines.share(3 * n + 3)])
+            try #require(replies.allSatisfy { $0.isSuccess && !$0.replayed })
+        }
+        let sinks = ShareSinkConfiguration().makeSinks(stateDirectory: directory.path)
+        let service = ShareDeliveryService(
+            store: store, sinks: sinks, events: engine.events, pollInterval: .seconds(3600), batchSize: 8)
+        let delivered = Mutex<[Int64]>([])
+        engine.events.addObserver { event in
+            if case .shareDelivered(let share) = event { delivered.withLock { $0.append(share.id) } }
+        }
+        let running = Task { try await service.run() }
+        defer { running.cancel() }
+
+        #expect(try await eventually(timeout: .seconds(20)) { delivered.withLock { $0.count } == 25 })
+        let shares = try await store.shares(limit: nil)
+        #expect(shares.count == 25 && shares.allSatisfy { $0.status == .delivered && $0.attempts == 1 })
+        #expect(delivered.withLock { $0 } == shares.map(\.id).sorted())
+        #expect(try FileManager.default.contentsOfDirectory(atPath: directory.path + "/outbox/twitter").count == 25)
+    }
+
     @Test func webhookFailuresBackOffExponentiallyAndKeepTheError() async throws {
         let directory = try TemporaryDirectory()
         defer { directory.remove() }

@@ -53,6 +53,21 @@ import WorkoutProtocol
         await #expect(throws: (any Error).self) { try await SpoolShareSink(stateDirectory: directory.path).deliver(Self.payload()) }
     }
 
+    @Test func aSpoolBatchFailsOnlyTheSharesWhoseDirectoryIsUnwritable() async throws {
+        let directory = try TemporaryDirectory()
+        defer { directory.remove() }
+        try FileManager.default.createDirectory(atPath: directory.path + "/outbox", withIntermediateDirectories: true)
+        try Data().write(to: URL(fileURLWithPath: directory.path + "/outbox/facebook"))  // not a directory
+        let payloads = [Self.payload(id: 1), Self.payload(id: 2, service: .facebook), Self.payload(id: 3, service: .instagram), Self.payload(id: 4)]
+        let results = await SpoolShareSink(stateDirectory: directory.path).deliver(payloads)
+
+        #expect(results.map { (try? $0.get()) != nil } == [true, false, true, true])
+        #expect(try FileManager.default.contentsOfDirectory(atPath: directory.path + "/outbox/twitter").sorted() == ["share-1.json", "share-4.json"])
+        #expect(try FileManager.default.contentsOfDirectory(atPath: directory.path + "/outbox/instagram") == ["share-3.json"])
+        let text = try String(contentsOfFile: directory.path + "/outbox/instagram/share-3.json", encoding: .utf8)
+        #expect(try Data(text.utf8).dropLast() == Self.payload(id: 3, service: .instagram).json())
+    }
+
     @Test func webhookPostsTheJSONAndFailsOnAServerError() async throws {
         let server = try await TestHTTPServer(statuses: [.internalServerError])
         let sink = WebhookShareSink(url: server.url, timeout: .seconds(5))
