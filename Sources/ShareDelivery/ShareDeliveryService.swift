@@ -69,8 +69,8 @@ public struct ShareDeliveryService: Service {
                         try? await Task.sleep(for: busy * ((1 - dutyCycle) / dutyCycle))
                     } else {
                         await doorbell.wait(timeout: pollInterval)
-                        // Shares queued close together go out in one pass (one fsync of a spool directory for many),
-                        // which keeps delivery I/O from interleaving with every command the wearable sends.
+                        // Shares queued close together go out in one pass (one fsync of a spool
+                        // directory for many), so delivery I/O does not interleave with every command.
                         try? await Task.sleep(for: gatherDelay)
                     }
                 }
