@@ -11,10 +11,6 @@ enum AtomicFile {
         var destination: URL
     }
 
-    static func write(_ data: Data, to destination: URL) throws {
-        try write([Replacement(data: data, destination: destination)])[0].get()
-    }
-
     /// Replaces each file: written and fsynced under a temporary name, renamed into place, and each
     /// directory fsynced once for all the renames into it. A file counts as written only once all of that
     /// succeeded for it. (One `syncfs` for the batch instead of an fsync per file was measured: it hands
