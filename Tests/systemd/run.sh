@@ -175,11 +175,12 @@ for _ in $(seq 100); do
     sleep 0.1
 done
 [[ -n "$init_pid" ]] || { cat "$work/nspawn.log"; abort "the container's systemd did not start"; }
-# Until systemd has its private bus socket, systemctl cannot even ask; then --wait waits for boot to end.
+# Until systemd has its private bus socket, systemctl cannot even ask (it prints nothing, or "offline"
+# when the socket is not there yet); then --wait waits for boot to end.
 state=""
 for _ in $(seq 300); do
     state=$(timeout 60 nsenter -t "$init_pid" -a systemctl is-system-running --wait 2>/dev/null)
-    [[ -n "$state" ]] && break
+    [[ -n "$state" && "$state" != offline ]] && break
     sleep 0.2
 done
 boot_seconds=$(seconds_since "$started")
