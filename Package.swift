@@ -166,6 +166,16 @@ let package = Package(
             swiftSettings: strict
         ),
 
+        // `make bench` reference for the pty part: the daemon's transport (NIO pipe channel) answering with a fixed reply.
+        .executableTarget(
+            name: "NIOEchoBaseline",
+            dependencies: [
+                "SerialTransport", .product(name: "NIOCore", package: "swift-nio"), .product(name: "NIOPosix", package: "swift-nio"),
+            ],
+            path: "Sources/Benchmarks/NIOEchoBaseline",
+            swiftSettings: strict
+        ),
+
         // `make bench` part: pipelined throughput and single-flight latency through a pty, beside the C echo baseline.
         .executableTarget(
             name: "WorkoutdBenchmarks",

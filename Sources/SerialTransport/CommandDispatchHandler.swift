@@ -9,8 +9,9 @@ public struct DrainRequest: Sendable {
 
 /// Runs decoded lines through the device's session and writes the replies, in arrival order.
 ///
-/// Lines that arrive in one read form one batch (one store transaction). While a batch is being
-/// processed the next one accumulates; reading pauses when too many lines are waiting or the device
+/// Lines that arrive in one read form one batch (one store transaction). A batch that needs no waiting
+/// (a session on an in-memory store) is answered before the handler returns; otherwise it runs as a task
+/// on the channel's loop, and while it is being processed the next one accumulates; reading pauses when too many lines are waiting or the device
 /// is not taking replies, so a device that never reads cannot grow the daemon's memory.
 public final class CommandDispatchHandler: ChannelDuplexHandler {
     public typealias InboundIn = CommandLine
@@ -18,8 +19,11 @@ public final class CommandDispatchHandler: ChannelDuplexHandler {
     public typealias OutboundOut = [Reply]
 
     public typealias Process = @Sendable ([CommandLine]) async -> [Reply]
+    /// Answers a batch within the current turn of the loop when it can; `nil` sends the batch to ``Process``.
+    public typealias ProcessImmediately = ([CommandLine]) -> [Reply]?
 
     private let process: Process
+    private let processImmediately: ProcessImmediately?
     private let maximumPendingLines: Int
     private let logger: Logger
     private var pending: [CommandLine] = []
@@ -37,8 +41,12 @@ public final class CommandDispatchHandler: ChannelDuplexHandler {
 
     private let unreadInput: UnreadInput
 
-    public init(maximumPendingLines: Int = 256, logger: Logger, unreadInput: @escaping UnreadInput = { 0 }, process: @escaping Process) {
+    public init(
+        maximumPendingLines: Int = 256, logger: Logger, unreadInput: @escaping UnreadInput = { 0 },
+        processImmediately: ProcessImmediately? = nil, process: @escaping Process
+    ) {
         self.process = process
+        self.processImmediately = processImmediately
         self.unreadInput = unreadInput
         self.maximumPendingLines = maximumPendingLines
         self.logger = logger
@@ -106,6 +114,10 @@ public final class CommandDispatchHandler: ChannelDuplexHandler {
         pending = []
         pending.reserveCapacity(batch.count)
         inFlight = true
+        if let processImmediately, let replies = processImmediately(batch) {
+            batchFinished(replies, for: batch, context: context)
+            return
+        }
         let process = self.process
         let promise = context.eventLoop.makePromise(of: [Reply].self)
         let executor = taskExecutor(for: context.eventLoop)

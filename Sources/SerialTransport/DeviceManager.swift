@@ -190,16 +190,30 @@ public actor DeviceManager {
             .channelOption(.writeBufferWaterMark, value: .init(low: 8 * 1024, high: 16 * 1024))
             .channelInitializer { channel in
                 channel.eventLoop.makeCompletedFuture {
+                    @Sendable func handled(_ lines: [CommandLine], _ replies: [Reply], since start: ContinuousClock.Instant) {
+                        handlerLatency.record(duration: ContinuousClock.now - start)
+                        stats.handled(commands: replies.count, errors: replies.count { !$0.isSuccess })
+                        observer?(.replied(session.identity, replies))
+                    }
+                    // The session runs on this channel's loop, so the handler may enter it directly.
+                    let immediately: CommandDispatchHandler.ProcessImmediately? = loop.map { loop in
+                        { lines in
+                            loop.preconditionInEventLoop()
+                            let start = ContinuousClock.now
+                            guard let replies = session.assumeIsolated({ $0.handleImmediately(lines) }) else { return nil }
+                            observer?(.received(session.identity, lines))
+                            handled(lines, replies, since: start)
+                            return replies
+                        }
+                    }
                     try DevicePipeline.addHandlers(
                         to: channel.pipeline.syncOperations, options: options, logger: logger,
-                        unreadInput: { Int(wd_bytes_available(fd)) }
+                        unreadInput: { Int(wd_bytes_available(fd)) }, processImmediately: immediately
                     ) { lines in
                         observer?(.received(session.identity, lines))
                         let start = ContinuousClock.now
                         let replies = await session.handle(lines)
-                        handlerLatency.record(duration: ContinuousClock.now - start)
-                        stats.handled(commands: replies.count, errors: replies.filter { !$0.isSuccess }.count)
-                        observer?(.replied(session.identity, replies))
+                        handled(lines, replies, since: start)
                         return replies
                     }
                 }

@@ -21,6 +21,7 @@ public enum DevicePipeline {
         options: PipelineOptions,
         logger: Logger,
         unreadInput: @escaping CommandDispatchHandler.UnreadInput = { 0 },
+        processImmediately: CommandDispatchHandler.ProcessImmediately? = nil,
         process: @escaping CommandDispatchHandler.Process
     ) throws {
         try pipeline.addHandler(ByteCountingHandler())
@@ -28,18 +29,7 @@ public enum DevicePipeline {
         try pipeline.addHandler(CommandDecodingHandler(maximumLineLength: options.maximumLineLength))
         try pipeline.addHandler(MessageToByteHandler(ReplyLineEncoder()))
         try pipeline.addHandler(CommandDispatchHandler(
-            maximumPendingLines: options.maximumPendingLines, logger: logger, unreadInput: unreadInput, process: process))
-    }
-
-    /// The pipeline for a device whose commands run on `session`.
-    public static func addHandlers(
-        to pipeline: ChannelPipeline.SynchronousOperations,
-        options: PipelineOptions,
-        logger: Logger,
-        session: DeviceSession
-    ) throws {
-        try addHandlers(to: pipeline, options: options, logger: logger) { lines in
-            await session.handle(lines)
-        }
+            maximumPendingLines: options.maximumPendingLines, logger: logger, unreadInput: unreadInput,
+            processImmediately: processImmediately, process: process))
     }
 }

@@ -9,6 +9,8 @@ import WorkoutProtocol
 public actor DeviceSession {
     public nonisolated let identity: DeviceIdentity
     private let store: any WorkoutStore
+    /// The same store when it commits in place, which lets ``handleImmediately(_:)`` run batches.
+    private let immediateStore: (any ImmediatelyCommittingStore)?
     private let ids: IDAllocator
     private let clock: @Sendable () -> Date
     private let events: EngineEvents
@@ -33,6 +35,7 @@ public actor DeviceSession {
     ) {
         self.identity = identity
         self.store = store
+        self.immediateStore = store as? any ImmediatelyCommittingStore
         self.ids = ids
         self.clock = clock
         self.events = events
@@ -68,6 +71,21 @@ public actor DeviceSession {
         }
     }
 
+    /// Runs a batch at once when nothing in it has to wait: the session is already restored, no other
+    /// batch is running and the store commits in place (``ImmediatelyCommittingStore``). Returns `nil`
+    /// otherwise, and the caller uses ``handle(_:)``. Same replies, same order, same commit rule.
+    public func handleImmediately(_ lines: [CommandLine]) -> [Reply]? {
+        guard !busy, let immediateStore, var machine = self.machine else { return nil }
+        guard !lines.isEmpty else { return [] }
+        self.machine = nil
+        let step = machine.run(lines, ids: ids, now: clock)
+        var failure: (any Error)?
+        if step.hasChanges {
+            do { try immediateStore.commitImmediately(step.batch) } catch { failure = error }
+        }
+        return conclude(step, advanced: machine, lines: lines, failure: failure)
+    }
+
     private func run(_ lines: [CommandLine]) async -> [Reply] {
         var machine: SessionMachine
         do {
@@ -79,18 +97,25 @@ public actor DeviceSession {
         // Held only by the local while the batch runs, so `run` advances its snapshot without copying it.
         self.machine = nil
         let step = machine.run(lines, ids: ids, now: clock)
+        var failure: (any Error)?
         if step.hasChanges {
-            do {
-                try await store.commit(step.batch)
-            } catch {
-                events.emit(.storageFailed(device: identity, reason: String(describing: error)))
-                // Nothing of the batch is kept: the advanced machine is dropped, the next batch restores the
-                // session from the store (unchanged by the failed transaction), and the wearable may retry
-                // every command that needed storage.
-                self.machine = nil
-                return zip(step.replies, zip(lines, step.needsCommit)).map { reply, pair in
-                    pair.1 ? .error(.storageUnavailable, id: pair.0.id) : reply
-                }
+            do { try await store.commit(step.batch) } catch { failure = error }
+        }
+        return conclude(step, advanced: machine, lines: lines, failure: failure)
+    }
+
+    /// Keeps the advanced machine and announces the batch if it committed; otherwise forgets both.
+    private func conclude(
+        _ step: SessionMachine.Step, advanced machine: consuming SessionMachine, lines: [CommandLine], failure: (any Error)?
+    ) -> [Reply] {
+        if let failure {
+            events.emit(.storageFailed(device: identity, reason: String(describing: failure)))
+            // Nothing of the batch is kept: the advanced machine is dropped, the next batch restores the
+            // session from the store (unchanged by the failed transaction), and the wearable may retry
+            // every command that needed storage.
+            self.machine = nil
+            return zip(step.replies, zip(lines, step.needsCommit)).map { reply, pair in
+                pair.1 ? .error(.storageUnavailable, id: pair.0.id) : reply
             }
         }
         self.machine = machine

@@ -17,10 +17,17 @@ public enum EngineEvent: Sendable {
 public final class EngineEvents: Sendable {
     public typealias Observer = @Sendable (EngineEvent) -> Void
 
+    /// An observer held by reference: a closure stored straight in an array is kept in its most generic
+    /// form, and every call then copied the whole event into a temporary (per command, per observer).
+    private final class Registered: Sendable {
+        let observe: Observer
+        init(_ observe: @escaping Observer) { self.observe = observe }
+    }
+
     private struct Registry {
-        var byToken: [Int: Observer] = [:]
+        var byToken: [Int: Registered] = [:]
         /// The observers as one array, rebuilt on change, so emitting (per command) only retains it.
-        var current: [Observer] = []
+        var current: [Registered] = []
     }
 
     private let registry = Mutex(Registry())
@@ -33,7 +40,7 @@ public final class EngineEvents: Sendable {
     public func addObserver(_ observer: @escaping Observer) -> Int {
         let token = nextToken.wrappingAdd(1, ordering: .relaxed).newValue
         registry.withLock { registry in
-            registry.byToken[token] = observer
+            registry.byToken[token] = Registered(observer)
             registry.current = Array(registry.byToken.values)
         }
         return token
@@ -47,7 +54,7 @@ public final class EngineEvents: Sendable {
     }
 
     public func emit(_ event: EngineEvent) {
-        for observer in registry.withLock({ $0.current }) { observer(event) }
+        for registered in registry.withLock({ $0.current }) { registered.observe(event) }
     }
 
     /// Emits `events` in order, taking the observer list once.
@@ -55,7 +62,7 @@ public final class EngineEvents: Sendable {
         guard !events.isEmpty else { return }
         let current = registry.withLock { $0.current }
         for event in events {
-            for observer in current { observer(event) }
+            for registered in current { registered.observe(event) }
         }
     }
 }

@@ -3,7 +3,7 @@ import Synchronization
 import WorkoutProtocol
 
 /// A ``WorkoutStore`` that keeps everything in memory: for tests, benchmarks and `--in-memory` runs.
-public final class InMemoryWorkoutStore: WorkoutStore {
+public final class InMemoryWorkoutStore: ImmediatelyCommittingStore {
     private struct Contents {
         var sessions: [DeviceIdentity: StoredSession] = [:]
         var workouts = IDOrderedRecords<WorkoutRecord>()
@@ -28,6 +28,10 @@ public final class InMemoryWorkoutStore: WorkoutStore {
     }
 
     public func commit(_ batch: StoreBatch) async throws {
+        commitImmediately(batch)
+    }
+
+    public func commitImmediately(_ batch: StoreBatch) {
         contents.withLock { c in
             for workout in batch.workouts { c.workouts.upsert(workout) }
             for share in batch.shares {

@@ -84,6 +84,15 @@ public protocol WorkoutStore: Sendable {
     func activeSessionCount() async throws -> Int
 }
 
+/// A store whose commit finishes in place, without waiting for I/O or another thread (a store in memory).
+///
+/// A session on such a store runs a batch without suspending, so a device's read, its commands and its
+/// replies stay in one turn of the device's event loop: no task, no promise, no second wake-up.
+public protocol ImmediatelyCommittingStore: WorkoutStore {
+    /// Commits `batch` atomically before returning; same contract as ``WorkoutStore/commit(_:)``.
+    func commitImmediately(_ batch: StoreBatch) throws
+}
+
 extension WorkoutStore {
     public func workouts(ids: [Int64]) async throws -> [Int64: WorkoutRecord] {
         var found: [Int64: WorkoutRecord] = [:]

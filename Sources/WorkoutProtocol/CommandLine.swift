@@ -79,13 +79,13 @@ public struct CommandLineDecoder {
             return nil
         }
         // The envelope's `id` straight from the parsed object (what `CommandLine.init(from:)` reads through a
-        // container of its own); the command through `Codable`.
+        // container of its own); the command too when it is well formed, through `Codable` otherwise.
         let id: Result<CommandID?, ProtocolError>
         switch object["id"] {
         case nil, .null?: id = .success(nil)
         case let value?: id = CommandID(flatValue: value).map { .success($0) } ?? .failure(CommandLine.unusableID)
         }
-        return CommandLine(id: id) { try Command(from: FlatJSONDecoder(object)) }
+        return CommandLine(id: id) { try Command(wellFormed: object) ?? Command(from: FlatJSONDecoder(object)) }
     }
 }
 

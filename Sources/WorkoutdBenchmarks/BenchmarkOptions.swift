@@ -3,9 +3,11 @@
 /// Each program is `NAME=COMMAND`, where COMMAND is run by `/bin/sh -c` with `{device}` replaced by the
 /// pty's device path and `{run}` by the number of the program's start (each measurement starts it
 /// afresh). The baseline is the yardstick; the first subject is held to issue 2's floors against it; a
-/// durable subject is held to issue 4's floor against the first subject.
+/// durable subject is held to issue 4's floor against the first subject. A reference is measured like the
+/// baseline (its replies are not workoutd's) and shown beside it, held to nothing.
 struct BenchmarkOptions {
     var baseline: ProgramUnderTest.Specification?
+    var references: [ProgramUnderTest.Specification] = []
     var subjects: [ProgramUnderTest.Specification] = []
     var durableSubjects: [ProgramUnderTest.Specification] = []
     var pipelinedCommands = 100_000
@@ -14,8 +16,8 @@ struct BenchmarkOptions {
     var warmUpRoundTrips = 2_000
 
     static let usage = """
-        usage: WorkoutdBenchmarks --baseline NAME=COMMAND --subject NAME=COMMAND [--durable NAME=COMMAND]...
-                                  [--commands N] [--rounds N] [--round-trips N] [--warm-up N]
+        usage: WorkoutdBenchmarks --baseline NAME=COMMAND [--reference NAME=COMMAND]... --subject NAME=COMMAND
+                                  [--durable NAME=COMMAND]... [--commands N] [--rounds N] [--round-trips N] [--warm-up N]
           COMMAND runs under /bin/sh -c; {device} is replaced by the pty's device path, {run} by the
           number of the start (every round and the latency run start the program afresh).
           --commands     commands per pipelined round (default 100000, rounded up to whole start/end/share cycles)
@@ -31,6 +33,7 @@ struct BenchmarkOptions {
             guard let value = iterator.next() else { throw UsageError("\(flag) needs a value") }
             switch flag {
             case "--baseline": options.baseline = try .init(parsing: value)
+            case "--reference": options.references.append(try .init(parsing: value))
             case "--subject": options.subjects.append(try .init(parsing: value))
             case "--durable": options.durableSubjects.append(try .init(parsing: value))
             case "--commands": options.pipelinedCommands = try positive(value, flag)

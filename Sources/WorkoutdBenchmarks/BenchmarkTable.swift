@@ -11,6 +11,8 @@ struct BenchmarkTable {
 
     var options: BenchmarkOptions
     var baseline: ProgramFigures
+    /// Programs measured like the baseline for comparison (e.g. the daemon's transport alone), held to nothing.
+    var references: [ProgramFigures]
     var subjects: [ProgramFigures]
     var durableSubjects: [ProgramFigures]
 
@@ -44,7 +46,7 @@ struct BenchmarkTable {
             |---|---:|---:|---:|---|---:|---:|---:|---:|
 
             """
-        for figures in [baseline] + subjects + durableSubjects {
+        for figures in [baseline] + references + subjects + durableSubjects {
             let t = figures.throughput
             let l = figures.latency
             text += "| \(figures.name) | \(Int(t.commandsPerSecond.rounded())) | \(format(t.megabytesPerSecondIn)) | "
@@ -56,7 +58,7 @@ struct BenchmarkTable {
         for floor in floors {
             text += "| \(floor.label) | \(format(floor.ratio, digits: 3)) | \(floor.requirement) | \(floor.passed ? "PASS" : "MISS") |\n"
         }
-        for subject in subjects.dropFirst() + durableSubjects {
+        for subject in references + subjects.dropFirst() + durableSubjects {
             let throughput = subject.throughput.commandsPerSecond / baseline.throughput.commandsPerSecond
             let p99 = subject.latency.microseconds(atPercentile: 99) / baseline.latency.microseconds(atPercentile: 99)
             text += "| throughput \(subject.name) / \(baseline.name) | \(format(throughput, digits: 3)) | | |\n"

@@ -26,9 +26,11 @@ do {
     // BenchmarkOptions.parse guarantees a baseline.
     guard let baselineSpecification = options.baseline else { exit(64) }
     let baseline = try run(baselineSpecification, matchIDs: false)
+    let references = try options.references.map { try run($0, matchIDs: false) }
     let subjects = try options.subjects.map { try run($0, matchIDs: true) }
     let durable = try options.durableSubjects.map { try run($0, matchIDs: true) }
-    let table = BenchmarkTable(options: options, baseline: baseline, subjects: subjects, durableSubjects: durable)
+    let table = BenchmarkTable(
+        options: options, baseline: baseline, references: references, subjects: subjects, durableSubjects: durable)
     print(table.markdown, terminator: "")
     for floor in table.floors {
         progress("\(floor.passed ? "PASS" : "MISS") \(floor.label) = \(String(format: "%.3f", floor.ratio)) (\(floor.requirement))")

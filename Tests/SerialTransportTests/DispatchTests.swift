@@ -23,6 +23,7 @@ struct DispatchTests {
 
     func makeChannel(
         options: PipelineOptions = PipelineOptions(), unreadInput: @escaping CommandDispatchHandler.UnreadInput = { 0 },
+        processImmediately: (@Sendable ([CommandLine]) -> [Reply]?)? = nil,
         process: CommandDispatchHandler.Process? = nil
     ) async throws -> (NIOAsyncTestingChannel, ReadCounter) {
         let engine = try await WorkoutEngine(store: InMemoryWorkoutStore())
@@ -34,7 +35,8 @@ struct DispatchTests {
         try await channel.eventLoop.submit {
             if let process {
                 try DevicePipeline.addHandlers(
-                    to: channel.pipeline.syncOperations, options: options, logger: logger, unreadInput: unreadInput, process: process)
+                    to: channel.pipeline.syncOperations, options: options, logger: logger, unreadInput: unreadInput,
+                    processImmediately: processImmediately, process: process)
             } else {
                 try DevicePipeline.addHandlers(
                     to: channel.pipeline.syncOperations, options: options, logger: logger, unreadInput: unreadInput
@@ -71,6 +73,38 @@ struct DispatchTests {
         #expect(decoded[1].outcome == .error(.workoutAlreadyActive))
         #expect(decoded[3].outcome == .error(.noActiveWorkout))
         #expect(decoded[4].outcome == .ok(.workoutShared(workoutID: 1, service: .twitter, shareID: 1)))
+        _ = try await channel.finish()
+    }
+
+    @Test("a batch answered immediately is written before the read returns; one that is not takes the task path")
+    func immediateAndDeferredBatches() async throws {
+        let immediate = Atomic<Int>(0)
+        let deferred = Atomic<Int>(0)
+        let (channel, _) = try await makeChannel(
+            processImmediately: { lines in
+                // Answers only batches of end_workout, as a session answers only when nothing has to wait.
+                guard lines.allSatisfy({ (try? $0.command.get()) == .endWorkout }) else { return nil }
+                immediate.add(1, ordering: .relaxed)
+                return lines.map { .error(.noActiveWorkout, id: $0.id) }
+            },
+            process: { lines in
+                deferred.add(1, ordering: .relaxed)
+                return lines.map { _ in .ok(.workoutStarted(workoutID: 9), id: nil) }
+            })
+        try await channel.writeInbound(ByteBuffer(string: "{\"command_type\":\"end_workout\",\"id\":1}\n"))
+        // Written within writeInbound's turn of the loop: no task, no promise in between.
+        let written = try await channel.readOutbound(as: ByteBuffer.self).map { String(buffer: $0) }
+        #expect(written?.contains(#""code":"no_active_workout""#) == true)
+        #expect(immediate.load(ordering: .relaxed) == 1 && deferred.load(ordering: .relaxed) == 0)
+
+        try await channel.writeInbound(ByteBuffer(string: """
+            {"command_type":"start_workout","location":"Gym","date":"2020-03-16 19:45:13 +0000","intensityLevel":5}
+            {"command_type":"end_workout","id":2}
+
+            """))
+        let lines = try await replies(channel, count: 2)
+        #expect(lines.first?.contains(#""workout_id":9"#) == true, "the batch the immediate path declined ran as a task, in order")
+        #expect(deferred.load(ordering: .relaxed) == 1 && immediate.load(ordering: .relaxed) == 1)
         _ = try await channel.finish()
     }
 

@@ -14,6 +14,7 @@ cd "$root"
 build=(swift build --scratch-path "$scratch" -c release)
 "${build[@]}" --product workoutd
 "${build[@]}" --product WorkoutdBenchmarks
+"${build[@]}" --product NIOEchoBaseline
 bin=$("${build[@]}" --show-bin-path)
 
 work=$(mktemp -d "${TMPDIR:-/tmp}/workoutd-bench.XXXXXX")
@@ -30,6 +31,8 @@ help=$("$bin/workoutd" serve --help 2>&1)
 if grep -q -- '--control-socket' <<< "$help"; then workoutd+=(--control-socket "$work/control.sock"); fi
 
 programs=(--baseline "echo baseline (C)=$work/echo-baseline {device}")
+# The same echo over workoutd's transport (SerialPort + NIOPipeBootstrap): separates the event loop's cost from the protocol's.
+programs+=(--reference "echo over NIO (workoutd's transport)=$bin/NIOEchoBaseline {device}")
 # With durable storage the daemon offers an in-memory store for exactly this comparison; both are measured.
 if grep -q -- '--in-memory' <<< "$help"; then
     programs+=(--subject "workoutd, in-memory store=${workoutd[*]} --in-memory --state-dir $work/memory-{run} --device {device}")
@@ -47,6 +50,9 @@ fi
     echo
     echo "Command: \`make bench\` (\`bash scripts/bench.sh pty\`). The echo baseline answers every line with one fixed"
     echo "reply, i.e. the limit of a pty on this machine; floors from issue 2 (and issue 4 for the durable store)."
+    echo "The echo over NIO (Sources/Benchmarks/NIOEchoBaseline) gives the same reply through workoutd's own transport"
+    echo "(the tty opened by SerialPort, one NIOPipeBootstrap channel), so what lies between it and workoutd is the protocol:"
+    echo "framing, decoding, the session, storage, events, encoding and share delivery."
     echo "Each round and the latency run start the program afresh on a new pty (workoutd with a new state directory),"
     echo "so none inherits the share backlog of the one before. Shares a run queues are delivered during it, by a"
     echo "worker that rests three times as long as each full pass takes, so part of a pipelined round's backlog is"

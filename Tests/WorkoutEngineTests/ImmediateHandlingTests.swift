@@ -1,0 +1,83 @@
+import Foundation
+import Testing
+import WorkoutEngine
+import WorkoutProtocol
+
+/// ``FailingStore`` as a store that commits in place, the kind a session can run batches on at once.
+final class ImmediateFailingStore: ImmediatelyCommittingStore {
+    let base = FailingStore()
+
+    func commitImmediately(_ batch: StoreBatch) throws {
+        if base.failing.load(ordering: .relaxed) { throw StorageUnavailableError(reason: "disk full (simulated)") }
+        base.commits.add(1, ordering: .relaxed)
+        base.inner.commitImmediately(batch)
+    }
+
+    func watermark() async throws -> IDWatermark { try await base.watermark() }
+    func restore(_ device: DeviceIdentity) async throws -> DeviceSnapshot { try await base.restore(device) }
+    func commit(_ batch: StoreBatch) async throws { try commitImmediately(batch) }
+    func workouts(device: DeviceIdentity?, limit: Int?) async throws -> [WorkoutRecord] { try await base.workouts(device: device, limit: limit) }
+    func shares(limit: Int?) async throws -> [ShareRecord] { try await base.shares(limit: limit) }
+    func workout(id: Int64) async throws -> WorkoutRecord? { try await base.workout(id: id) }
+    func dueShares(now: Date, limit: Int) async throws -> [ShareRecord] { try await base.dueShares(now: now, limit: limit) }
+    func recordDelivery(shareID: Int64, result: DeliveryResult) async throws { try await base.recordDelivery(shareID: shareID, result: result) }
+    func activeSessionCount() async throws -> Int { try await base.activeSessionCount() }
+}
+
+@Suite("Batches run at once when nothing has to wait")
+struct ImmediateHandlingTests {
+    typealias Lines = DeviceSessionTests
+
+    static let fixedClock: @Sendable () -> Date = { Date(timeIntervalSince1970: 1_600_000_000) }
+
+    @Test("same replies and same stored records as the awaited path, one commit per batch that changes something")
+    func sameAsAwaited() async throws {
+        let batches: [[CommandLine]] = [
+            [Lines.end(1)],
+            [Lines.start(2), Lines.start(3), Lines.end(4)],
+            [Lines.share(5), Lines.share(5), Lines.line("nope"), Lines.end(6)],
+            [Lines.start(2)],
+        ]
+        let awaitedStore = InMemoryWorkoutStore()
+        let awaited = try await WorkoutEngine(store: awaitedStore, clock: Self.fixedClock).session(for: "w")
+        var expected: [[Reply]] = []
+        for batch in batches { expected.append(await awaited.handle(batch)) }
+
+        let store = ImmediateFailingStore()
+        let session = try await WorkoutEngine(store: store, clock: Self.fixedClock).session(for: "w")
+        #expect(await session.handleImmediately(batches[0]) == nil, "the first batch restores the session, which waits")
+        var got = [await session.handle(batches[0])]
+        for batch in batches.dropFirst() {
+            let replies = try #require(await session.handleImmediately(batch))
+            got.append(replies)
+        }
+        #expect(got == expected)
+        #expect(got.last?.first?.replayed == true)
+        #expect(store.base.commits.load(ordering: .relaxed) == batches.count - 1, "one per batch; the replayed one changes nothing")
+        #expect(try await store.workouts(device: nil, limit: nil) == awaitedStore.workouts(device: nil, limit: nil))
+        #expect(try await store.shares(limit: nil) == awaitedStore.shares(limit: nil))
+    }
+
+    @Test("a store that does not commit in place always takes the awaited path")
+    func otherStores() async throws {
+        let session = try await WorkoutEngine(store: FailingStore()).session(for: "w")
+        _ = await session.handle([Lines.end()])
+        #expect(await session.handleImmediately([Lines.start(1)]) == nil)
+    }
+
+    @Test("a failed commit answers storage_unavailable, keeps nothing, and the next batch restores from the store")
+    func failedCommit() async throws {
+        let store = ImmediateFailingStore()
+        let session = try await WorkoutEngine(store: store).session(for: "w")
+        _ = await session.handle([Lines.end()])
+        store.base.failing.store(true, ordering: .relaxed)
+        let failed = try #require(await session.handleImmediately([Lines.start(1), Lines.line("nope")]))
+        #expect(failed[0] == .error(.storageUnavailable, id: .integer(1)))
+        if case .error(let error) = failed[1].outcome { #expect(error.code == .malformedJSON) }
+        store.base.failing.store(false, ordering: .relaxed)
+        #expect(await session.handleImmediately([Lines.start(1)]) == nil, "the advanced session was dropped")
+        let retried = await session.handle([Lines.start(1)])
+        #expect(retried[0].isSuccess && !retried[0].replayed)
+        #expect(try await store.workouts(device: nil, limit: nil).count == 1)
+    }
+}
