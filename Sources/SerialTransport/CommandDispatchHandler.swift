@@ -10,9 +10,10 @@ public struct DrainRequest: Sendable {
 /// Runs decoded lines through the device's session and writes the replies, in arrival order.
 ///
 /// Lines that arrive in one read form one batch (one store transaction). A batch that needs no waiting
-/// (a session on an in-memory store) is answered before the handler returns; otherwise it runs as a task
-/// on the channel's loop, and while it is being processed the next one accumulates; reading pauses when too many lines are waiting or the device
-/// is not taking replies, so a device that never reads cannot grow the daemon's memory.
+/// (a session on an in-memory store) is answered before the handler returns; any other runs as a task on
+/// the channel's loop, and while it is processed the next one accumulates. Reading pauses when too many
+/// lines are waiting or the device is not taking replies, so a device that never reads cannot grow the
+/// daemon's memory.
 public final class CommandDispatchHandler: ChannelDuplexHandler {
     public typealias InboundIn = CommandLine
     public typealias OutboundIn = [Reply]

@@ -190,19 +190,18 @@ public actor DeviceManager {
             .channelOption(.writeBufferWaterMark, value: .init(low: 8 * 1024, high: 16 * 1024))
             .channelInitializer { channel in
                 channel.eventLoop.makeCompletedFuture {
-                    @Sendable func handled(_ lines: [CommandLine], _ replies: [Reply], since start: ContinuousClock.Instant) {
+                    @Sendable func handled(_ replies: [Reply], since start: ContinuousClock.Instant) {
                         handlerLatency.record(duration: ContinuousClock.now - start)
                         stats.handled(commands: replies.count, errors: replies.count { !$0.isSuccess })
                         observer?(.replied(session.identity, replies))
                     }
                     // The session runs on this channel's loop, so the handler may enter it directly.
-                    let immediately: CommandDispatchHandler.ProcessImmediately? = loop.map { loop in
+                    let immediately: CommandDispatchHandler.ProcessImmediately? = loop.map { _ in
                         { lines in
-                            loop.preconditionInEventLoop()
                             let start = ContinuousClock.now
                             guard let replies = session.assumeIsolated({ $0.handleImmediately(lines) }) else { return nil }
                             observer?(.received(session.identity, lines))
-                            handled(lines, replies, since: start)
+                            handled(replies, since: start)
                             return replies
                         }
                     }
@@ -213,7 +212,7 @@ public actor DeviceManager {
                         observer?(.received(session.identity, lines))
                         let start = ContinuousClock.now
                         let replies = await session.handle(lines)
-                        handled(lines, replies, since: start)
+                        handled(replies, since: start)
                         return replies
                     }
                 }
