@@ -8,19 +8,22 @@ UDEV_TESTS := DeviceDiscoveryTests
 # run after the rest rather than beside it, so their load does not starve the other tests' waits.
 HEAVY_TESTS := EndToEndTests|DurabilityTests
 APT_PACKAGES := socat libudev-dev umockdev libumockdev-dev libsystemd-dev libsqlite3-dev sqlite3 \
-                systemd-container debootstrap valgrind python3 util-linux lld
+                systemd-container debootstrap valgrind python3 util-linux lld \
+                debhelper dpkg-dev fakeroot lintian help2man strace
 
 .PHONY: help deps build test test-swift test-udev test-shell test-systemd fuzz demo bench soak clean
 
 help:
 	@echo "make deps          install the Debian packages the build and the tests need (root)"
 	@echo "make demo          build, start workoutd on a socat pty pair, send the seed commands, show the replies"
-	@echo "make test          every test: Swift tests, libudev tests under umockdev, the socat shell test,"
+	@echo "make test          every test: Swift tests, libudev tests under umockdev, the socat and fsync-count shell tests,"
 	@echo "                   the real-systemd test (root) and a 60 s fuzz run"
 	@echo "make bench         release benchmarks, written to docs/benchmarks.md"
 	@echo "make fuzz          fuzz for FUZZ_SECONDS (default 60)"
 	@echo "make soak          long run with unplugs and hostile input (SOAK_SECONDS, default 600)"
-	@echo "make install       release binary, unit, udev rule, /etc/workoutd/workoutd.yaml (PREFIX, DESTDIR)"
+	@echo "make install       release binaries, unit, udev rule, modules-load.d entry, man pages, bash completion,"
+	@echo "                   /etc/workoutd/workoutd.yaml (PREFIX, DESTDIR); make uninstall removes them"
+	@echo "make deb           the Debian package, dist/workoutd_<version>_<arch>.deb (debian/, debhelper)"
 
 deps:
 	@if [ "$$(id -u)" -eq 0 ]; then \
@@ -43,6 +46,7 @@ test-udev:
 
 test-shell:
 	bash Tests/shell/socat-seeds.sh "$$($(SWIFT) build --show-bin-path)/workoutd"
+	python3 Tests/shell/fsync-count.py "$$($(SWIFT) build --show-bin-path)/workoutd"
 
 test-systemd:
 	bash Tests/systemd/run.sh

@@ -1,7 +1,9 @@
 # Installing workoutd as a systemd service. Included by the top-level Makefile.
 #
-#   make install   [PREFIX=/usr/local] [DESTDIR=]   release binary (Swift stdlib linked statically),
-#                                                   systemd unit, udev rule, default configuration
+#   make install   [PREFIX=/usr/local] [DESTDIR=]   release binaries workoutd and workoutctl (Swift stdlib
+#                                                   linked statically), systemd unit, udev rule, modules-load.d
+#                                                   entry, man pages, bash completion, default configuration
+#   make deb                                        the same as a Debian package: dist/workoutd_<version>_<arch>.deb
 #   make uninstall [PREFIX=/usr/local] [DESTDIR=]   removes them (an edited configuration stays)
 #
 # The configuration lives in /etc/workoutd whatever PREFIX is: the unit's ConfigurationDirectory= is there.
@@ -11,6 +13,9 @@ DESTDIR         ?=
 BINDIR          ?= $(PREFIX)/bin
 SYSTEMDUNITDIR  ?= $(PREFIX)/lib/systemd/system
 UDEVRULESDIR    ?= $(PREFIX)/lib/udev/rules.d
+MODULESLOADDIR  ?= $(PREFIX)/lib/modules-load.d
+MANDIR          ?= $(PREFIX)/share/man
+BASHCOMPDIR     ?= $(PREFIX)/share/bash-completion/completions
 SYSCONFDIR      ?= /etc
 # A scratch path of its own, so a release build never disturbs a debug build in progress.
 RELEASE_SCRATCH ?= $(CURDIR)/.build-release
@@ -19,26 +24,57 @@ WORKOUTD_UNIT     := systemd/workoutd.service
 WORKOUTD_CONFIG   := Config/workoutd.yaml
 # The udev rule that tags the wearable (sets WORKOUTD_DEVICE=1 and the device group).
 WORKOUTD_RULES    := $(wildcard udev/*.rules systemd/*.rules)
-RELEASE_BUILD     := swift build -c release --static-swift-stdlib --scratch-path $(RELEASE_SCRATCH) --product workoutd
+# The tty drivers the unit's DeviceAllow=char-ttyACM/char-ttyUSB name, loaded at boot (see the file).
+WORKOUTD_MODULES  := systemd/workoutd-modules.conf
+RELEASE_BUILD     := swift build -c release --static-swift-stdlib --scratch-path $(RELEASE_SCRATCH)
+RELEASE_BIN        = $$($(RELEASE_BUILD) --show-bin-path)
+# Man pages and bash completion, generated from the commands' argument-parser definitions.
+GENERATED         := $(RELEASE_SCRATCH)/generated
+WORKOUTD_VERSION  := $(shell sed -n 's/.*static let current = "\(.*\)"/\1/p' Sources/workoutd/WorkoutdCommand.swift)
 # The unit in the repository names the default location; a different BINDIR is substituted on install.
 UNIT_DEFAULT_EXEC := /usr/local/bin/workoutd
 
-.PHONY: release-binary install uninstall
+.PHONY: release-binary generated-docs install install-files uninstall deb
 
-# Builds the release binary and refuses one that would need the Swift toolchain's shared libraries.
+# Builds the release binaries and refuses one that would need the Swift toolchain's shared libraries.
 release-binary:
-	$(RELEASE_BUILD)
-	@bin="$$($(RELEASE_BUILD) --show-bin-path)/workoutd"; \
-	if ldd "$$bin" | grep -E 'libswift|libFoundation|libdispatch|not found'; then \
-		echo "release-binary: $$bin links the Swift runtime dynamically (above); expected --static-swift-stdlib" >&2; \
-		exit 1; \
-	fi; \
-	echo "release-binary: $$bin (shared libraries: $$(ldd "$$bin" | awk '{print $$1}' | tr '\n' ' '))"
+	$(RELEASE_BUILD) --product workoutd
+	$(RELEASE_BUILD) --product workoutctl
+	@for bin in "$(RELEASE_BIN)/workoutd" "$(RELEASE_BIN)/workoutctl"; do \
+		if ldd "$$bin" | grep -E 'libswift|libFoundation|libdispatch|not found'; then \
+			echo "release-binary: $$bin links the Swift runtime dynamically (above); expected --static-swift-stdlib" >&2; \
+			exit 1; \
+		fi; \
+		echo "release-binary: $$bin (shared libraries: $$(ldd "$$bin" | awk '{print $$1}' | tr '\n' ' '))"; \
+	done
 
-install: release-binary
+# Man pages (help2man over each command's --help) and bash completion (argument-parser's own generator).
+generated-docs: release-binary
+	@mkdir -p $(GENERATED)
+	help2man --no-info --no-discard-stderr --version-string=$(WORKOUTD_VERSION) \
+		--name="serve fitness wearables on serial ttys" --section=1 \
+		--output=$(GENERATED)/workoutd.1 "$(RELEASE_BIN)/workoutd"
+	help2man --no-info --no-discard-stderr --version-string=$(WORKOUTD_VERSION) \
+		--name="see and steer the running workoutd" --section=1 \
+		--output=$(GENERATED)/workoutctl.1 "$(RELEASE_BIN)/workoutctl"
+	@# A completion script is sourced, not run: no #! line (lintian: bash-completion-with-hashbang).
+	"$(RELEASE_BIN)/workoutd" --generate-completion-script bash | sed '1{/^#!/d}' > $(GENERATED)/workoutd.bash
+	"$(RELEASE_BIN)/workoutctl" --generate-completion-script bash | sed '1{/^#!/d}' > $(GENERATED)/workoutctl.bash
+
+install: release-binary generated-docs install-files
+	@[ -n "$(DESTDIR)" ] || echo "install: now run: modprobe -a cdc_acm usbserial && systemctl daemon-reload && udevadm control --reload && udevadm trigger -s tty && systemctl enable --now workoutd"
+
+# Copies what release-binary and generated-docs built; `make deb` (debian/rules) calls it with DESTDIR.
+install-files:
 	@test -f $(WORKOUTD_CONFIG) || { echo "install: $(WORKOUTD_CONFIG) is missing" >&2; exit 1; }
 	@test -n "$(WORKOUTD_RULES)" || { echo "install: no udev rule (udev/*.rules or systemd/*.rules)" >&2; exit 1; }
-	install -D -m 0755 "$$($(RELEASE_BUILD) --show-bin-path)/workoutd" $(DESTDIR)$(BINDIR)/workoutd
+	install -D -m 0755 "$(RELEASE_BIN)/workoutd" $(DESTDIR)$(BINDIR)/workoutd
+	install -D -m 0755 "$(RELEASE_BIN)/workoutctl" $(DESTDIR)$(BINDIR)/workoutctl
+	install -D -m 0644 $(GENERATED)/workoutd.1 $(DESTDIR)$(MANDIR)/man1/workoutd.1
+	install -D -m 0644 $(GENERATED)/workoutctl.1 $(DESTDIR)$(MANDIR)/man1/workoutctl.1
+	install -D -m 0644 $(GENERATED)/workoutd.bash $(DESTDIR)$(BASHCOMPDIR)/workoutd
+	install -D -m 0644 $(GENERATED)/workoutctl.bash $(DESTDIR)$(BASHCOMPDIR)/workoutctl
+	install -D -m 0644 $(WORKOUTD_MODULES) $(DESTDIR)$(MODULESLOADDIR)/workoutd.conf
 	install -d -m 0755 $(DESTDIR)$(SYSTEMDUNITDIR)
 	sed 's|$(UNIT_DEFAULT_EXEC)|$(BINDIR)/workoutd|g' $(WORKOUTD_UNIT) > $(DESTDIR)$(SYSTEMDUNITDIR)/workoutd.service
 	chmod 0644 $(DESTDIR)$(SYSTEMDUNITDIR)/workoutd.service
@@ -57,10 +93,12 @@ install: release-binary
 		echo "install -m 0644 $(WORKOUTD_CONFIG) $(DESTDIR)$(SYSCONFDIR)/workoutd/workoutd.yaml"; \
 		install -m 0644 $(WORKOUTD_CONFIG) $(DESTDIR)$(SYSCONFDIR)/workoutd/workoutd.yaml; \
 	fi
-	@[ -n "$(DESTDIR)" ] || echo "install: now run: systemctl daemon-reload && udevadm control --reload && systemctl enable --now workoutd"
 
 uninstall:
-	rm -f $(DESTDIR)$(BINDIR)/workoutd
+	rm -f $(DESTDIR)$(BINDIR)/workoutd $(DESTDIR)$(BINDIR)/workoutctl
+	rm -f $(DESTDIR)$(MANDIR)/man1/workoutd.1 $(DESTDIR)$(MANDIR)/man1/workoutctl.1
+	rm -f $(DESTDIR)$(BASHCOMPDIR)/workoutd $(DESTDIR)$(BASHCOMPDIR)/workoutctl
+	rm -f $(DESTDIR)$(MODULESLOADDIR)/workoutd.conf
 	rm -f $(DESTDIR)$(SYSTEMDUNITDIR)/workoutd.service
 	rm -f $(addprefix $(DESTDIR)$(UDEVRULESDIR)/,$(notdir $(WORKOUTD_RULES)))
 	rm -f $(DESTDIR)$(SYSCONFDIR)/workoutd/workoutd.yaml.default
@@ -74,3 +112,14 @@ uninstall:
 	fi
 	@rmdir $(DESTDIR)$(SYSCONFDIR)/workoutd 2>/dev/null || true
 	@[ -n "$(DESTDIR)" ] || echo "uninstall: now run: systemctl daemon-reload && udevadm control --reload"
+
+# The Debian package (debian/): dpkg-buildpackage runs debian/rules, which builds through the targets
+# above into the same release scratch path; the .deb lands in dist/.
+deb:
+	@mkdir -p dist
+	@# What an earlier run left: dh skips the steps its logs record, and would package stale files.
+	rm -rf debian/workoutd debian/.debhelper debian/files debian/*.substvars debian/*.debhelper \
+		debian/*.debhelper.log debian/debhelper-build-stamp
+	dpkg-buildpackage -us -uc -b --no-pre-clean --buildinfo-option=-udist --changes-option=-udist \
+		--buildinfo-file=dist/workoutd.buildinfo --changes-file=dist/workoutd.changes
+	@ls dist/*.deb

@@ -111,6 +111,8 @@ public actor DeviceManager {
         let session = engine.session(for: spec.identity)
         var attempt = 0
         var firstFailure: ContinuousClock.Instant?
+        var refusalReported = false
+        let openFailures = OpenFailurePolicy(spec.policy)
 
         while !Task.isCancelled && !shuttingDown {
             let fd: CInt
@@ -120,20 +122,30 @@ public actor DeviceManager {
                 let now = ContinuousClock.now
                 let since = firstFailure ?? now
                 firstFailure = since
-                if let limit = spec.policy.giveUpAfter, now - since >= limit {
+                let code = error.errno
+                let decision = openFailures.decide(
+                    errno: code, attempt: attempt, failingFor: now - since,
+                    nodeExists: access(spec.path, F_OK) == 0, reported: refusalReported)
+                guard case .retry(let delay, let report) = decision else {
                     logger.error("giving up on device: \(error)", metadata: ["after": "\(now - since)"])
                     break
                 }
-                if attempt == 0 {
+                if report {
+                    refusalReported = true
+                    logger.error(
+                        "device refuses to open; retrying while its node exists",
+                        metadata: ["error": "\(error)", "hint": "\(OpenFailurePolicy.hint(errno: code))"])
+                } else if attempt == 0 {
                     logger.notice("device not openable yet; retrying", metadata: ["error": "\(error)"])
                 }
-                let delay = spec.policy.delay(after: attempt)
                 attempt += 1
                 do { try await Task.sleep(for: delay) } catch { break }
                 continue
             }
+            if refusalReported { logger.notice("device opens again after being refused") }
             attempt = 0
             firstFailure = nil
+            refusalReported = false
 
             let channel: any Channel
             do {

@@ -9,13 +9,18 @@ public struct ReconnectPolicy: Sendable, Hashable {
     /// Reopen the path after the device goes away. Configured paths do; discovered devices wait
     /// for udev to announce them again instead.
     public var reopenAfterClose: Bool
+    /// After `giveUpAfter`, how often to retry a node that exists but refuses the open (EPERM/EACCES):
+    /// see ``OpenFailurePolicy``.
+    public var refusedRetryDelay: Duration
 
     public init(initialDelay: Duration = .milliseconds(50), maximumDelay: Duration = .seconds(2),
-                giveUpAfter: Duration? = nil, reopenAfterClose: Bool = true) {
+                giveUpAfter: Duration? = nil, reopenAfterClose: Bool = true,
+                refusedRetryDelay: Duration = .seconds(5)) {
         self.initialDelay = initialDelay
         self.maximumDelay = maximumDelay
         self.giveUpAfter = giveUpAfter
         self.reopenAfterClose = reopenAfterClose
+        self.refusedRetryDelay = refusedRetryDelay
     }
 
     func delay(after attempt: Int) -> Duration {

@@ -5,7 +5,8 @@ import WorkoutEngine
 import WorkoutProtocol
 
 /// The durable ``WorkoutStore``: one SQLite database, `<state-dir>/workoutd.sqlite`, in WAL mode with
-/// `synchronous = FULL`, so a commit that returned survives a crash or a power cut.
+/// `synchronous = FULL` on the writer connection, so every commit fsyncs the WAL before it returns and a
+/// commit that returned survives a crash or a power cut.
 ///
 /// Each ``commit(_:)`` is one write transaction (the engine calls it once per read batch: group commit).
 /// Every SQLite failure after opening surfaces as ``StorageUnavailableError``; SQLite rolls the
@@ -58,27 +59,27 @@ public final class SQLiteWorkoutStore: WorkoutStore {
         configuration.readonly = mode == .readOnly
         configuration.busyMode = .timeout(5)
         configuration.label = "workoutd"
-        if mode == .readWrite {
-            configuration.prepareDatabase { db in
-                // WAL's default NORMAL may lose the last commits on power loss; an ack must not.
-                try db.execute(sql: "PRAGMA synchronous = FULL")
-            }
-        }
         do {
             switch mode {
             case .readWrite:
                 let pool = try DatabasePool(path: path, configuration: configuration)
-                try StoreSchema.migrator.migrate(pool)
+                // WAL with synchronous = NORMAL (what GRDB's DatabasePool sets on its writer after the
+                // prepareDatabase hook, so a PRAGMA there does not stick) syncs only at checkpoints: the
+                // last acked commits could be lost on a power cut. FULL fsyncs the WAL at every commit;
+                // group commit (one transaction per read batch) keeps that to one fsync per batch.
+                // The pool has one writer connection for its lifetime, so setting it here holds.
                 // SQLite quietly opens a file it cannot write read-only, and such a connection never
                 // becomes writable again: refuse to start rather than fail every command.
                 let readOnly = try pool.writeWithoutTransaction { db in
-                    sqlite3_db_readonly(db.sqliteConnection, "main") == 1
+                    try db.execute(sql: "PRAGMA synchronous = FULL")
+                    return sqlite3_db_readonly(db.sqliteConnection, "main") == 1
                 }
                 if readOnly {
                     throw StorageOpenError(
                         kind: .cannotOpen, path: path,
                         detail: "the database can only be opened read-only (read-only file system or file permissions); make it writable, or use the read-only inspection commands.")
                 }
+                try StoreSchema.migrator.migrate(pool)
                 database = pool
             case .readOnly:
                 let queue = try DatabaseQueue(path: path, configuration: configuration)

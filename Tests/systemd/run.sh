@@ -115,6 +115,17 @@ else
     fail "unit or udev rule missing after make install"
 fi
 
+installed_extras=(usr/local/bin/workoutctl usr/local/share/man/man1/workoutd.1 usr/local/share/man/man1/workoutctl.1
+    usr/local/share/bash-completion/completions/workoutd usr/local/share/bash-completion/completions/workoutctl
+    usr/local/lib/modules-load.d/workoutd.conf)
+missing_extras=$(for file in "${installed_extras[@]}"; do [[ -s "$merged/$file" ]] || echo "/$file"; done)
+if [[ -z "$missing_extras" ]] && "$merged/usr/local/bin/workoutctl" --help >/dev/null \
+    && grep -q '^cdc_acm$' "$merged/usr/local/lib/modules-load.d/workoutd.conf"; then
+    pass "make install put workoutctl, both man pages, both bash completions and modules-load.d/workoutd.conf in place"
+else
+    fail "make install is missing: $(tr '\n' ' ' <<<"$missing_extras")"
+fi
+
 # The administrator's configuration: serve the bound pty, log at debug so priorities 7 and 6 both occur.
 cat >"$merged/etc/workoutd/workoutd.yaml" <<EOF
 # Edited for the systemd test: serve the wearable bound into the container.
@@ -273,6 +284,24 @@ else
     fail "a reload with an invalid configuration took the daemon down"
 fi
 
+# --- Priorities: the unit's system call filter lets the daemon lower its own -------------------------------
+# Share delivery runs on a thread of its own at SCHED_IDLE (policy 5 in /proc/<pid>/task/<tid>/stat,
+# field 41); libdispatch lowers its worker threads with setpriority. Both were refused by
+# SystemCallFilter=~@resources until the unit allowed setpriority/sched_setscheduler/sched_setattr again.
+send_command 102 '{"command_type":"end_workout","id":102}' || fail "no reply to end_workout"
+send_command 103 '{"command_type":"share_workout","id":103,"service":"twitter"}' || fail "no reply to share_workout"
+idle_threads=$(in_container sh -c "cat /proc/$main_pid/task/*/stat" 2>/dev/null \
+    | python3 -c 'import sys; print(sum(line.rsplit(")", 1)[1].split()[38] == "5" for line in sys.stdin))')
+# errno=1 (EPERM) is the system call filter refusing; errno=13 (EACCES) is libdispatch asking to *raise* a
+# worker's priority for its QoS class, which an unprivileged service may not do, by design.
+priority_lines=$(in_container journalctl -u "$unit" --no-pager -o cat | grep "Failed to set thread priority")
+filtered=$(grep -c 'errno=1$' <<<"$priority_lines")
+if ((idle_threads >= 1)) && ((filtered == 0)); then
+    pass "share delivery runs on a SCHED_IDLE thread ($idle_threads); no thread priority refused by the filter ($(grep -c . <<<"$priority_lines") raise attempts refused with EACCES)"
+else
+    fail "SCHED_IDLE threads: $idle_threads; refused by the system call filter: $(tr '\n' '|' <<<"$priority_lines")"
+fi
+
 # --- The journal: priorities from the <N> prefixes ------------------------------------------------------
 daemon_journal() { in_container journalctl -u "$unit" --no-pager _PID="$main_pid" "$@"; }
 priority_counts=$(daemon_journal -o json | python3 -c '
@@ -354,9 +383,11 @@ fi
 # --- make uninstall -------------------------------------------------------------------------------------
 if make_target uninstall \
     && [[ ! -e "$merged/usr/local/bin/workoutd" && ! -e "$merged/usr/local/lib/systemd/system/workoutd.service" ]] \
+    && [[ ! -e "$merged/usr/local/bin/workoutctl" && ! -e "$merged/usr/local/share/man/man1/workoutd.1" ]] \
+    && [[ ! -e "$merged/usr/local/lib/modules-load.d/workoutd.conf" ]] \
     && ! ls "$merged/usr/local/lib/udev/rules.d/"*.rules >/dev/null 2>&1 \
     && cmp -s "$work/edited.yaml" "$merged/etc/workoutd/workoutd.yaml"; then
-    pass "make uninstall removed binary, unit and rule, and kept the edited configuration"
+    pass "make uninstall removed the binaries, man pages, unit, rule and modules-load.d entry, and kept the edited configuration"
 else
     fail "make uninstall left files behind or removed the edited configuration"
 fi

@@ -1,0 +1,137 @@
+#!/usr/bin/env python3
+"""Acked means on disk: counts the daemon's fsync/fdatasync calls per acknowledged durable command.
+
+Runs the real daemon on a pty and attaches `strace -f -c -e trace=fsync,fdatasync` to it twice: while N
+commands go through in single flight (each sent after the previous reply), and while N go through
+pipelined (all written at once). It asserts what an ack promises on a power cut: at least one sync per
+single-flight command (each ack waited for its own commit to reach the disk), and fewer syncs than
+commands when pipelined (group commit: one transaction, one sync, per read batch). Prints the figures.
+A store whose commits are not synced (SQLite WAL with synchronous=NORMAL, which GRDB's DatabasePool
+sets) fails the first assertion with about 0 syncs per command.
+
+Usage: Tests/shell/fsync-count.py path/to/workoutd [N]
+"""
+import os
+import select
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+import tty
+
+SYNCS = ("fsync", "fdatasync")
+
+
+def commands(count):
+    """Alternating start/end, so every one of them is a durable state change that gets an ok."""
+    for index in range(count):
+        if index % 2 == 0:
+            yield b'{"command_type":"start_workout","location":"fsync test","date":"2020-03-16 19:45:13 +0000","intensityLevel":5}\n'
+        else:
+            yield b'{"command_type":"end_workout"}\n'
+
+
+def read_replies(master, count, buffer):
+    """Reads until `count` reply lines have arrived; returns them and what is left over."""
+    replies = []
+    deadline = time.monotonic() + 120  # a hang, not a speed limit
+    while len(replies) < count:
+        if time.monotonic() > deadline:
+            raise SystemExit(f"FAIL  no reply after {len(replies)} of {count}")
+        readable, _, _ = select.select([master], [], [], 1.0)
+        if readable:
+            buffer += os.read(master, 65536)
+        while b"\n" in buffer:
+            line, buffer = buffer.split(b"\n", 1)
+            if line.strip():
+                replies.append(line)
+    return replies, buffer
+
+
+def traced(pid, summary):
+    """Attaches strace to every thread of `pid`; returns once it is attached."""
+    strace = subprocess.Popen(
+        ["strace", "-f", "-c", "-e", "trace=" + ",".join(SYNCS), "-o", summary, "-p", str(pid)],
+        stderr=subprocess.PIPE)
+    line = strace.stderr.readline()
+    if b"attached" not in line:
+        raise SystemExit(f"FAIL  strace could not attach: {line!r}")
+    return strace
+
+
+def detach(strace, summary):
+    """Stops tracing (the daemon keeps running) and returns the fsync-family calls counted."""
+    strace.send_signal(signal.SIGINT)
+    strace.wait(timeout=60)
+    calls = 0
+    with open(summary) as text:
+        for row in text:
+            fields = row.split()
+            if fields and fields[-1] in SYNCS:
+                calls += int(fields[3])
+    return calls
+
+
+def send(master, mode, count):
+    """Sends `count` durable commands; returns how many were acked."""
+    buffer = b""
+    replies = []
+    if mode == "single":
+        for line in commands(count):
+            os.write(master, line)
+            got, buffer = read_replies(master, 1, buffer)
+            replies += got
+    else:
+        os.write(master, b"".join(commands(count)))
+        replies, buffer = read_replies(master, count, buffer)
+    return sum(b'"status":"ok"' in reply for reply in replies)
+
+
+def main():
+    workoutd = sys.argv[1]
+    count = int(sys.argv[2]) if len(sys.argv) > 2 else 40
+    with tempfile.TemporaryDirectory() as work:
+        master, slave = os.openpty()
+        node = os.ttyname(slave)
+        tty.setraw(slave)
+        os.close(slave)
+        log_path = os.path.join(work, "workoutd.log")
+        with open(log_path, "wb") as log:
+            daemon = subprocess.Popen(
+                [workoutd, "--device", node, "--state-dir", os.path.join(work, "state"), "--control-socket", "none"],
+                stderr=log)
+        try:
+            for _ in range(2400):
+                with open(log_path, "rb") as log:
+                    if b"device connected" in log.read():
+                        break
+                time.sleep(0.05)
+            else:
+                raise SystemExit("FAIL  the daemon never connected to the pty")
+            figures = {}
+            for mode in ("single", "pipelined"):
+                summary = os.path.join(work, f"strace-{mode}.txt")
+                strace = traced(daemon.pid, summary)
+                acked = send(master, mode, count)
+                figures[mode] = detach(strace, summary)
+                if acked != count:
+                    raise SystemExit(f"FAIL  {mode}: {acked} of {count} commands acked")
+        finally:
+            daemon.terminate()
+            daemon.wait(timeout=60)
+    single, pipelined = figures["single"], figures["pipelined"]
+    print(f"fsync-family calls for {count} durable commands: single flight {single} "
+          f"({single / count:.2f} per command), pipelined {pipelined} ({pipelined / count:.2f} per command)")
+    failed = 0
+    for name, passed in [
+        ("every single-flight ack waited for a sync of its own (>= 1 fsync per command)", single >= count),
+        ("pipelined commands share syncs (group commit: < 1 fsync per command)", pipelined < count),
+    ]:
+        print(("PASS  " if passed else "FAIL  ") + name)
+        failed += not passed
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
