@@ -73,7 +73,7 @@ def main():
             elif matches[0].get("id") != reply.get("workout_id"):
                 problems.append(f"acked {command_id}: workout {reply.get('workout_id')}, stored {matches[0]}")
         elif kind == "e":
-            ended = matches and any(v not in (None, "") for k, v in matches[0].items() if "end" in k.lower())
+            ended = matches and matches[0].get("endedAt") and matches[0].get("endCommandID", command_id) == command_id
             if not ended:
                 problems.append(f"acked {command_id} (end of {reply.get('workout_id')}) not stored: {matches}")
         again = resent.get(command_id)

@@ -110,17 +110,19 @@ check_cut() {  # check_cut CUT: the cut's acks against what the next boot found 
     fi
 }
 
+# A boot that fails stops the run (what follows builds on it); a cut that lost acked commands is a failure
+# too, but the later phases still run and report, so one run shows everything that is wrong.
 phases() {
     boot install 0 vmtest.phase=install || return 1
     boot reboot 0 vmtest.phase=reboot vmtest.earlyplug=1 || return 1
     # Three cuts at different moments: early in the stream, mid-way, late.
     boot cut1 12 vmtest.phase=cut vmtest.cut=1 || return 1
     boot cut2 90 vmtest.phase=cut vmtest.recover=1 vmtest.cut=2 || return 1
-    check_cut 1 cut2 || return 1
+    check_cut 1 cut2 || true
     boot cut3 200 vmtest.phase=cut vmtest.recover=2 vmtest.cut=3 || return 1
-    check_cut 2 cut3 || return 1
+    check_cut 2 cut3 || true
     boot purge 0 vmtest.phase=purge vmtest.recover=3 || return 1
-    check_cut 3 purge || return 1
+    check_cut 3 purge || true
 }
 phases || true
 
