@@ -40,6 +40,7 @@ cleanup() {
     fi
 }
 trap cleanup EXIT
+trap 'exit 143' TERM INT  # so that cleanup kills QEMU when the test itself is stopped
 
 # The payload disk: the package and the guest-side scripts, nothing else of the project.
 mkdir -p "$run_dir/payload/debs"
