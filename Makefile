@@ -9,15 +9,18 @@ UDEV_TESTS := DeviceDiscoveryTests
 HEAVY_TESTS := EndToEndTests|DurabilityTests
 APT_PACKAGES := socat libudev-dev umockdev libumockdev-dev libsystemd-dev libsqlite3-dev sqlite3 \
                 systemd-container debootstrap valgrind python3 util-linux lld \
-                debhelper dpkg-dev fakeroot lintian help2man strace
+                debhelper dpkg-dev fakeroot lintian help2man strace \
+                qemu-system-x86 qemu-utils mmdebstrap e2fsprogs
 
-.PHONY: help deps build test test-swift test-udev test-shell test-systemd fuzz demo bench soak clean
+.PHONY: help deps build test test-swift test-udev test-shell test-systemd test-vm fuzz demo bench soak clean
 
 help:
 	@echo "make deps          install the Debian packages the build and the tests need (root)"
 	@echo "make demo          build, start workoutd on a socat pty pair, send the seed commands, show the replies"
 	@echo "make test          every test: Swift tests, libudev tests under umockdev, the socat and fsync-count shell tests,"
-	@echo "                   the real-systemd test (root) and a 60 s fuzz run"
+	@echo "                   the real-systemd test (root), a 60 s fuzz run and the VM test"
+	@echo "make test-vm       the package from make deb in a QEMU Debian guest (real kernel, udev, systemd),"
+	@echo "                   serving a USB CDC-ACM gadget on dummy_hcd; power cuts by SIGKILL (root)"
 	@echo "make bench         release benchmarks, written to docs/benchmarks.md"
 	@echo "make fuzz          fuzz for FUZZ_SECONDS (default 60)"
 	@echo "make soak          long run with unplugs and hostile input (SOAK_SECONDS, default 600)"
@@ -35,7 +38,7 @@ deps:
 build:
 	$(SWIFT) build --build-tests
 
-test: build test-swift test-udev test-shell test-systemd fuzz
+test: build test-swift test-udev test-shell test-systemd fuzz test-vm
 
 test-swift:
 	$(SWIFT) test --skip-build --skip $(UDEV_TESTS) --skip '$(HEAVY_TESTS)'
@@ -50,6 +53,10 @@ test-shell:
 
 test-systemd:
 	bash Tests/systemd/run.sh
+
+# The image is built once per scripts/vm-image.sh content and cached in /var/cache/workoutd-vm.
+test-vm: deb
+	bash Tests/vm/run.sh "$$(ls -t dist/workoutd_*.deb | head -n 1)"
 
 fuzz:
 	bash scripts/fuzz.sh $${FUZZ_SECONDS:-60}
