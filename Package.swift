@@ -80,7 +80,7 @@ let package = Package(
         ),
 
         // Stored workouts and shares as text tables, the same in `workoutd workouts/shares` and `workoutctl`.
-        .target(name: "RecordTables", dependencies: ["CommandLineOutput", "WorkoutEngine"], swiftSettings: strict),
+        .target(name: "RecordTables", dependencies: ["CommandLineOutput", "WorkoutEngine", "WorkoutProtocol"], swiftSettings: strict),
 
         // A blocking client for the control socket, for workoutctl and tests.
         .target(name: "ControlClient", dependencies: ["ControlProtocol"], swiftSettings: strict),
