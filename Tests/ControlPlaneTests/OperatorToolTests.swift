@@ -1,3 +1,6 @@
+#if canImport(Glibc)
+import Glibc
+#endif
 import ControlProtocol
 import Foundation
 import Testing
@@ -65,5 +68,25 @@ import WorkoutdTesting
         let offline = try DaemonProcess(arguments: ["workouts", "--state-dir", state])
         #expect(try offline.waitForExit() == 0)
         #expect(offline.log.split(separator: "\n").last?.hasSuffix(" " + text) == true, "workoutd workouts: \(offline.log)")
+    }
+}
+
+/// One owner per tty: a tty another program holds with `flock` (as picocom does) is not opened, even by root
+/// (which TIOCEXCL does not stop); the reason is logged, and the tty is served once released.
+@Suite struct TTYLockTests {
+    @Test func aHeldTTYIsLeftAloneUntilReleased() throws {
+        let wearable = try SimulatedWearable()
+        let holder = open(wearable.devicePath, O_RDWR | O_NOCTTY | O_CLOEXEC)
+        #expect(holder >= 0)
+        #expect(flock(holder, LOCK_EX | LOCK_NB) == 0)
+        let daemon = try ControlledDaemon(devices: [wearable.devicePath])
+        try daemon.daemon.waitForLog("\(wearable.devicePath) is in use by another program (it holds the tty's flock)")
+        let devices = try daemon.ctlJSON(["devices"], as: DeviceReport.self)
+        #expect(!devices.contains { $0.node == wearable.devicePath && $0.connected }, "the held tty was not opened")
+
+        flock(holder, LOCK_UN)
+        close(holder)
+        try daemon.waitUntilConnected(wearable.devicePath)
+        #expect(try wearable.request(#"{"command_type":"start_workout","location":"Gym","date":"2020-03-16T19:45:13Z","intensityLevel":5}"#).contains(#""status":"ok""#))
     }
 }
