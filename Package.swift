@@ -27,6 +27,7 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-metrics", from: "2.13.0"),
         .package(url: "https://github.com/swift-server/swift-prometheus", from: "2.4.1"),
         .package(url: "https://github.com/x-sheep/swift-property-based", from: "2.0.1"),
+        .package(url: "https://github.com/jpsim/Yams", from: "6.2.2"),
     ],
     targets: [
         // Wire protocol: Codable commands and replies. No I/O.
@@ -79,7 +80,7 @@ let package = Package(
         ),
 
         // Stored workouts and shares as text tables, the same in `workoutd workouts/shares` and `workoutctl`.
-        .target(name: "RecordTables", dependencies: ["CommandLineOutput", "WorkoutEngine"], swiftSettings: strict),
+        .target(name: "RecordTables", dependencies: ["CommandLineOutput", "WorkoutEngine", "WorkoutProtocol"], swiftSettings: strict),
 
         // A blocking client for the control socket, for workoutctl and tests.
         .target(name: "ControlClient", dependencies: ["ControlProtocol"], swiftSettings: strict),
@@ -216,6 +217,7 @@ let package = Package(
                 "ControlProtocol",
                 "SystemdSupport",
                 "DeviceDiscovery",
+                .product(name: "Yams", package: "Yams"),
                 .product(name: "Metrics", package: "swift-metrics"),
                 .product(name: "Prometheus", package: "swift-prometheus"),
                 .product(name: "NIOCore", package: "swift-nio"),

@@ -59,8 +59,8 @@ public final class ControlResponder: Sendable {
                 return try reply(request, WorkoutList(workouts: try await storage { try await self.engine.store.workouts(device: identity, limit: limit) }), encoder)
             case .shares(let limit):
                 return try reply(request, ShareList(shares: try await storage { try await self.engine.store.shares(limit: limit) }), encoder)
-            case .send(let device, let line):
-                return try reply(request, try await send(line, to: device), encoder)
+            case .send(let device, let line, let create):
+                return try reply(request, try await send(line, to: device, create: create), encoder)
             case .metrics:
                 return try reply(request, MetricsReport(text: metricsText()), encoder)
             case .subscribe:
@@ -100,8 +100,8 @@ public final class ControlResponder: Sendable {
             counters: tally.counters)
     }
 
-    private func send(_ line: String, to device: String) async throws -> SendResult {
-        let identity = try await resolve(device)
+    private func send(_ line: String, to device: String, create: Bool) async throws -> SendResult {
+        let identity = create ? try await resolve(device) : try await connectedDevice(device)
         let bytes = Array(line.utf8)
         // The same limit the device's framing applies, so an injected line behaves like a real one.
         let decoded = bytes.count > maximumLineLength
@@ -128,6 +128,17 @@ public final class ControlResponder: Sendable {
             return attached.identity
         }
         return DeviceIdentity(name)
+    }
+
+    /// A connected device named by its identity or node; otherwise the error lists the connected ones, so a
+    /// typo never opens a session (and workouts) for a device that does not exist.
+    private func connectedDevice(_ name: String) async throws -> DeviceIdentity {
+        let connected = await manager.devices().filter { $0.snapshot.connected }
+        if let device = connected.first(where: { $0.identity.rawValue == name || $0.path == name }) {
+            return device.identity
+        }
+        let names = connected.map { "\($0.identity.rawValue) (\($0.path))" }
+        throw ControlError(.unknownDevice, "no connected device '\(name)'; connected: \(names.isEmpty ? "none" : names.joined(separator: ", "))")
     }
 
     private func storage<T: Sendable>(_ body: @Sendable () async throws -> T) async throws -> T {

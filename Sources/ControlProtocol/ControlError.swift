@@ -13,6 +13,8 @@ public struct ControlError: Error, Hashable, Sendable, Codable, CustomStringConv
         case requestTooLong = "request_too_long"
         /// The server already has as many clients as it accepts; the connection is closed.
         case tooManyClients = "too_many_clients"
+        /// `send` named a device that is not connected (and did not ask to create a session).
+        case unknownDevice = "unknown_device"
         /// The daemon could not answer now (its store failed).
         case unavailable
     }

@@ -10,8 +10,9 @@ public enum ControlCall: Hashable, Sendable {
     case devices
     case workouts(device: String?, limit: Int?)
     case shares(limit: Int?)
-    /// Runs `line` on the session of `device` as if that device had sent it.
-    case send(device: String, line: String)
+    /// Runs `line` on the session of `device` as if that device had sent it. Without `create`, `device` must
+    /// be connected; with it, a name no device has gets its own session.
+    case send(device: String, line: String, create: Bool = false)
     case metrics
     /// Starts the event stream on this connection.
     case subscribe
@@ -48,7 +49,7 @@ public struct ControlRequest: Hashable, Sendable {
 
 extension ControlRequest: Codable {
     enum CodingKeys: String, CodingKey { case id, method, params }
-    enum ParameterKeys: String, CodingKey { case device, limit, line }
+    enum ParameterKeys: String, CodingKey { case device, limit, line, create }
 
     public init(from decoder: any Decoder) throws {
         let container = try decoder.container(keyedBy: CodingKeys.self)
@@ -79,7 +80,9 @@ extension ControlRequest: Codable {
             guard !device.isEmpty else {
                 throw DecodingError.dataCorruptedError(forKey: .device, in: params, debugDescription: "params.device must not be empty.")
             }
-            call = .send(device: device, line: try params.decode(String.self, forKey: .line))
+            call = .send(
+                device: device, line: try params.decode(String.self, forKey: .line),
+                create: try params.decodeIfPresent(Bool.self, forKey: .create) ?? false)
         }
     }
 
@@ -105,10 +108,11 @@ extension ControlRequest: Codable {
         case .shares(let limit):
             var params = container.nestedContainer(keyedBy: ParameterKeys.self, forKey: .params)
             try params.encodeIfPresent(limit, forKey: .limit)
-        case .send(let device, let line):
+        case .send(let device, let line, let create):
             var params = container.nestedContainer(keyedBy: ParameterKeys.self, forKey: .params)
             try params.encode(device, forKey: .device)
             try params.encode(line, forKey: .line)
+            if create { try params.encode(create, forKey: .create) }
         }
     }
 }

@@ -1,6 +1,7 @@
 import CommandLineOutput
 import Foundation
 import WorkoutEngine
+import WorkoutProtocol
 
 extension TextTable {
     /// Workouts as `workoutd workouts` and `workoutctl workouts` print them: one row each, in the order given.
@@ -15,7 +16,7 @@ extension TextTable {
                 String(workout.id), workout.device.rawValue, workout.location, TableDate.format(workout.date),
                 String(workout.intensityLevel), TableDate.format(workout.startedAt),
                 workout.endedAt.map(TableDate.format) ?? "active",
-                workout.durationSeconds.map { String(format: "%.3f", $0) } ?? "",
+                workout.durationSeconds.map(WorkoutDuration.text) ?? "",
             ])
         }
         return table

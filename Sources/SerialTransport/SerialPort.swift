@@ -16,8 +16,13 @@ public struct SerialPortError: Error, CustomStringConvertible, Sendable {
     }
 
     public var description: String {
-        "\(operation) \(path): \(String(cString: strerror(errno)))"
+        if operation == Self.lockOperation, errno == EWOULDBLOCK {
+            return "\(path) is in use by another program (it holds the tty's flock); waiting until it is released"
+        }
+        return "\(operation) \(path): \(String(cString: strerror(errno)))"
     }
+
+    static let lockOperation = "lock"
 }
 
 /// Opens and configures serial devices: raw mode, fixed baud, exclusive where supported.
@@ -27,6 +32,13 @@ public enum SerialPort {
     public static func open(path: String, baud: UInt32) throws(SerialPortError) -> CInt {
         let fd = Glibc.open(path, O_RDWR | O_NOCTTY | O_NONBLOCK | O_CLOEXEC)
         guard fd >= 0 else { throw SerialPortError(path: path, operation: "open", errno: errno) }
+        // The lock serial programs agree on (picocom, minicom, another workoutd): root defeats TIOCEXCL,
+        // so a held tty is left alone, before its settings are touched, and retried like a missing one.
+        if flock(fd, LOCK_EX | LOCK_NB) != 0 {
+            let error = SerialPortError(path: path, operation: SerialPortError.lockOperation, errno: errno)
+            close(fd)
+            throw error
+        }
         if wd_configure_raw(fd, baud) != 0 {
             let error = SerialPortError(path: path, operation: "configure", errno: errno)
             close(fd)

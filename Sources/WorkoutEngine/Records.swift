@@ -10,8 +10,11 @@ public struct WorkoutRecord: Hashable, Sendable, Codable {
     public var date: Date
     public var intensityLevel: Int
     /// When the daemon started and ended it, on the daemon's clock.
-    public var startedAt: Date
-    public var endedAt: Date?
+    public var startedAt: Date { didSet { updateDuration() } }
+    public var endedAt: Date? { didSet { updateDuration() } }
+    /// Computed once from the daemon's own timestamps and carried as is (JSON, the control socket), so a
+    /// view that gets the dates at a coarser precision still shows the same duration.
+    public private(set) var durationSeconds: Double?
     public var startCommandID: CommandID?
     public var endCommandID: CommandID?
 
@@ -28,11 +31,11 @@ public struct WorkoutRecord: Hashable, Sendable, Codable {
         self.endedAt = endedAt
         self.startCommandID = startCommandID
         self.endCommandID = endCommandID
+        updateDuration()
     }
 
-    /// Whole milliseconds: finer digits are clock noise, and they make replies hard to read.
-    public var durationSeconds: Double? {
-        endedAt.map { ($0.timeIntervalSince(startedAt) * 1000).rounded() / 1000 }
+    private mutating func updateDuration() {
+        durationSeconds = endedAt.map { WorkoutDuration.seconds(from: startedAt, to: $0) }
     }
 }
 

@@ -21,14 +21,19 @@ struct GlobalOptions: ParsableArguments {
     }
 }
 
-/// Ends the run with one line on stderr: 69 (EX_UNAVAILABLE) when the daemon is not running, 1 otherwise.
+/// Ends the run with one line on stderr: 69 (EX_UNAVAILABLE) when the daemon is not running, 2 when `send`
+/// names a device that is not connected, 1 otherwise.
 struct Failure {
     let error: ControlConnectionError
 
     init(_ error: ControlConnectionError) { self.error = error }
 
     var exitCode: ExitCode {
-        if case .notRunning = error { ExitCode(69) } else { .failure }
+        switch error {
+        case .notRunning: ExitCode(69)
+        case .rejected(let reason) where reason.code == .unknownDevice: ExitCode(2)
+        default: .failure
+        }
     }
 
     func report() -> Never {

@@ -2,6 +2,7 @@ import CommandLineOutput
 import ControlProtocol
 import Foundation
 import RecordTables
+import WorkoutProtocol
 
 /// How workoutctl prints: JSON lines for scripts, tables and short human forms for people.
 enum Output {
@@ -26,13 +27,8 @@ enum Output {
         date.map(TableDate.format) ?? "-"
     }
 
-    /// `45.2s`, `12m05s`, `3h02m`, `2d04h`: precise when short, coarse when long.
+    /// `0.006s`: the same value and rounding as the reply, the tables and `workoutd workouts`.
     static func duration(_ seconds: Double?) -> String {
-        guard let seconds else { return "-" }
-        if seconds < 60 { return String(format: "%.1fs", seconds) }
-        let whole = Int(seconds)
-        if whole < 3600 { return String(format: "%dm%02ds", whole / 60, whole % 60) }
-        if whole < 86400 { return String(format: "%dh%02dm", whole / 3600, whole % 3600 / 60) }
-        return String(format: "%dd%02dh", whole / 86400, whole % 86400 / 3600)
+        seconds.map { WorkoutDuration.text($0) + "s" } ?? "-"
     }
 }

@@ -8,7 +8,8 @@ struct WorkoutctlCommand: ParsableCommand {
         abstract: "See and steer the running workoutd through its control socket.",
         discussion: """
             Human output is an aligned table with a header; --json prints one JSON object per line.
-            Exits 69 when workoutd is not running, 1 when it refuses a request.
+            Exit status: 0 success; 1 workoutd refused the request, or `send` got an error reply; \
+            2 `send` named a device that is not connected; 64 bad usage; 69 workoutd is not running.
             """,
         subcommands: [
             StatusCommand.self, DevicesCommand.self, WorkoutsCommand.self, SharesCommand.self,

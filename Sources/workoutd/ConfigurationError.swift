@@ -2,8 +2,14 @@
 struct ConfigurationError: Error, CustomStringConvertible {
     var key: String
     var problem: String
+    /// The file and line the key is on, when it came from the file.
+    var file: String?
+    var line: Int?
 
-    var description: String { "configuration key '\(key)': \(problem)" }
+    var description: String {
+        let place = file.map { "\($0)" + (line.map { ":\($0)" } ?? "") + ": " } ?? ""
+        return "\(place)configuration key '\(key)': \(problem)"
+    }
 
     /// The exit status sysexits(3) reserves for configuration errors.
     static let exitStatus: Int32 = 78

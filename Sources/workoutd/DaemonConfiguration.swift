@@ -67,6 +67,33 @@ struct DaemonConfiguration: Sendable {
     static func load(
         file: String?, environment: [String: String], overrides: Overrides
     ) async throws -> DaemonConfiguration {
+        let check = try check(file: file, environment: environment)
+        do {
+            return try await read(file: file, environment: environment, overrides: overrides)
+        } catch let error as ConfigurationError {
+            throw check?.locate(error) ?? error
+        }
+    }
+
+    /// Checks the file's keys, types and the `WORKOUTD_*` variables against `ConfigurationKeys`; nil when
+    /// there is no file (the default one may be absent).
+    @discardableResult
+    static func check(file: String?, environment: [String: String]) throws -> ConfigurationCheck? {
+        try ConfigurationCheck.checkEnvironment(environment)
+        let path = file ?? defaultFile
+        guard file != nil || FileManager.default.fileExists(atPath: path) else { return nil }
+        let text: String
+        do {
+            text = try String(contentsOfFile: path, encoding: .utf8)
+        } catch {
+            throw ConfigurationError(key: "--config", problem: "cannot read \(path): \(error.localizedDescription)")
+        }
+        return try ConfigurationCheck(yaml: text, file: path)
+    }
+
+    private static func read(
+        file: String?, environment: [String: String], overrides: Overrides
+    ) async throws -> DaemonConfiguration {
         let reader = try await makeReader(file: file, environment: environment)
         var config = DaemonConfiguration()
         config.devices = try reader.strings("devices") ?? []

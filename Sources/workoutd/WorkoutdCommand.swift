@@ -10,8 +10,15 @@ struct WorkoutdCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "workoutd",
         abstract: "Serve fitness wearables on serial devices: decode commands, run them, acknowledge each line.",
+        discussion: """
+            Without a subcommand, workoutd runs the daemon (`serve`); its flags:
+            \(Serve.optionsHelp)
+            Exit status: 0 stopped cleanly; 64 bad usage; 73 the state directory is in use by another \
+            process or its database cannot be used; 78 the configuration is invalid (the message names the \
+            file, line and key).
+            """,
         version: WorkoutdVersion.current,
-        subcommands: [Serve.self, Workouts.self, Shares.self],
+        subcommands: [Serve.self, CheckConfig.self, Workouts.self, Shares.self],
         defaultSubcommand: Serve.self
     )
 }
@@ -46,6 +53,13 @@ struct Serve: AsyncParsableCommand {
     @Flag(name: .customLong("in-memory"), help: "Keep workouts in memory only (nothing survives a restart): for benchmarks and trials.")
     var inMemory = false
 
+    /// The OPTIONS part of this command's help, for `workoutd --help`.
+    static var optionsHelp: String {
+        let help = helpMessage(columns: 78)
+        guard let start = help.range(of: "OPTIONS:") else { return help }
+        return String(help[start.upperBound...])
+    }
+
     func run() async throws {
         let configuration: DaemonConfiguration
         do {
@@ -62,6 +76,16 @@ struct Serve: AsyncParsableCommand {
             DaemonLogHandler(label: label, level: level, forJournal: forJournal)
         }
         let logger = Logger(label: "workoutd")
+        // One daemon per state directory: a second one would interleave writes to the same database and outbox.
+        // (The in-memory store keeps nothing there, so trial and benchmark runs may share the default.)
+        if configuration.storage == .sqlite {
+            do {
+                try StateDirectoryLock.acquire(stateDirectory: configuration.stateDirectory)
+            } catch {
+                logger.critical("\(error)")
+                throw ExitCode(StateDirectoryLock.exitStatus)
+            }
+        }
         do {
             try await Daemon.run(configuration, logger: logger)
         } catch let error as StorageOpenError {
@@ -69,5 +93,28 @@ struct Serve: AsyncParsableCommand {
             logger.critical("\(error)")
             throw ExitCode(Self.storageExitStatus)
         }
+    }
+}
+
+/// `workoutd check-config`: the start-up checks of the configuration without starting (like `sshd -t`).
+struct CheckConfig: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "check-config",
+        abstract: "Check the configuration file and WORKOUTD_* variables without starting; exit 0 when valid, 78 otherwise.",
+        discussion: "systemctl reload runs this first, so a broken file is refused before the daemon is signalled.")
+
+    @Option(name: .long, help: "YAML configuration file (default: \(DaemonConfiguration.defaultFile)).")
+    var config: String?
+
+    func run() async throws {
+        do {
+            _ = try await DaemonConfiguration.load(
+                file: config ?? DaemonConfiguration.defaultFile, environment: ProcessInfo.processInfo.environment,
+                overrides: .init())
+        } catch let error as ConfigurationError {
+            FileHandle.standardError.write(Data("workoutd: \(error)\n".utf8))
+            throw ExitCode(ConfigurationError.exitStatus)
+        }
+        print("workoutd: configuration \(config ?? DaemonConfiguration.defaultFile) is valid")
     }
 }

@@ -129,7 +129,7 @@ import WorkoutdTesting
     @Test func sendRunsOnTheDeviceSession() throws {
         // The device's session has no active workout: end_workout must fail there, start must succeed.
         let rejected = try daemon.ctl(["send", "--device", wearable.devicePath, #"{"command_type":"end_workout","id":"x"}"#])
-        #expect(rejected.status == 0)
+        #expect(rejected.status == 1, "an error reply fails the command")
         #expect(rejected.lines.first?.split(separator: " ").prefix(4) == ["DEVICE", "STATUS", "COMMAND", "ID"])
         #expect(rejected.lines.count == 2)
         #expect(rejected.lines[1].contains("error"))

@@ -21,7 +21,7 @@ import WorkoutdTesting
         #expect(try wearable.request(#"{"command_type":"share_workout","service":"facebook","id":3}"#).contains("ok"))
         #expect(try wearable.request("{").contains("malformed_json"))
         let sent = try daemon.ctl(["send", "--device", wearable.devicePath, #"{"command_type":"end_workout","id":4}"#])
-        #expect(sent.status == 0)
+        #expect(sent.status == 1, "the reply is an error (no active workout)")
         wearable.unplug()
 
         let decoder = ControlSocket.makeDecoder()

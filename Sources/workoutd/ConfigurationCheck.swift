@@ -1,0 +1,110 @@
+import Foundation
+import Yams
+
+/// Checks a configuration file and the `WORKOUTD_*` environment against `ConfigurationKeys` before any value
+/// is read, so a typo stops the start (exit 78) instead of leaving a default in force.
+///
+/// The YAML is walked with its source positions, so each problem names the file, the line and the key.
+struct ConfigurationCheck {
+    /// Where each key was found in the file, so value errors found later can name their line too.
+    private(set) var lines: [String: Int] = [:]
+    let file: String
+
+    /// Checks the YAML `text` read from `file`.
+    init(yaml text: String, file: String) throws {
+        self.file = file
+        let root: Node?
+        do {
+            root = try Yams.compose(yaml: text)
+        } catch let error as YamlError {
+            throw ConfigurationError(key: "--config", problem: "\(file) is not valid YAML: \(error)")
+        }
+        guard let root, root.null == nil else { return }
+        try walk(root, path: "")
+    }
+
+    /// Checks that every `WORKOUTD_*` variable names a known key.
+    static func checkEnvironment(_ environment: [String: String]) throws {
+        let known = Dictionary(ConfigurationKeys.expanded.map { (ConfigurationKeys.environmentVariable(for: $0.name), $0.name) }) { first, _ in first }
+        for variable in environment.keys.sorted() where variable.hasPrefix(DaemonConfiguration.environmentPrefix) {
+            guard known[variable] == nil else { continue }
+            var problem = "unknown environment variable"
+            if let nearest = ConfigurationKeys.nearest(to: variable, among: Array(known.keys)) {
+                problem += "; did you mean \(nearest) (\(known[nearest] ?? ""))?"
+            }
+            throw ConfigurationError(key: variable, problem: problem)
+        }
+    }
+
+    private mutating func walk(_ node: Node, path: String) throws {
+        guard case .mapping(let mapping) = node else {
+            throw located(path.isEmpty ? "(top level)" : path, node, "must be a section of keys (key: value lines)")
+        }
+        for (keyNode, value) in mapping {
+            let name = keyNode.string ?? ""
+            let full = path.isEmpty ? name : path + "." + name
+            lines[full] = keyNode.mark?.line
+            if ConfigurationKeys.isSection(full) {
+                if value.null != nil { continue }
+                try walk(value, path: full)
+            } else if let key = ConfigurationKeys.key(named: full) {
+                try checkType(value, of: key, name: full)
+            } else {
+                throw located(full, keyNode, unknownProblem(name, under: path))
+            }
+        }
+    }
+
+    private func unknownProblem(_ name: String, under section: String) -> String {
+        let isService = section == "shares"
+        var problem = isService
+            ? "unknown share service (known: \(ConfigurationKeys.wildcardNames.joined(separator: ", ")))"
+            : "unknown key"
+        if let nearest = ConfigurationKeys.nearest(to: name, among: ConfigurationKeys.children(of: section)) {
+            problem += "; did you mean '\(section.isEmpty ? nearest : section + "." + nearest)'?"
+        }
+        return problem
+    }
+
+    private func checkType(_ value: Node, of key: ConfigurationKey, name: String) throws {
+        if value.null != nil, key.kind != .integer && key.kind != .boolean { return }
+        let fits: Bool
+        switch (key.kind, value) {
+        case (.list, .sequence(let items)):
+            fits = items.allSatisfy { if case .scalar = $0 { true } else { false } }
+        case (.string, .scalar):
+            fits = true
+        case (.integer, .scalar(let scalar)):
+            fits = Int(scalar.string.trimmingCharacters(in: .whitespaces)) != nil
+        case (.boolean, .scalar(let scalar)):
+            fits = ["true", "false", "yes", "no", "on", "off"].contains(scalar.string.lowercased())
+        default:
+            fits = false
+        }
+        if !fits {
+            throw located(name, value, "must be \(key.kind.expectation); got \(Self.describe(value))")
+        }
+    }
+
+    private func located(_ key: String, _ node: Node, _ problem: String) -> ConfigurationError {
+        ConfigurationError(key: key, problem: problem, file: file, line: node.mark?.line)
+    }
+
+    private static func describe(_ node: Node) -> String {
+        switch node {
+        case .scalar(let scalar): "'\(scalar.string)'"
+        case .mapping: "a section"
+        case .sequence: "a list"
+        case .alias: "an alias"
+        }
+    }
+
+    /// Adds the file and line of `error.key` when the file set it.
+    func locate(_ error: ConfigurationError) -> ConfigurationError {
+        guard error.line == nil, let line = lines[error.key] else { return error }
+        var located = error
+        located.file = file
+        located.line = line
+        return located
+    }
+}
