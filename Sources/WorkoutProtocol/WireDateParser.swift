@@ -48,6 +48,8 @@ enum WireDateParser {
             guard b.count == 25, b[19] == UInt8(ascii: " "), b[20] == UInt8(ascii: "+") || b[20] == UInt8(ascii: "-"),
                   let offsetHours = number(b, 21, 2), let offsetMinutes = number(b, 23, 2)
             else { return .unrecognized }
+            // Years the formatter reads by another calendar are left to it, as before.
+            guard years.contains(year) else { return .unrecognized }
             guard offsetHours <= 14, offsetMinutes < 60 else { return .impossible(badUTCOffset) }
             offset = (offsetHours * 3600 + offsetMinutes * 60) * (b[20] == UInt8(ascii: "-") ? -1 : 1)
         case UInt8(ascii: "T"), UInt8(ascii: "t"):
@@ -79,7 +81,8 @@ enum WireDateParser {
         default:
             return .unrecognized
         }
-        guard years.contains(year), (1...12).contains(month), (1...daysIn(month: month, year: year)).contains(day),
+        // RFC 3339 dates are proleptic Gregorian for every year from 0001.
+        guard year >= 1, (1...12).contains(month), (1...daysIn(month: month, year: year)).contains(day),
               hour < 24, minute < 60, second < 60
         else { return .impossible(notACalendarDate) }
         let seconds = daysSinceEpoch(year: year, month: month, day: day) * 86_400
@@ -108,7 +111,7 @@ enum WireDateParser {
     /// Days from 1970-01-01 in the proleptic Gregorian calendar (H. Hinnant's days_from_civil).
     private static func daysSinceEpoch(year: Int, month: Int, day: Int) -> Int {
         let y = month <= 2 ? year - 1 : year
-        let era = y / 400  // y >= 1899 here, so no negative-era adjustment
+        let era = y / 400  // y >= 0 here, so no negative-era adjustment
         let yearOfEra = y - era * 400
         let dayOfYear = (153 * ((month + 9) % 12) + 2) / 5 + day - 1
         let dayOfEra = yearOfEra * 365 + yearOfEra / 4 - yearOfEra / 100 + dayOfYear
