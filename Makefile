@@ -8,7 +8,7 @@ UDEV_TESTS := DeviceDiscoveryTests
 # run after the rest rather than beside it, so their load does not starve the other tests' waits.
 HEAVY_TESTS := EndToEndTests|DurabilityTests
 APT_PACKAGES := socat libudev-dev umockdev libumockdev-dev libsystemd-dev libsqlite3-dev sqlite3 \
-                systemd-container debootstrap valgrind python3 util-linux lld
+                systemd-container debootstrap valgrind python3 util-linux lld picocom tmux
 
 .PHONY: help deps build test test-swift test-udev test-shell test-systemd fuzz demo bench soak clean
 
@@ -43,6 +43,7 @@ test-udev:
 
 test-shell:
 	bash Tests/shell/socat-seeds.sh "$$($(SWIFT) build --show-bin-path)/workoutd"
+	bash Tests/shell/picocom-session.sh "$$($(SWIFT) build --show-bin-path)/workoutd"
 
 test-systemd:
 	bash Tests/systemd/run.sh
