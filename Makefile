@@ -10,7 +10,7 @@ HEAVY_TESTS := EndToEndTests|DurabilityTests
 APT_PACKAGES := socat libudev-dev umockdev libumockdev-dev libsystemd-dev libsqlite3-dev sqlite3 \
                 systemd-container debootstrap valgrind python3 util-linux lld \
                 debhelper dpkg-dev fakeroot lintian help2man strace \
-                qemu-system-x86 qemu-utils mmdebstrap e2fsprogs
+                qemu-system-x86 qemu-utils mmdebstrap e2fsprogs picocom tmux
 
 .PHONY: help deps build test test-swift test-udev test-shell test-systemd test-vm fuzz demo bench soak clean
 
@@ -50,6 +50,7 @@ test-udev:
 test-shell:
 	bash Tests/shell/socat-seeds.sh "$$($(SWIFT) build --show-bin-path)/workoutd"
 	python3 Tests/shell/fsync-count.py "$$($(SWIFT) build --show-bin-path)/workoutd"
+	bash Tests/shell/picocom-session.sh "$$($(SWIFT) build --show-bin-path)/workoutd"
 
 test-systemd:
 	bash Tests/systemd/run.sh

@@ -16,26 +16,29 @@ public struct FramingExpectation: Hashable, Sendable {
 
     /// The expectation for `stream` followed by the device going away.
     ///
-    /// Lines end in LF, and one CR before it is not part of the line. A line longer than the limit
-    /// gets one `line_too_long`; a blank line (spaces, tabs, CRs) gets nothing; any other line gets
-    /// one reply. An unfinished line at the end gets nothing, unless it is already more than the
-    /// limit plus a CR long: then it has been answered `line_too_long` before its LF could arrive.
+    /// Lines end in LF, CR, or CR LF (one end). A line longer than the limit gets one `line_too_long`;
+    /// a blank line (spaces, tabs) gets nothing; any other line gets one reply. An unfinished line at
+    /// the end gets nothing, unless it is already more than the limit long: then it has been answered
+    /// `line_too_long` before its end could arrive.
     public init(stream: some BidirectionalCollection<UInt8>, maximumLineLength: Int) {
         var replies = 0
         var tooLong = 0
         var rest = stream[...]
-        while let newline = rest.firstIndex(of: UInt8(ascii: "\n")) {
-            var line = rest[..<newline]
-            if line.last == UInt8(ascii: "\r") { line = line.dropLast() }
+        while let newline = rest.firstIndex(where: { $0 == UInt8(ascii: "\n") || $0 == UInt8(ascii: "\r") }) {
+            let line = rest[..<newline]
             if line.count > maximumLineLength {
                 replies += 1
                 tooLong += 1
             } else if !line.allSatisfy(Self.isBlank) {
                 replies += 1
             }
-            rest = rest[rest.index(after: newline)...]
+            var next = rest.index(after: newline)
+            if rest[newline] == UInt8(ascii: "\r"), next != rest.endIndex, rest[next] == UInt8(ascii: "\n") {
+                next = rest.index(after: next)
+            }
+            rest = rest[next...]
         }
-        if rest.count > maximumLineLength + 1 {
+        if rest.count > maximumLineLength {
             replies += 1
             tooLong += 1
         }

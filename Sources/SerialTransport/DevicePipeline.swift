@@ -7,10 +7,12 @@ import WorkoutProtocol
 public struct PipelineOptions: Sendable {
     public var maximumLineLength: Int
     public var maximumPendingLines: Int
+    public var replyLineEnding: ReplyLineEnding
 
-    public init(maximumLineLength: Int = 4096, maximumPendingLines: Int = 256) {
+    public init(maximumLineLength: Int = 4096, maximumPendingLines: Int = 256, replyLineEnding: ReplyLineEnding = .auto) {
         self.maximumLineLength = maximumLineLength
         self.maximumPendingLines = maximumPendingLines
+        self.replyLineEnding = replyLineEnding
     }
 }
 
@@ -25,9 +27,10 @@ public enum DevicePipeline {
         process: @escaping CommandDispatchHandler.Process
     ) throws {
         try pipeline.addHandler(ByteCountingHandler())
-        try pipeline.addHandler(ByteToMessageHandler(LineFrameDecoder(maximumLineLength: options.maximumLineLength)))
+        let lastEnding = LastLineEnding()
+        try pipeline.addHandler(ByteToMessageHandler(LineFrameDecoder(maximumLineLength: options.maximumLineLength, lastEnding: lastEnding)))
         try pipeline.addHandler(CommandDecodingHandler(maximumLineLength: options.maximumLineLength))
-        try pipeline.addHandler(MessageToByteHandler(ReplyLineEncoder()))
+        try pipeline.addHandler(MessageToByteHandler(ReplyLineEncoder(lineEnding: options.replyLineEnding, lastEnding: lastEnding)))
         try pipeline.addHandler(CommandDispatchHandler(
             maximumPendingLines: options.maximumPendingLines, logger: logger, unreadInput: unreadInput,
             processImmediately: processImmediately, process: process))

@@ -10,29 +10,39 @@ public enum LineFrame: Sendable, Equatable {
     case tooLong
 }
 
-/// Splits bytes into lines on LF (a CR before it is dropped), skipping blank lines.
+/// Splits bytes into lines on LF, CRLF or a lone CR (the Enter key of most serial terminals), skipping
+/// blank lines. CR followed by LF is one line end, also when the LF arrives in a later read.
 ///
 /// A line longer than `maximumLineLength` yields one ``LineFrame/tooLong`` and is then discarded
-/// up to the next LF without being buffered, so memory stays bounded whatever the device sends.
+/// up to the next line end without being buffered, so memory stays bounded whatever the device sends.
 public struct LineFrameDecoder: ByteToMessageDecoder {
     public typealias InboundOut = LineFrame
 
     public let maximumLineLength: Int
+    private let lastEnding: LastLineEnding?
     private var discarding = false
-    /// Bytes of the buffered partial line already searched for LF, so a slow line is scanned once.
+    /// The last line ended in CR at the end of a read: an LF starting the next read belongs to it.
+    private var skipLF = false
+    /// Bytes of the buffered partial line already searched for a line end, so a slow line is scanned once.
     private var scanned = 0
 
-    public init(maximumLineLength: Int) {
+    /// `lastEnding`, when given, is told how each framed line ended (for replies in the same style).
+    public init(maximumLineLength: Int, lastEnding: LastLineEnding? = nil) {
         self.maximumLineLength = maximumLineLength
+        self.lastEnding = lastEnding
     }
 
     public mutating func decode(context: ChannelHandlerContext, buffer: inout ByteBuffer) throws -> DecodingState {
+        if skipLF, let first = buffer.readableBytesView.first {
+            skipLF = false
+            if first == UInt8(ascii: "\n") { buffer.moveReaderIndex(forwardBy: 1) }
+        }
         let view = buffer.readableBytesView
-        guard let newline = Self.firstNewline(in: buffer, from: scanned).map({ view.startIndex + $0 }) else {
+        guard let end = Self.firstLineEnd(in: buffer, from: scanned) else {
             if discarding {
                 buffer.moveReaderIndex(forwardBy: view.count)
                 scanned = 0
-            } else if view.count > maximumLineLength + 1 {  // +1: a CR may still precede the LF
+            } else if view.count > maximumLineLength {
                 buffer.moveReaderIndex(forwardBy: view.count)
                 scanned = 0
                 discarding = true
@@ -43,21 +53,28 @@ public struct LineFrameDecoder: ByteToMessageDecoder {
             return .needMoreData
         }
 
-        let lineLength = newline - view.startIndex
+        let lineLength = end.offset
         scanned = 0
+        // The terminator: one byte, or CR and LF together; a CR at the end of the read may still get its LF.
+        var terminatorLength = 1
+        if end.isCR {
+            if lineLength + 1 < view.count {
+                if view[view.startIndex + lineLength + 1] == UInt8(ascii: "\n") { terminatorLength = 2 }
+            } else {
+                skipLF = true
+            }
+        }
         if discarding {
-            buffer.moveReaderIndex(forwardBy: lineLength + 1)
+            buffer.moveReaderIndex(forwardBy: lineLength + terminatorLength)
             discarding = false
             return .continue
         }
-        guard var line = buffer.readSlice(length: lineLength) else { return .needMoreData }
-        buffer.moveReaderIndex(forwardBy: 1)
-        if line.readableBytesView.last == UInt8(ascii: "\r") {
-            line.moveWriterIndex(to: line.writerIndex - 1)
-        }
+        guard let line = buffer.readSlice(length: lineLength) else { return .needMoreData }
+        buffer.moveReaderIndex(forwardBy: terminatorLength)
         if line.readableBytes > maximumLineLength {
             context.fireChannelRead(wrapInboundOut(.tooLong))
         } else if !line.readableBytesView.allSatisfy(Self.isBlank) {
+            lastEnding?.record(endedWithCR: end.isCR)
             context.fireChannelRead(wrapInboundOut(.line(line)))
         }
         return .continue
@@ -70,14 +87,18 @@ public struct LineFrameDecoder: ByteToMessageDecoder {
         return .needMoreData
     }
 
-    /// The offset (from the reader index) of the first LF at or after `offset`: memchr, since searching
-    /// the view byte by byte through `Collection` was a tenth of the device loop's time.
-    private static func firstNewline(in buffer: ByteBuffer, from offset: Int) -> Int? {
+    /// The offset (from the reader index) of the first LF or CR at or after `offset`, and whether it is CR:
+    /// memchr for each (the CR search only up to the LF), since searching the view byte by byte through
+    /// `Collection` was a tenth of the device loop's time.
+    private static func firstLineEnd(in buffer: ByteBuffer, from offset: Int) -> (offset: Int, isCR: Bool)? {
         buffer.withUnsafeReadableBytes { bytes in
-            guard offset < bytes.count, let base = bytes.baseAddress,
-                  let found = memchr(base + offset, 0x0A, bytes.count - offset)
-            else { return nil }
-            return base.distance(to: UnsafeRawPointer(found))
+            guard offset < bytes.count, let base = bytes.baseAddress else { return nil }
+            let lf = memchr(base + offset, 0x0A, bytes.count - offset).map { base.distance(to: UnsafeRawPointer($0)) }
+            let limit = lf ?? bytes.count
+            if limit > offset, let cr = memchr(base + offset, 0x0D, limit - offset) {
+                return (base.distance(to: UnsafeRawPointer(cr)), true)
+            }
+            return lf.map { ($0, false) }
         }
     }
 

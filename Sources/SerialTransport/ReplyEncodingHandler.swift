@@ -9,13 +9,28 @@ public struct ReplyLineEncoder: MessageToByteEncoder {
     public typealias OutboundIn = [Reply]
 
     private let encoder = ReplyEncoder()
+    private let lineEnding: ReplyLineEnding
+    private let lastEnding: LastLineEnding?
 
-    public init() {}
+    /// With `.auto`, replies end in CRLF when the last line framed into `lastEnding` ended in CR or CRLF.
+    public init(lineEnding: ReplyLineEnding = .lf, lastEnding: LastLineEnding? = nil) {
+        self.lineEnding = lineEnding
+        self.lastEnding = lastEnding
+    }
 
     public func encode(data: [Reply], out: inout ByteBuffer) throws {
         var bytes: [UInt8] = []
         bytes.reserveCapacity(data.count * 112)
-        for reply in data { encoder.appendLine(reply, to: &bytes) }
+        let crlf = switch lineEnding {
+        case .lf: false
+        case .crlf: true
+        case .auto: lastEnding?.endedWithCR ?? false
+        }
+        for reply in data {
+            encoder.appendLine(reply, to: &bytes)
+            // The encoder ends the line in LF; a CR goes in before it.
+            if crlf { bytes.insert(UInt8(ascii: "\r"), at: bytes.count - 1) }
+        }
         out.writeBytes(bytes)
     }
 }

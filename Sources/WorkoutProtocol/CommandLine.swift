@@ -48,36 +48,31 @@ extension CommandLine: Decodable {
 
 /// Turns one framed line into a ``CommandLine``, or the error reply for a line that is not an object.
 ///
-/// A line that is a flat object (every command is) is decoded by ``FlatJSONDecoder``, a fraction of the
-/// cost of `JSONDecoder`; any other line, malformed ones included, goes to `JSONDecoder`, so its
-/// acceptance and errors are Foundation's. Holds its own `JSONDecoder`; not thread-safe, so each device
-/// pipeline owns one.
+/// Every line is first checked to be exactly JSON by ``StrictJSONValidator`` (UTF-8 included), and nothing
+/// else reads a line that is not. A line that is a flat object (every command is) is then decoded by
+/// ``FlatJSONDecoder``, a fraction of the cost of `JSONDecoder`; any other (valid) line goes to `JSONDecoder`.
+/// Holds its own `JSONDecoder`; not thread-safe, so each device pipeline owns one.
 public struct CommandLineDecoder {
     private let decoder = JSONDecoder()
 
     public init() {}
 
     public func decode(_ bytes: some Collection<UInt8>) -> CommandLine {
-        let fast = bytes.withContiguousStorageIfAvailable(decodeFlat) ?? Array(bytes).withUnsafeBufferPointer(decodeFlat)
+        let fast = bytes.withContiguousStorageIfAvailable(decodeChecked) ?? Array(bytes).withUnsafeBufferPointer(decodeChecked)
         if let fast { return fast }
-        let data = Data(bytes)
-        // Checked first: the JSON parser lets invalid bytes through inside strings it never converts.
-        guard String(validating: data, as: UTF8.self) != nil else {
-            return CommandLine(id: nil, command: .failure(ProtocolError(
-                code: .malformedJSON, message: "The line is not valid UTF-8; commands must be UTF-8 JSON.")))
-        }
         do {
-            return try decoder.decode(CommandLine.self, from: data)
+            return try decoder.decode(CommandLine.self, from: Data(bytes))
         } catch {
             return CommandLine(id: nil, command: .failure(ProtocolError(decoding: error)))
         }
     }
 
-    /// Nil when the line is not valid UTF-8 or not a flat object (see ``FlatJSONObject``).
-    private func decodeFlat(_ bytes: UnsafeBufferPointer<UInt8>) -> CommandLine? {
-        guard String(validating: bytes, as: UTF8.self) != nil, let object = FlatJSONObject(parsing: bytes) else {
-            return nil
+    /// The reply for a line that is not JSON, or the decoded flat object; nil for valid JSON that is not flat.
+    private func decodeChecked(_ bytes: UnsafeBufferPointer<UInt8>) -> CommandLine? {
+        if let error = StrictJSONValidator.validate(bytes) {
+            return CommandLine(id: nil, command: .failure(.malformedJSON(error)))
         }
+        guard let object = FlatJSONObject(parsing: bytes) else { return nil }
         // The envelope's `id` straight from the parsed object (what `CommandLine.init(from:)` reads through a
         // container of its own); the command too when it is well formed, through `Codable` otherwise.
         let id: Result<CommandID?, ProtocolError>

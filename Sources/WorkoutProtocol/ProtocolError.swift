@@ -28,6 +28,11 @@ extension ProtocolError {
         ProtocolError(code: .lineTooLong, message: "The line was longer than \(limit) bytes and was discarded; send one command per line.")
     }
 
+    /// A line that is not JSON: what the reader expected and at which byte.
+    public static func malformedJSON(_ error: JSONSyntaxError) -> ProtocolError {
+        ProtocolError(code: .malformedJSON, message: "The line is not valid JSON: \(error.description).")
+    }
+
     public static let workoutAlreadyActive = ProtocolError(
         code: .workoutAlreadyActive, message: "A workout is already active on this device; end it before starting another.")
     public static let noActiveWorkout = ProtocolError(

@@ -1,36 +1,93 @@
 import Foundation
 
-/// Reads the wearable's own date form, `yyyy-MM-dd HH:mm:ss ±hhmm`, without a formatter.
+/// Reads the two date forms on the wire without a formatter: the wearable's own `yyyy-MM-dd HH:mm:ss ±hhmm`
+/// and RFC 3339 / ISO 8601 `yyyy-MM-ddTHH:mm:ss[.fraction](Z|±hh:mm)`.
 ///
 /// Every `start_workout` carries one; `DateFormatter` (ICU) costs more than the rest of the line's
-/// decoding put together. Only text that is exactly that form with every field in range is read here;
-/// anything else returns nil and goes to the formatters, so what is accepted and rejected is unchanged.
+/// decoding put together. Text in either form has every field range-checked as a calendar date (leap
+/// years included) and a real UTC offset; an impossible one is refused with the reason, never moved to a
+/// neighbouring date. Text in neither form is left to the wire formatter (non-lenient).
 enum WireDateParser {
+    enum Outcome: Equatable {
+        case date(Date)
+        /// The text has one of the forms but names no instant; the reason is for the reply.
+        case impossible(String)
+        case unrecognized
+    }
+
     /// Years the proleptic Gregorian arithmetic below agrees with the formatter on (ICU switches to the
     /// Julian calendar before 1582).
     private static let years = 1900...9999
 
+    static let notACalendarDate = "not a calendar date"
+    static let badUTCOffset = "bad UTC offset"
+
     static func parse(_ text: String) -> Date? {
-        var text = text
-        return text.withUTF8 { parse(utf8: $0) }
+        if case .date(let date) = read(text) { return date }
+        return nil
     }
 
-    private static func parse(utf8 b: UnsafeBufferPointer<UInt8>) -> Date? {
+    static func read(_ text: String) -> Outcome {
+        var text = text
+        return text.withUTF8 { read(utf8: $0) }
+    }
+
+    private static func read(utf8 b: UnsafeBufferPointer<UInt8>) -> Outcome {
         // 0123456789012345678901234
         // 2020-03-16 19:45:13 +0000
-        guard b.count == 25, b[4] == UInt8(ascii: "-"), b[7] == UInt8(ascii: "-"), b[10] == UInt8(ascii: " "),
-              b[13] == UInt8(ascii: ":"), b[16] == UInt8(ascii: ":"), b[19] == UInt8(ascii: " "),
-              b[20] == UInt8(ascii: "+") || b[20] == UInt8(ascii: "-"),
+        // 2020-03-16T19:45:13[.123]Z / +01:00
+        guard b.count >= 20, b[4] == UInt8(ascii: "-"), b[7] == UInt8(ascii: "-"),
+              b[13] == UInt8(ascii: ":"), b[16] == UInt8(ascii: ":"),
               let year = number(b, 0, 4), let month = number(b, 5, 2), let day = number(b, 8, 2),
-              let hour = number(b, 11, 2), let minute = number(b, 14, 2), let second = number(b, 17, 2),
-              let offsetHours = number(b, 21, 2), let offsetMinutes = number(b, 23, 2),
-              years.contains(year), (1...12).contains(month), (1...daysIn(month: month, year: year)).contains(day),
-              hour < 24, minute < 60, second < 60, offsetHours <= 14, offsetMinutes < 60
-        else { return nil }
-        let offset = (offsetHours * 3600 + offsetMinutes * 60) * (b[20] == UInt8(ascii: "-") ? -1 : 1)
+              let hour = number(b, 11, 2), let minute = number(b, 14, 2), let second = number(b, 17, 2)
+        else { return .unrecognized }
+        let offset: Int
+        var fractionalSeconds = 0.0
+        switch b[10] {
+        case UInt8(ascii: " "):
+            guard b.count == 25, b[19] == UInt8(ascii: " "), b[20] == UInt8(ascii: "+") || b[20] == UInt8(ascii: "-"),
+                  let offsetHours = number(b, 21, 2), let offsetMinutes = number(b, 23, 2)
+            else { return .unrecognized }
+            // Years the formatter reads by another calendar are left to it, as before.
+            guard years.contains(year) else { return .unrecognized }
+            guard offsetHours <= 14, offsetMinutes < 60 else { return .impossible(badUTCOffset) }
+            offset = (offsetHours * 3600 + offsetMinutes * 60) * (b[20] == UInt8(ascii: "-") ? -1 : 1)
+        case UInt8(ascii: "T"), UInt8(ascii: "t"):
+            var i = 19
+            if b[i] == UInt8(ascii: ".") {
+                i += 1
+                let fraction = i
+                var scale = 0.1
+                while i < b.count, b[i] >= UInt8(ascii: "0"), b[i] <= UInt8(ascii: "9") {
+                    fractionalSeconds += Double(b[i] - UInt8(ascii: "0")) * scale
+                    scale /= 10
+                    i += 1
+                }
+                guard i > fraction, i < b.count else { return .unrecognized }
+            }
+            switch b[i] {
+            case UInt8(ascii: "Z"), UInt8(ascii: "z"):
+                guard i + 1 == b.count else { return .unrecognized }
+                offset = 0
+            case UInt8(ascii: "+"), UInt8(ascii: "-"):
+                guard i + 6 == b.count, b[i + 3] == UInt8(ascii: ":"),
+                      let offsetHours = number(b, i + 1, 2), let offsetMinutes = number(b, i + 4, 2)
+                else { return .unrecognized }
+                guard offsetHours <= 14, offsetMinutes < 60 else { return .impossible(badUTCOffset) }
+                offset = (offsetHours * 3600 + offsetMinutes * 60) * (b[i] == UInt8(ascii: "-") ? -1 : 1)
+            default:
+                return .unrecognized
+            }
+        default:
+            return .unrecognized
+        }
+        // RFC 3339 dates are proleptic Gregorian for every year from 0001.
+        guard year >= 1, (1...12).contains(month), (1...daysIn(month: month, year: year)).contains(day),
+              hour < 24, minute < 60, second < 60
+        else { return .impossible(notACalendarDate) }
         let seconds = daysSinceEpoch(year: year, month: month, day: day) * 86_400
             + hour * 3600 + minute * 60 + second - offset
-        return Date(timeIntervalSince1970: TimeInterval(seconds))
+        return .date(Date(timeIntervalSince1970: TimeInterval(seconds) + fractionalSeconds))
     }
 
     /// The decimal number in `count` ASCII digits at `start`, or nil if any is not a digit.
@@ -54,7 +111,7 @@ enum WireDateParser {
     /// Days from 1970-01-01 in the proleptic Gregorian calendar (H. Hinnant's days_from_civil).
     private static func daysSinceEpoch(year: Int, month: Int, day: Int) -> Int {
         let y = month <= 2 ? year - 1 : year
-        let era = y / 400  // y >= 1899 here, so no negative-era adjustment
+        let era = y / 400  // y >= 0 here, so no negative-era adjustment
         let yearOfEra = y - era * 400
         let dayOfYear = (153 * ((month + 9) % 12) + 2) / 5 + day - 1
         let dayOfEra = yearOfEra * 365 + yearOfEra / 4 - yearOfEra / 100 + dayOfYear

@@ -11,11 +11,17 @@ public struct WorkoutDateTransformer: CodingContainerTransformer {
     public init() {}
 
     public func decode(input: String, codingPath: @autoclosure () -> [any CodingKey]) throws -> Date {
-        if let date = Self.parse(input) { return date }
+        var reason: String?
+        switch WireDateParser.read(input) {
+        case .date(let date): return date
+        case .impossible(let why): reason = why
+        case .unrecognized: if let date = Self.formatted(input) { return date }
+        }
         let codingPath = codingPath()
+        let because = reason.map { " (\($0))" } ?? ""
         throw DecodingError.dataCorrupted(.init(
             codingPath: codingPath,
-            debugDescription: "'\(codingPath.dottedPath)' must be a date like 2020-03-16 19:45:13 +0000 or 2020-03-16T19:45:13Z; got '\(input.truncatedForMessage)'."
+            debugDescription: "'\(codingPath.dottedPath)' must be a date like 2020-03-16 19:45:13 +0000 or 2020-03-16T19:45:13Z; got '\(input.truncatedForMessage)'\(because)."
         ))
     }
 
@@ -24,18 +30,22 @@ public struct WorkoutDateTransformer: CodingContainerTransformer {
     }
 
     public static func parse(_ text: String) -> Date? {
-        // The wearable's own form is read without ICU; the formatters decide everything else.
-        if let date = WireDateParser.parse(text) { return date }
-        return formatters.withLock { f in
-            f.wire.date(from: text) ?? f.iso.date(from: text) ?? f.isoFractional.date(from: text)
+        switch WireDateParser.read(text) {
+        case .date(let date): date
+        case .impossible: nil
+        case .unrecognized: formatted(text)
         }
+    }
+
+    /// Text in neither form `WireDateParser` reads whole: only the wearable's form through the non-lenient
+    /// formatter (ISO 8601 text is all read there, so ISO's formatter, which moves impossible dates, is not asked).
+    private static func formatted(_ text: String) -> Date? {
+        formatters.withLock { $0.wire.date(from: text) }
     }
 
     /// Foundation's formatters are not thread-safe; one locked set is cheaper than building them per line.
     private struct Formatters: @unchecked Sendable {
         let wire: DateFormatter
-        let iso: ISO8601DateFormatter
-        let isoFractional: ISO8601DateFormatter
     }
 
     private static let formatters: Mutex<Formatters> = {
@@ -45,11 +55,7 @@ public struct WorkoutDateTransformer: CodingContainerTransformer {
         wire.timeZone = TimeZone(secondsFromGMT: 0)
         wire.dateFormat = wireFormat
         wire.isLenient = false
-        let iso = ISO8601DateFormatter()
-        iso.formatOptions = [.withInternetDateTime]
-        let isoFractional = ISO8601DateFormatter()
-        isoFractional.formatOptions = [.withInternetDateTime, .withFractionalSeconds]
-        return Mutex(Formatters(wire: wire, iso: iso, isoFractional: isoFractional))
+        return Mutex(Formatters(wire: wire))
     }()
 }
 

@@ -19,6 +19,7 @@ struct DaemonConfiguration: Sendable {
     var devices: [String] = []
     var baud: UInt32 = 115_200
     var maximumLineLength = 4096
+    var replyLineEnding = ReplyLineEnding.auto
     var maximumPendingLines = 256
     var stateDirectory = "/var/lib/workoutd"
     var logLevel: Logger.Level = .info
@@ -47,7 +48,7 @@ struct DaemonConfiguration: Sendable {
     }
 
     var pipelineOptions: PipelineOptions {
-        PipelineOptions(maximumLineLength: maximumLineLength, maximumPendingLines: maximumPendingLines)
+        PipelineOptions(maximumLineLength: maximumLineLength, maximumPendingLines: maximumPendingLines, replyLineEnding: replyLineEnding)
     }
 
     /// Command-line values, which win over the file and the environment.
@@ -100,6 +101,12 @@ struct DaemonConfiguration: Sendable {
         config.baud = try reader.integer("serial.baud", default: config.baud) { SerialPort.isSupported(baud: $0) ? nil : "is not a supported baud rate" }
         config.maximumLineLength = try reader.integer("serial.max_line_bytes", default: config.maximumLineLength) { (64...1 << 20).contains($0) ? nil : "must be between 64 and 1048576" }
         config.maximumPendingLines = try reader.integer("serial.max_pending_lines", default: config.maximumPendingLines) { (1...65536).contains($0) ? nil : "must be between 1 and 65536" }
+        if let ending = try reader.string("serial.reply_line_ending") {
+            guard let value = ReplyLineEnding(rawValue: ending) else {
+                throw ConfigurationError(key: "serial.reply_line_ending", problem: "must be auto, lf or crlf")
+            }
+            config.replyLineEnding = value
+        }
         config.stateDirectory = try reader.string("state_dir") ?? config.stateDirectory
         config.logLevel = try parseLogLevel(try reader.string("log_level"), key: "log_level") ?? config.logLevel
         let initialDelay = try reader.integer("reconnect.initial_delay_ms", default: 50) { $0 > 0 ? nil : "must be positive" }

@@ -106,4 +106,40 @@ struct FramingTests {
         _ = try channel.finish()
         #expect(try channel.readInbound(as: LineFrame.self) == nil)
     }
+
+    @Test("a lone CR ends a line (a serial terminal's Enter); CR LF is one end, also split across reads")
+    func loneCR() throws {
+        let twoLines = try decoded(Self.endWorkout + "\r" + Self.endWorkout + "\r")
+        #expect(twoLines.count == 2)
+        #expect(twoLines.allSatisfy { $0.command == .success(.endWorkout) })
+        // CR at the end of one read, LF at the start of the next: one line, and the LF is no blank line.
+        let channel = EmbeddedChannel()
+        try channel.pipeline.syncOperations.addHandler(ByteToMessageHandler(LineFrameDecoder(maximumLineLength: 64)))
+        try channel.writeInbound(ByteBuffer(string: "{\"a\":1}\r"))
+        #expect(try channel.readInbound(as: LineFrame.self) == .line(ByteBuffer(string: "{\"a\":1}")))
+        try channel.writeInbound(ByteBuffer(string: "\n{\"b\":2}\n"))
+        #expect(try channel.readInbound(as: LineFrame.self) == .line(ByteBuffer(string: "{\"b\":2}")))
+        #expect(try channel.readInbound(as: LineFrame.self) == nil)
+        _ = try channel.finish()
+    }
+
+    @Test("replies end as the line did under auto (CR or CRLF: CRLF; LF: LF), or as configured")
+    func replyLineEndings() throws {
+        func replies(_ ending: ReplyLineEnding, after input: String) throws -> String {
+            let channel = EmbeddedChannel()
+            let lastEnding = LastLineEnding()
+            try channel.pipeline.syncOperations.addHandler(ByteToMessageHandler(LineFrameDecoder(maximumLineLength: 64, lastEnding: lastEnding)))
+            try channel.pipeline.syncOperations.addHandler(MessageToByteHandler(ReplyLineEncoder(lineEnding: ending, lastEnding: lastEnding)))
+            try channel.writeInbound(ByteBuffer(string: input))
+            try channel.writeOutbound([Reply.error(.noActiveWorkout, id: .integer(1))])
+            let out = try channel.readOutbound(as: ByteBuffer.self).map { String(buffer: $0) } ?? ""
+            _ = try channel.finish(acceptAlreadyClosed: true)
+            return out
+        }
+        #expect(try replies(.auto, after: "{}\r").hasSuffix("}\r\n"))
+        #expect(try replies(.auto, after: "{}\r\n").hasSuffix("}\r\n"))
+        #expect(try replies(.auto, after: "{}\n").hasSuffix("}\n") && !replies(.auto, after: "{}\n").contains("\r"))
+        #expect(try replies(.lf, after: "{}\r").hasSuffix("}\n") && !replies(.lf, after: "{}\r").contains("\r"))
+        #expect(try replies(.crlf, after: "{}\n").hasSuffix("}\r\n"))
+    }
 }
