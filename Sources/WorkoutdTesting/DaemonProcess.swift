@@ -16,8 +16,8 @@ public final class DaemonProcess: @unchecked Sendable {
         let binary = try Self.binaryPath()
         logPath = FileManager.default.temporaryDirectory
             .appendingPathComponent("workoutd-test-\(UUID().uuidString).log").path
-        FileManager.default.createFile(atPath: logPath, contents: nil)
-        guard let log = FileHandle(forWritingAtPath: logPath) else { throw TestingError("cannot create \(logPath)") }
+        guard FileManager.default.createFile(atPath: logPath, contents: nil),
+            let log = FileHandle(forWritingAtPath: logPath) else { throw TestingError("cannot create \(logPath)") }
         self.arguments = arguments
         process = Process()
         process.executableURL = URL(fileURLWithPath: binary)

@@ -24,8 +24,9 @@ public enum Workoutctl {
         let directory = FileManager.default.temporaryDirectory
         let out = directory.appendingPathComponent("workoutctl-\(UUID().uuidString).out")
         let err = directory.appendingPathComponent("workoutctl-\(UUID().uuidString).err")
-        FileManager.default.createFile(atPath: out.path, contents: nil)
-        FileManager.default.createFile(atPath: err.path, contents: nil)
+        guard FileManager.default.createFile(atPath: out.path, contents: nil),
+            FileManager.default.createFile(atPath: err.path, contents: nil)
+        else { throw TestingError("cannot create the output files in \(directory.path)") }
         defer {
             try? FileManager.default.removeItem(at: out)
             try? FileManager.default.removeItem(at: err)

@@ -67,7 +67,10 @@ struct Serve: AsyncParsableCommand {
                 file: config, environment: ProcessInfo.processInfo.environment,
                 overrides: .init(devices: devices, stateDirectory: stateDirectory, logLevel: logLevel, controlSocket: controlSocket, inMemory: inMemory))
         } catch let error as ConfigurationError {
-            FileHandle.standardError.write(Data("workoutd: \(error)\n".utf8))
+            // Run by ExecReload, this is the line an operator finds with `journalctl -p err`: the `<3>`
+            // prefix gives it the error priority, as the daemon's own log lines carry theirs.
+            let priority = JournalStream.isConnected(fileDescriptor: STDERR_FILENO) ? "<3>" : ""
+            FileHandle.standardError.write(Data("\(priority)workoutd: \(error)\n".utf8))
             throw ExitCode(ConfigurationError.exitStatus)
         }
         let forJournal = JournalStream.isConnected(fileDescriptor: STDERR_FILENO)
@@ -112,7 +115,10 @@ struct CheckConfig: AsyncParsableCommand {
                 file: config ?? DaemonConfiguration.defaultFile, environment: ProcessInfo.processInfo.environment,
                 overrides: .init())
         } catch let error as ConfigurationError {
-            FileHandle.standardError.write(Data("workoutd: \(error)\n".utf8))
+            // Run by ExecReload, this is the line an operator finds with `journalctl -p err`: the `<3>`
+            // prefix gives it the error priority, as the daemon's own log lines carry theirs.
+            let priority = JournalStream.isConnected(fileDescriptor: STDERR_FILENO) ? "<3>" : ""
+            FileHandle.standardError.write(Data("\(priority)workoutd: \(error)\n".utf8))
             throw ExitCode(ConfigurationError.exitStatus)
         }
         print("workoutd: configuration \(config ?? DaemonConfiguration.defaultFile) is valid")

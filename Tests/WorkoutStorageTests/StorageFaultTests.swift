@@ -26,7 +26,7 @@ import WorkoutdTesting
             for k in Int64(0)..<50 { lines += [Lines.start(1000 + n * 100 + 2 * k, location: long), Lines.end(1001 + n * 100 + 2 * k)] }
             refused = await session.handle(lines)
             let starts = Set(lines.enumerated().filter { $0.offset % 2 == 0 }.compactMap(\.element.id))
-            if refused.allSatisfy { $0.isSuccess } {
+            if refused.allSatisfy({ $0.isSuccess }) {
                 acknowledged.formUnion(starts)
             } else {
                 refusedIDs = starts
@@ -108,7 +108,7 @@ import WorkoutdTesting
             let session = engine.session(for: "wearable-1")
             for n in Int64(0)..<200 { _ = await session.handle([Lines.start(2 * n, location: String(repeating: "g", count: 200)), Lines.end(2 * n + 1)]) }
             // Into the main file, so the scribbling below hits the tables rather than an unread WAL.
-            try await store.database.writeWithoutTransaction { db in try db.checkpoint(.truncate) }
+            _ = try await store.database.writeWithoutTransaction { db in try db.checkpoint(.truncate) }
             try store.close()
         }
         // Scribble over the middle of the file, past the header and the schema page.
