@@ -46,7 +46,7 @@ public enum StreamCheck {
                 guard (verdict != .object) == (code == .malformedJSON) else {
                     throw StreamCheckFailure(
                         "answered line \(number + 1) is \(verdict) to the reference reader, but the daemon replied "
-                            + "\(code?.rawValue ?? "ok"): \(bytes.map { String($0, radix: 16) })")
+                            + "\(code?.rawValue ?? "ok"): \(String(decoding: bytes.prefix(300), as: UTF8.self).debugDescription)")
                 }
             }
         }
