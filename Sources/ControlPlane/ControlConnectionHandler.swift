@@ -81,7 +81,7 @@ final class ControlConnectionHandler: ChannelDuplexHandler {
             case .tooLong:
                 write(ControlResponder.errorLine(id: nil, ControlError(
                     .requestTooLong, "Request lines are limited to \(ControlSocket.maximumRequestBytes) bytes.")), context: context)
-            case .line(let buffer):
+            case .line(let buffer, _):
                 switch decoder.decode(buffer.readableBytesView) {
                 case .failure(let failure):
                     write(ControlResponder.errorLine(id: failure.id, failure.error), context: context)

@@ -21,16 +21,29 @@ public struct FramingExpectation: Hashable, Sendable {
     /// the end gets nothing, unless it is already more than the limit long: then it has been answered
     /// `line_too_long` before its end could arrive.
     public init(stream: some BidirectionalCollection<UInt8>, maximumLineLength: Int) {
-        var replies = 0
-        var tooLong = 0
+        let answered = Self.answeredLines(in: stream, maximumLineLength: maximumLineLength)
+        self.init(replies: answered.count, tooLong: answered.count(where: { $0 == .tooLong }))
+    }
+
+    /// A line the stream's replies answer, in order: one that fits, with its bytes (terminator
+    /// stripped), or one over the limit.
+    public enum AnsweredLine: Hashable, Sendable {
+        case line([UInt8])
+        case tooLong
+    }
+
+    /// The lines of `stream` that get a reply, by the rules of ``init(stream:maximumLineLength:)``.
+    public static func answeredLines(
+        in stream: some BidirectionalCollection<UInt8>, maximumLineLength: Int
+    ) -> [AnsweredLine] {
+        var answered: [AnsweredLine] = []
         var rest = stream[...]
         while let newline = rest.firstIndex(where: { $0 == UInt8(ascii: "\n") || $0 == UInt8(ascii: "\r") }) {
             let line = rest[..<newline]
             if line.count > maximumLineLength {
-                replies += 1
-                tooLong += 1
+                answered.append(.tooLong)
             } else if !line.allSatisfy(Self.isBlank) {
-                replies += 1
+                answered.append(.line(Array(line)))
             }
             var next = rest.index(after: newline)
             if rest[newline] == UInt8(ascii: "\r"), next != rest.endIndex, rest[next] == UInt8(ascii: "\n") {
@@ -39,10 +52,9 @@ public struct FramingExpectation: Hashable, Sendable {
             rest = rest[next...]
         }
         if rest.count > maximumLineLength {
-            replies += 1
-            tooLong += 1
+            answered.append(.tooLong)
         }
-        self.init(replies: replies, tooLong: tooLong)
+        return answered
     }
 
     private static func isBlank(_ byte: UInt8) -> Bool {

@@ -7,8 +7,9 @@ import WorkoutProtocol
 /// The stream runs twice through fresh ``InMemoryDevice``s: in one read, and cut into reads of
 /// pseudo-random sizes derived from its own bytes (so a finding reproduces from the input alone).
 /// Both runs must give the same reply lines; their number must match ``FramingExpectation``
-/// (one per non-blank line that fits, one `line_too_long` per oversized line); each must pass
-/// ``ReplyLineCheck``; and the session's remembered replies must stay within their capacity.
+/// (one per non-blank line that fits, one `line_too_long` per oversized line, in order); each must pass
+/// ``ReplyLineCheck``; a line's reply is `malformed_json` exactly when ``ReferenceJSONReader`` finds no
+/// JSON object in it; and the session's remembered replies must stay within their capacity.
 public enum StreamCheck {
     /// The checked outcome of one stream.
     public struct Outcome: Sendable {
@@ -17,7 +18,8 @@ public enum StreamCheck {
     }
 
     public static func check(_ stream: [UInt8], maximumLineLength: Int = InMemoryDevice.defaultMaximumLineLength) throws -> Outcome {
-        let expectation = FramingExpectation(stream: stream, maximumLineLength: maximumLineLength)
+        let answered = FramingExpectation.answeredLines(in: stream, maximumLineLength: maximumLineLength)
+        let expectation = FramingExpectation(replies: answered.count, tooLong: answered.count(where: { $0 == .tooLong }))
 
         let whole = try InMemoryDevice(maximumLineLength: maximumLineLength)
         let replies = try whole.receive(stream, cutAt: [])
@@ -30,12 +32,23 @@ public enum StreamCheck {
         guard replies.count == expectation.replies else {
             throw StreamCheckFailure("expected \(expectation.replies) replies, got \(replies.count)")
         }
-        var tooLong = 0
-        for line in replies {
-            if try ReplyLineCheck.summary(of: line).errorCode == .lineTooLong { tooLong += 1 }
-        }
-        guard tooLong == expectation.tooLong else {
-            throw StreamCheckFailure("expected \(expectation.tooLong) line_too_long replies, got \(tooLong)")
+        for (number, (line, reply)) in zip(answered, replies).enumerated() {
+            let code = try ReplyLineCheck.summary(of: reply).errorCode
+            switch line {
+            case .tooLong:
+                guard code == .lineTooLong else {
+                    throw StreamCheckFailure("answered line \(number + 1) is over the limit, but its reply is not line_too_long")
+                }
+            case .line(let bytes):
+                // The oracle: the daemon calls a line malformed_json exactly when the plain reference reader
+                // finds no JSON object in it.
+                let verdict = ReferenceJSONReader.verdict(of: bytes)
+                guard (verdict != .object) == (code == .malformedJSON) else {
+                    throw StreamCheckFailure(
+                        "answered line \(number + 1) is \(verdict) to the reference reader, but the daemon replied "
+                            + "\(code?.rawValue ?? "ok"): \(String(decoding: bytes.prefix(300), as: UTF8.self).debugDescription)")
+                }
+            }
         }
         let remembered = whole.snapshot.recentReplies
         guard remembered.count <= remembered.capacity else {

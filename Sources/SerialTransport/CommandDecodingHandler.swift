@@ -15,11 +15,13 @@ public final class CommandDecodingHandler: ChannelInboundHandler {
 
     public func channelRead(context: ChannelHandlerContext, data: NIOAny) {
         switch unwrapInboundIn(data) {
-        case .line(let buffer):
-            context.fireChannelRead(wrapInboundOut(decoder.decode(buffer.readableBytesView)))
-        case .tooLong:
+        case .line(let buffer, let ending):
+            var line = decoder.decode(buffer.readableBytesView)
+            line.lineEnding = ending
+            context.fireChannelRead(wrapInboundOut(line))
+        case .tooLong(let ending):
             context.fireChannelRead(wrapInboundOut(
-                CommandLine(id: nil, command: .failure(.lineTooLong(limit: maximumLineLength)))))
+                CommandLine(id: nil, command: .failure(.lineTooLong(limit: maximumLineLength)), lineEnding: ending)))
         }
     }
 }

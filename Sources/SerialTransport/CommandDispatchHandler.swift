@@ -16,8 +16,8 @@ public struct DrainRequest: Sendable {
 /// daemon's memory.
 public final class CommandDispatchHandler: ChannelDuplexHandler {
     public typealias InboundIn = CommandLine
-    public typealias OutboundIn = [Reply]
-    public typealias OutboundOut = [Reply]
+    public typealias OutboundIn = ReplyBatch
+    public typealias OutboundOut = ReplyBatch
 
     public typealias Process = @Sendable ([CommandLine]) async -> [Reply]
     /// Answers a batch within the current turn of the loop when it can; `nil` sends the batch to ``Process``.
@@ -144,7 +144,7 @@ public final class CommandDispatchHandler: ChannelDuplexHandler {
         }
         if !replies.isEmpty {
             let promise = context.eventLoop.makePromise(of: Void.self)
-            context.writeAndFlush(wrapOutboundOut(replies), promise: promise)
+            context.writeAndFlush(wrapOutboundOut(ReplyBatch(replies: replies, answering: batch)), promise: promise)
             lastWrite = promise.futureResult
         }
         submitIfIdle(context: context)

@@ -27,10 +27,9 @@ public enum DevicePipeline {
         process: @escaping CommandDispatchHandler.Process
     ) throws {
         try pipeline.addHandler(ByteCountingHandler())
-        let lastEnding = LastLineEnding()
-        try pipeline.addHandler(ByteToMessageHandler(LineFrameDecoder(maximumLineLength: options.maximumLineLength, lastEnding: lastEnding)))
+        try pipeline.addHandler(ByteToMessageHandler(LineFrameDecoder(maximumLineLength: options.maximumLineLength)))
         try pipeline.addHandler(CommandDecodingHandler(maximumLineLength: options.maximumLineLength))
-        try pipeline.addHandler(MessageToByteHandler(ReplyLineEncoder(lineEnding: options.replyLineEnding, lastEnding: lastEnding)))
+        try pipeline.addHandler(MessageToByteHandler(ReplyLineEncoder(lineEnding: options.replyLineEnding)))
         try pipeline.addHandler(CommandDispatchHandler(
             maximumPendingLines: options.maximumPendingLines, logger: logger, unreadInput: unreadInput,
             processImmediately: processImmediately, process: process))

@@ -2,12 +2,13 @@
 import Glibc
 #endif
 import NIOCore
+import WorkoutProtocol
 
 /// A framed unit from the byte stream: a complete line (terminator stripped), or the marker for a
-/// line that exceeded the limit and was discarded.
+/// line that exceeded the limit and was discarded; each with how its line ended, for the reply's ending.
 public enum LineFrame: Sendable, Equatable {
-    case line(ByteBuffer)
-    case tooLong
+    case line(ByteBuffer, ending: LineEnding = .lf)
+    case tooLong(ending: LineEnding = .lf)
 }
 
 /// Splits bytes into lines on LF, CRLF or a lone CR (the Enter key of most serial terminals), skipping
@@ -19,17 +20,17 @@ public struct LineFrameDecoder: ByteToMessageDecoder {
     public typealias InboundOut = LineFrame
 
     public let maximumLineLength: Int
-    private let lastEnding: LastLineEnding?
+    /// The ending of the last line framed: a line reported too long before its end arrives is answered in
+    /// the style the device has been using.
+    private var previousEnding = LineEnding.lf
     private var discarding = false
     /// The last line ended in CR at the end of a read: an LF starting the next read belongs to it.
     private var skipLF = false
     /// Bytes of the buffered partial line already searched for a line end, so a slow line is scanned once.
     private var scanned = 0
 
-    /// `lastEnding`, when given, is told how each framed line ended (for replies in the same style).
-    public init(maximumLineLength: Int, lastEnding: LastLineEnding? = nil) {
+    public init(maximumLineLength: Int) {
         self.maximumLineLength = maximumLineLength
-        self.lastEnding = lastEnding
     }
 
     public mutating func decode(context: ChannelHandlerContext, buffer: inout ByteBuffer) throws -> DecodingState {
@@ -46,7 +47,7 @@ public struct LineFrameDecoder: ByteToMessageDecoder {
                 buffer.moveReaderIndex(forwardBy: view.count)
                 scanned = 0
                 discarding = true
-                context.fireChannelRead(wrapInboundOut(.tooLong))
+                context.fireChannelRead(wrapInboundOut(.tooLong(ending: previousEnding)))
             } else {
                 scanned = view.count
             }
@@ -64,6 +65,9 @@ public struct LineFrameDecoder: ByteToMessageDecoder {
                 skipLF = true
             }
         }
+        // A CR whose LF may come in the next read is answered as CR: both get CRLF replies.
+        let ending: LineEnding = !end.isCR ? .lf : terminatorLength == 2 ? .crlf : .cr
+        previousEnding = ending
         if discarding {
             buffer.moveReaderIndex(forwardBy: lineLength + terminatorLength)
             discarding = false
@@ -72,10 +76,9 @@ public struct LineFrameDecoder: ByteToMessageDecoder {
         guard let line = buffer.readSlice(length: lineLength) else { return .needMoreData }
         buffer.moveReaderIndex(forwardBy: terminatorLength)
         if line.readableBytes > maximumLineLength {
-            context.fireChannelRead(wrapInboundOut(.tooLong))
+            context.fireChannelRead(wrapInboundOut(.tooLong(ending: ending)))
         } else if !line.readableBytesView.allSatisfy(Self.isBlank) {
-            lastEnding?.record(endedWithCR: end.isCR)
-            context.fireChannelRead(wrapInboundOut(.line(line)))
+            context.fireChannelRead(wrapInboundOut(.line(line, ending: ending)))
         }
         return .continue
     }

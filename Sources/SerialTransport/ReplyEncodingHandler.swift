@@ -1,36 +1,49 @@
 import NIOCore
 import WorkoutProtocol
 
+/// A batch's replies together with the lines they answer (in the same order), whose endings the replies
+/// follow under ``ReplyLineEnding/auto``. The lines are the batch the dispatcher already holds: no copy.
+public struct ReplyBatch: Sendable {
+    public var replies: [Reply]
+    public var lines: [CommandLine]
+
+    public init(replies: [Reply], answering lines: [CommandLine] = []) {
+        self.replies = replies
+        self.lines = lines
+    }
+}
+
 /// Encodes a batch's replies as compact JSON lines, one buffer for the batch.
 ///
 /// One write per batch rather than per reply: the per-write cost of the pipeline (a buffer, a pending
 /// write, an iovec) was a tenth of what a command cost.
 public struct ReplyLineEncoder: MessageToByteEncoder {
-    public typealias OutboundIn = [Reply]
+    public typealias OutboundIn = ReplyBatch
 
     private let encoder = ReplyEncoder()
     private let lineEnding: ReplyLineEnding
-    private let lastEnding: LastLineEnding?
 
-    /// With `.auto`, replies end in CRLF when the last line framed into `lastEnding` ended in CR or CRLF.
-    public init(lineEnding: ReplyLineEnding = .lf, lastEnding: LastLineEnding? = nil) {
+    /// With `.auto`, each reply ends in CRLF when the line it answers ended in CR or CRLF, else in LF.
+    public init(lineEnding: ReplyLineEnding = .lf) {
         self.lineEnding = lineEnding
-        self.lastEnding = lastEnding
     }
 
-    public func encode(data: [Reply], out: inout ByteBuffer) throws {
+    public func encode(data: ReplyBatch, out: inout ByteBuffer) throws {
         var bytes: [UInt8] = []
-        bytes.reserveCapacity(data.count * 112)
-        let crlf = switch lineEnding {
-        case .lf: false
-        case .crlf: true
-        case .auto: lastEnding?.endedWithCR ?? false
-        }
-        for reply in data {
+        bytes.reserveCapacity(data.replies.count * 112)
+        for (index, reply) in data.replies.enumerated() {
             encoder.appendLine(reply, to: &bytes)
             // The encoder ends the line in LF; a CR goes in before it.
-            if crlf { bytes.insert(UInt8(ascii: "\r"), at: bytes.count - 1) }
+            if endsInCRLF(replyAt: index, of: data) { bytes.insert(UInt8(ascii: "\r"), at: bytes.count - 1) }
         }
         out.writeBytes(bytes)
+    }
+
+    private func endsInCRLF(replyAt index: Int, of batch: ReplyBatch) -> Bool {
+        switch lineEnding {
+        case .lf: false
+        case .crlf: true
+        case .auto: index < batch.lines.count && batch.lines[index].lineEnding.wantsCRLF
+        }
     }
 }

@@ -7,10 +7,13 @@ import Foundation
 public struct CommandLine: Sendable, Hashable {
     public var id: CommandID?
     public var command: Result<Command, ProtocolError>
+    /// How the line ended on the wire, so its reply can end the same way.
+    public var lineEnding: LineEnding
 
-    public init(id: CommandID?, command: Result<Command, ProtocolError>) {
+    public init(id: CommandID?, command: Result<Command, ProtocolError>, lineEnding: LineEnding = .lf) {
         self.id = id
         self.command = command
+        self.lineEnding = lineEnding
     }
 }
 
@@ -35,6 +38,7 @@ extension CommandLine: Decodable {
     /// so that a bad command is reported the same way; an unusable id is the error otherwise.
     init(id: Result<CommandID?, ProtocolError>, decodingCommand: () throws -> Command) {
         let decoded = Result { try decodingCommand() }.mapError { ProtocolError(decoding: $0) }
+        lineEnding = .lf
         switch id {
         case .success(let value):
             self.id = value

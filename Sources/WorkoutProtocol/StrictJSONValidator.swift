@@ -212,6 +212,11 @@ private struct Scanner {
         index += 1
         while index < bytes.count {
             let byte = bytes[index]
+            // Most of a line is plain ASCII inside strings: one comparison chain per byte, no switch.
+            if byte >= 0x20, byte < 0x80, byte != UInt8(ascii: "\""), byte != UInt8(ascii: "\\") {
+                index += 1
+                continue
+            }
             switch byte {
             case UInt8(ascii: "\""):
                 index += 1

@@ -48,11 +48,12 @@ struct DispatchTests {
 
     func replies(_ channel: NIOAsyncTestingChannel, count: Int) async throws -> [String] {
         var text = ""
-        while text.filter({ $0 == "\n" }).count < count {
+        // By scalars, not Characters: "\r\n" is one Character, which is not "\n".
+        while text.unicodeScalars.filter({ $0 == "\n" }).count < count {
             var buffer = try await channel.waitForOutboundWrite(as: ByteBuffer.self)
             text += buffer.readString(length: buffer.readableBytes) ?? ""
         }
-        return text.split(separator: "\n").map(String.init)
+        return text.unicodeScalars.split(separator: "\n").map { String(String.UnicodeScalarView($0)) }
     }
 
     @Test("start, end, share: one ordered reply per line")
@@ -73,6 +74,26 @@ struct DispatchTests {
         #expect(decoded[1].outcome == .error(.workoutAlreadyActive))
         #expect(decoded[3].outcome == .error(.noActiveWorkout))
         #expect(decoded[4].outcome == .ok(.workoutShared(workoutID: 1, service: .twitter, shareID: 1)))
+        _ = try await channel.finish()
+    }
+
+    @Test("a burst with mixed line endings in one read: each reply ends as its own line did (CR, CRLF: CRLF; LF: LF)")
+    func mixedLineEndingsInOneRead() async throws {
+        let (channel, _) = try await makeChannel()
+        let tooLong = "{\"id\":4,\"pad\":\"" + String(repeating: "x", count: 5000) + "\"}"
+        // One read: CRLF, LF, lone CR, an over-long line ended by CR, a malformed line ended by LF, CRLF.
+        try await channel.writeInbound(ByteBuffer(string:
+            "{\"command_type\":\"end_workout\",\"id\":1}\r\n" + "{\"command_type\":\"end_workout\",\"id\":2}\n"
+            + "{\"command_type\":\"end_workout\",\"id\":3}\r" + tooLong + "\r" + "{\"id\":5,}\n"
+            + "{\"command_type\":\"end_workout\",\"id\":6}\r\n"))
+        // Split on LF only, so a reply that ended in CRLF keeps its CR.
+        let lines = try await replies(channel, count: 6)
+        #expect(lines.count == 6)
+        #expect(lines.map { $0.hasSuffix("\r") } == [true, false, true, true, false, true], "\(lines)")
+        #expect(lines.filter { $0.dropLast().contains("\r") }.isEmpty, "a CR only ever right before the LF")
+        #expect(lines[0].contains(#""id":1"#) && lines[1].contains(#""id":2"#) && lines[2].contains(#""id":3"#))
+        #expect(lines[3].contains(#""code":"line_too_long""#) && lines[4].contains(#""code":"malformed_json""#))
+        #expect(lines[5].contains(#""id":6"#))
         _ = try await channel.finish()
     }
 

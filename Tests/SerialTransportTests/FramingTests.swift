@@ -78,7 +78,7 @@ struct FramingTests {
         try channel.pipeline.syncOperations.addHandler(decoder)
         let chunk = ByteBuffer(repeating: UInt8(ascii: "a"), count: 16 * 1024)
         for _ in 0..<64 { try channel.writeInbound(chunk) }
-        #expect(try channel.readInbound(as: LineFrame.self) == .tooLong)
+        #expect(try channel.readInbound(as: LineFrame.self) == .tooLong())
         #expect(try channel.readInbound(as: LineFrame.self) == nil, "one reply for the whole oversized line")
         try channel.writeInbound(ByteBuffer(string: "tail\n{\"a\":1}\n"))
         #expect(try channel.readInbound(as: LineFrame.self) == .line(ByteBuffer(string: "{\"a\":1}")))
@@ -116,7 +116,7 @@ struct FramingTests {
         let channel = EmbeddedChannel()
         try channel.pipeline.syncOperations.addHandler(ByteToMessageHandler(LineFrameDecoder(maximumLineLength: 64)))
         try channel.writeInbound(ByteBuffer(string: "{\"a\":1}\r"))
-        #expect(try channel.readInbound(as: LineFrame.self) == .line(ByteBuffer(string: "{\"a\":1}")))
+        #expect(try channel.readInbound(as: LineFrame.self) == .line(ByteBuffer(string: "{\"a\":1}"), ending: .cr))
         try channel.writeInbound(ByteBuffer(string: "\n{\"b\":2}\n"))
         #expect(try channel.readInbound(as: LineFrame.self) == .line(ByteBuffer(string: "{\"b\":2}")))
         #expect(try channel.readInbound(as: LineFrame.self) == nil)
@@ -127,11 +127,13 @@ struct FramingTests {
     func replyLineEndings() throws {
         func replies(_ ending: ReplyLineEnding, after input: String) throws -> String {
             let channel = EmbeddedChannel()
-            let lastEnding = LastLineEnding()
-            try channel.pipeline.syncOperations.addHandler(ByteToMessageHandler(LineFrameDecoder(maximumLineLength: 64, lastEnding: lastEnding)))
-            try channel.pipeline.syncOperations.addHandler(MessageToByteHandler(ReplyLineEncoder(lineEnding: ending, lastEnding: lastEnding)))
+            try channel.pipeline.syncOperations.addHandler(ByteToMessageHandler(LineFrameDecoder(maximumLineLength: 64)))
+            try channel.pipeline.syncOperations.addHandler(CommandDecodingHandler(maximumLineLength: 64))
+            try channel.pipeline.syncOperations.addHandler(MessageToByteHandler(ReplyLineEncoder(lineEnding: ending)))
             try channel.writeInbound(ByteBuffer(string: input))
-            try channel.writeOutbound([Reply.error(.noActiveWorkout, id: .integer(1))])
+            var lines: [CommandLine] = []
+            while let line = try channel.readInbound(as: CommandLine.self) { lines.append(line) }
+            try channel.writeOutbound(ReplyBatch(replies: lines.map { .error(.noActiveWorkout, id: $0.id) }, answering: lines))
             let out = try channel.readOutbound(as: ByteBuffer.self).map { String(buffer: $0) } ?? ""
             _ = try channel.finish(acceptAlreadyClosed: true)
             return out
@@ -141,5 +143,18 @@ struct FramingTests {
         #expect(try replies(.auto, after: "{}\n").hasSuffix("}\n") && !replies(.auto, after: "{}\n").contains("\r"))
         #expect(try replies(.lf, after: "{}\r").hasSuffix("}\n") && !replies(.lf, after: "{}\r").contains("\r"))
         #expect(try replies(.crlf, after: "{}\n").hasSuffix("}\r\n"))
+
+        // Endings mixed in one read: under auto each reply follows its own line, not the read's last one.
+        func crBeforeEachLF(_ text: String) -> [Bool] {
+            let bytes = Array(text.utf8)
+            return bytes.indices.filter { bytes[$0] == UInt8(ascii: "\n") }.map { $0 > 0 && bytes[$0 - 1] == UInt8(ascii: "\r") }
+        }
+        let mixed = #"{"id":1}"# + "\r\n" + #"{"id":2}"# + "\n" + #"{"id":3}"# + "\r" + #"{"id":4}"# + "\n" + #"{"id":5}"# + "\r"
+        let auto = try replies(.auto, after: mixed)
+        #expect(crBeforeEachLF(auto) == [true, false, true, false, true], "\(auto.debugDescription)")
+        #expect(auto.utf8.filter { $0 == UInt8(ascii: "\r") }.count == 3, "no CR other than before an LF")
+        for id in 1...5 { #expect(auto.contains(#""id":\#(id),"#)) }
+        #expect(try crBeforeEachLF(replies(.lf, after: mixed)) == Array(repeating: false, count: 5))
+        #expect(try crBeforeEachLF(replies(.crlf, after: mixed)) == Array(repeating: true, count: 5))
     }
 }
