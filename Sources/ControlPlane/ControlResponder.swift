@@ -97,7 +97,7 @@ public final class ControlResponder: Sendable {
             devicesAttached: devices.count, devicesConnected: devices.filter { $0.snapshot.connected }.count,
             activeWorkouts: active, queuedShares: queued, controlClients: clients.current,
             eventSubscribers: hub.subscribers,
-            counters: tally.counters)
+            counters: tally.counters, pendingRestart: tally.pendingRestart)
     }
 
     private func send(_ line: String, to device: String, create: Bool) async throws -> SendResult {

@@ -15,7 +15,8 @@ import WorkoutProtocol
 public actor DeviceManager {
     private let group: any EventLoopGroup
     private let engine: WorkoutEngine
-    private let options: PipelineOptions
+    /// For pipelines built from now on; a reload may change it (`update(options:baud:reconnect:)`).
+    private var options: PipelineOptions
     private let logger: Logger
     private let observer: DeviceActivity.Observer?
     private var attachments: [String: Attachment] = [:]
@@ -49,8 +50,8 @@ public actor DeviceManager {
         { _ in group.next().executor }
     }
 
-    /// Starts serving `spec.path`. A path already attached keeps its connection; its spec is updated
-    /// (a replugged device may come back with another identity only if it really is another device).
+    /// Starts serving `spec.path`. A path already attached keeps its connection; its spec is updated and used
+    /// from its next (re)open on (a replugged device may come back with another identity only if it really is another device).
     public func attach(_ spec: DeviceSpec) {
         guard !shuttingDown else { return }
         if var existing = attachments[spec.path], existing.spec.identity == spec.identity {
@@ -62,6 +63,13 @@ public actor DeviceManager {
         let stats = DeviceStats(identity: spec.identity, path: spec.path)
         let task = Task { await self.serve(spec, stats: stats) }
         attachments[spec.path] = Attachment(spec: spec, task: task, channel: nil, stats: stats)
+    }
+
+    /// A reload's `serial.max_line_bytes` / `serial.max_pending_lines`: connections opened from now on (new
+    /// devices, reconnects) are framed with them. Open connections keep theirs, so a reload never cuts a
+    /// wearable off. (A new baud rate or reconnect delay comes with the device's spec: ``attach(_:)``.)
+    public func update(options: PipelineOptions) {
+        self.options = options
     }
 
     /// Stops serving `path` (the device was removed). Lines already read are still answered if the
@@ -104,7 +112,8 @@ public actor DeviceManager {
         attachments.removeAll()
     }
 
-    private func serve(_ spec: DeviceSpec, stats: DeviceStats) async {
+    private func serve(_ attached: DeviceSpec, stats: DeviceStats) async {
+        var spec = attached
         var logger = self.logger
         logger[metadataKey: "device"] = "\(spec.identity)"
         logger[metadataKey: "node"] = "\(spec.path)"
@@ -113,6 +122,8 @@ public actor DeviceManager {
         var firstFailure: ContinuousClock.Instant?
 
         while !Task.isCancelled && !shuttingDown {
+            // A reload may have changed the baud rate or the delays since the last attempt.
+            if let current = attachments[spec.path], current.stats === stats { spec = current.spec }
             let fd: CInt
             do {
                 fd = try SerialPort.open(path: spec.path, baud: spec.baud)
@@ -137,7 +148,7 @@ public actor DeviceManager {
 
             let channel: any Channel
             do {
-                channel = try await bootstrap(session: session, stats: stats, logger: logger, fd: fd)
+                channel = try await bootstrap(session: session, stats: stats, options: options, logger: logger, fd: fd)
                     .takingOwnershipOfDescriptor(inputOutput: fd).get()
             } catch {
                 // NIO hands the descriptor back when it refuses it: close it and retry like a failed open.
@@ -178,8 +189,9 @@ public actor DeviceManager {
         if attachments[path]?.stats === stats { attachments[path]?.channel = nil }
     }
 
-    private nonisolated func bootstrap(session: DeviceSession, stats: DeviceStats, logger: Logger, fd: CInt) -> NIOPipeBootstrap {
-        let options = self.options
+    private nonisolated func bootstrap(
+        session: DeviceSession, stats: DeviceStats, options: PipelineOptions, logger: Logger, fd: CInt
+    ) -> NIOPipeBootstrap {
         let observer = self.observer
         let handlerLatency = self.handlerLatency
         // On the session's loop when it has one, so its batches never leave the channel's thread.

@@ -27,9 +27,10 @@ enum Daemon {
         }
         let serial = SerialDeviceService(manager: manager, staticDevices: staticDevices, drainTimeout: config.drainTimeout)
 
-        let reloader = ConfigurationReloader(config, tally: observers.tally, logger: logger)
-        reloader.register(.configuredDevices(manager))
         let systemd = SystemdServices(logger: logger)
+        let reloader = ConfigurationReloader(config, tally: observers.tally, notifier: systemd.notifier, logger: logger)
+        reloader.register(.logLevel)
+        reloader.register(.configuredDevices(manager))
         let delivery = ShareDeliveryService(
             store: store, sinks: config.shareSinks.makeSinks(stateDirectory: config.stateDirectory),
             events: engine.events, logger: logger)
