@@ -154,6 +154,6 @@ public final class ControlResponder: Sendable {
         return DeviceReport(
             identity: stats.identity.rawValue, node: stats.path, connected: snapshot.connected,
             connectedSince: snapshot.connectedSince, commands: snapshot.commands, errors: snapshot.errors,
-            connections: snapshot.connections)
+            connections: snapshot.connections, waitingReason: snapshot.connected ? nil : snapshot.waitingReason)
     }
 }

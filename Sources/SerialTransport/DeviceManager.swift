@@ -128,6 +128,7 @@ public actor DeviceManager {
             do {
                 fd = try SerialPort.open(path: spec.path, baud: spec.baud)
             } catch {
+                stats.waiting(error.summary)
                 let now = ContinuousClock.now
                 let since = firstFailure ?? now
                 firstFailure = since
