@@ -120,6 +120,9 @@ public actor DeviceManager {
         let session = engine.session(for: spec.identity)
         var attempt = 0
         var firstFailure: ContinuousClock.Instant?
+        /// The reason the node last could not be opened, and how many attempts in a row failed for it.
+        var lastFailure: String?
+        var repeats = 0
 
         while !Task.isCancelled && !shuttingDown {
             // A reload may have changed the baud rate or the delays since the last attempt.
@@ -130,14 +133,22 @@ public actor DeviceManager {
             } catch {
                 stats.waiting(error.summary)
                 let now = ContinuousClock.now
-                let since = firstFailure ?? now
+                // A tty another program holds is not udev still settling: it is waited for until released.
+                let since = error.isHeldByAnotherProgram ? now : firstFailure ?? now
                 firstFailure = since
                 if let limit = spec.policy.giveUpAfter, now - since >= limit {
                     logger.error("giving up on device: \(error)", metadata: ["after": "\(now - since)"])
                     break
                 }
-                if attempt == 0 {
-                    logger.notice("device not openable yet; retrying", metadata: ["error": "\(error)"])
+                // Once per reason, not per retry: a node that stays unusable the same way is one line.
+                if error.summary != lastFailure {
+                    var metadata: Logger.Metadata = ["error": "\(error)"]
+                    if let lastFailure { metadata["previous"] = "\(lastFailure) (\(repeats) times)" }
+                    logger.notice("device not openable yet; retrying", metadata: metadata)
+                    lastFailure = error.summary
+                    repeats = 1
+                } else {
+                    repeats += 1
                 }
                 let delay = spec.policy.delay(after: attempt)
                 attempt += 1
@@ -146,6 +157,9 @@ public actor DeviceManager {
             }
             attempt = 0
             firstFailure = nil
+            let failedOpens = lastFailure.map { "\($0) (\(repeats) times)" }
+            lastFailure = nil
+            repeats = 0
 
             let channel: any Channel
             do {
@@ -166,7 +180,7 @@ public actor DeviceManager {
             }
             stats.connected()
             if !everConnected.insert(spec.identity).inserted { reconnects.increment() }
-            logger.info("device connected")
+            logger.info("device connected", metadata: failedOpens.map { ["after_failed_opens": "\($0)"] } ?? [:])
             observer?(.connected(stats))
             try? await channel.closeFuture.get()
             stats.disconnected()
