@@ -1,3 +1,4 @@
+import ControlPlane
 import SerialTransport
 import WorkoutEngine
 
@@ -15,6 +16,13 @@ extension ReloadHook {
                         path: path, identity: DeviceIdentity(path), baud: configuration.baud, policy: configuration.reconnect))
                 }
             }
+        }
+    }
+
+    /// `serial.max_line_bytes` for `workoutctl send`: an injected line is held to the same limit as a device's.
+    static func controlLineLimit(_ responder: ControlResponder) -> ReloadHook {
+        ReloadHook(name: "control") { configuration in
+            { responder.update(maximumLineLength: configuration.maximumLineLength) }
         }
     }
 }

@@ -39,6 +39,7 @@ enum Daemon {
         if let control = observers.controlServer(
             config, engine: engine, manager: manager, group: MultiThreadedEventLoopGroup.singleton, logger: logger) {
             services.append(control)
+            reloader.register(.controlLineLimit(control.responder))
         }
         // After `serial`, so shutdown (in reverse order) stops discovering before the devices drain.
         var untilReady: @Sendable () async throws -> Void = {}

@@ -103,7 +103,14 @@ import WorkoutdTesting
         #expect(try wearable.request(#"{"command_type":"share_workout","service":"twitter"}"#).contains("ok"))
         try waitFor(delivered, count: 1)
         #expect(files(outbox).count == 1, "the second share went through the new exec sink, not the spool")
-        let payload = try String(contentsOf: delivered.appendingPathComponent(files(delivered)[0]), encoding: .utf8)
+        // The file appears when `cat` opens it; its last byte (the payload's newline) says it is complete.
+        let file = delivered.appendingPathComponent(files(delivered)[0])
+        let deadline = ContinuousClock.now + .seconds(10)
+        var payload = ""
+        while !payload.hasSuffix("\n"), ContinuousClock.now < deadline {
+            payload = (try? String(contentsOf: file, encoding: .utf8)) ?? ""
+            if !payload.hasSuffix("\n") { usleep(20_000) }
+        }
         #expect(payload.contains("Gym"), "the workout JSON reached the command's stdin: \(payload)")
     }
 
@@ -131,6 +138,8 @@ import WorkoutdTesting
         let long = #"{"command_type":"start_workout","location":"\#(String(repeating: "x", count: 80))","intensityLevel":5}"#
         #expect(try second.request(long).contains("line_too_long"), "a line longer than the new limit")
         #expect(try second.request(start).contains(#""status":"ok""#))
+        let sent = try daemon.ctl(["send", "--device", first.devicePath, long])
+        #expect(sent.status == 1 && sent.stdout.contains("line_too_long"), "workoutctl send holds a line to the new limit too: \(sent)")
 
         // storage.backend changed: named once at notice and in status, never reported as applied.
         let notice = "storage.backend changed; takes effect after restart"
