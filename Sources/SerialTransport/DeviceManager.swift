@@ -15,7 +15,7 @@ import WorkoutProtocol
 public actor DeviceManager {
     private let group: any EventLoopGroup
     private let engine: WorkoutEngine
-    /// For pipelines built from now on; a reload may change it (`update(options:baud:reconnect:)`).
+    /// For pipelines built from now on; a reload may change it (``update(options:)``).
     private var options: PipelineOptions
     private let logger: Logger
     private let observer: DeviceActivity.Observer?
@@ -51,7 +51,8 @@ public actor DeviceManager {
     }
 
     /// Starts serving `spec.path`. A path already attached keeps its connection; its spec is updated and used
-    /// from its next (re)open on (a replugged device may come back with another identity only if it really is another device).
+    /// from its next (re)open on (a replugged device may come back with another identity only if it really is
+    /// another device).
     public func attach(_ spec: DeviceSpec) {
         guard !shuttingDown else { return }
         if var existing = attachments[spec.path], existing.spec.identity == spec.identity {

@@ -38,13 +38,13 @@ import WorkoutdTesting
         flock(holder, LOCK_UN)
         close(holder)
         holding = false
-        #expect(try wearable.request(#"{"command_type":"start_workout","location":"Gym","date":"2020-03-16T19:45:13Z","intensityLevel":5}"#)
-            .contains(#""status":"ok""#), "served once released")
-        // The reply can come before the manager records the connection: wait for that, then no reason is left.
+        // Opened once released (a line written before the open could be flushed by its configuring the tty).
         while await manager.devices().first?.snapshot.connected == false {
             try await Task.sleep(for: .milliseconds(10))
         }
-        #expect(await manager.devices().first?.snapshot.waitingReason == nil)
+        #expect(await manager.devices().first?.snapshot.waitingReason == nil, "served: no reason left behind")
+        #expect(try wearable.request(#"{"command_type":"start_workout","location":"Gym","date":"2020-03-16T19:45:13Z","intensityLevel":5}"#)
+            .contains(#""status":"ok""#), "served once released")
         await manager.drainAll(timeout: .seconds(2))
     }
 }
