@@ -19,7 +19,7 @@ struct ReloadHook: Sendable {
 /// Re-reads the configuration on SIGHUP (`systemctl reload workoutd`) and hands it to the registered hooks.
 ///
 /// An invalid configuration is rejected with the reason logged; the one in force stays. Keys read only at
-/// start (`state_dir`, `storage.backend`, `control_socket`) are never reported as applied: a change to one is
+/// start (`state_dir`, `storage.backend`, `control_socket`, …) are never reported as applied: a change to one is
 /// logged once and listed by `workoutctl status` until a restart. systemd hears `RELOADING=1` … `READY=1`.
 final class ConfigurationReloader: Service, Sendable {
     /// The configuration the daemon started with: what restart-only keys are compared against.

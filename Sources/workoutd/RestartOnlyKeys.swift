@@ -6,6 +6,8 @@ extension DaemonConfiguration {
             "state_dir": stateDirectory,
             "storage.backend": storage.rawValue,
             "control_socket": controlSocket ?? "",
+            "discovery.enabled": "\(discovery != nil)",
+            "shutdown.drain_timeout_ms": "\(drainTimeout)",
         ]
     }
 

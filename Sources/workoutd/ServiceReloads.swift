@@ -21,9 +21,9 @@ extension ReloadHook {
     /// devices already served stay connected.
     static func discoveryRules(_ discovery: DiscoveryService) -> ReloadHook {
         ReloadHook(name: "discovery") { configuration in
-            guard let matcher = configuration.discovery else {
-                throw ConfigurationError(key: "discovery.enabled", problem: "cannot be turned off by a reload; restart workoutd to stop discovery")
-            }
+            // `discovery.enabled: false` takes effect after a restart (the reload says so); until then the
+            // rules in force stay.
+            guard let matcher = configuration.discovery else { return {} }
             return { discovery.update(matcher: matcher, baud: configuration.baud) }
         }
     }

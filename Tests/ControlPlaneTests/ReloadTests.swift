@@ -124,7 +124,7 @@ import WorkoutdTesting
         #expect(try first.request(start).contains("ok"))
 
         let debugFile = devicesYAML([first.devicePath, second.devicePath],
-                                    extra: "log_level: debug\nserial:\n  max_line_bytes: 128\nstorage:\n  backend: memory\n")
+                                    extra: "log_level: debug\nserial:\n  max_line_bytes: 128\nstorage:\n  backend: memory\nshutdown:\n  drain_timeout_ms: 100\n")
         try debugFile.write(toFile: daemon.configFile, atomically: true, encoding: .utf8)
         try reload(daemon, expecting: "configuration reloaded", occurrence: 1)
         #expect(!daemon.daemon.log.contains("command acknowledged"), "per-command lines are debug: not logged at info")
@@ -144,11 +144,13 @@ import WorkoutdTesting
         // storage.backend changed: named once at notice and in status, never reported as applied.
         let notice = "storage.backend changed; takes effect after restart"
         #expect(daemon.daemon.log.components(separatedBy: notice).count - 1 == 1)
-        #expect(daemon.daemon.log.contains("pending_restart=storage.backend"))
+        #expect(daemon.daemon.log.contains("shutdown.drain_timeout_ms changed; takes effect after restart"))
+        #expect(daemon.daemon.log.contains("pending_restart=shutdown.drain_timeout_ms,storage.backend"))
         let status = try #require(try daemon.ctlJSON(["status"], as: StatusReport.self).first)
-        #expect(status.pendingRestart == ["storage.backend"])
+        #expect(status.pendingRestart == ["shutdown.drain_timeout_ms", "storage.backend"])
         let row = try daemon.ctl(["status"]).lines.first { $0.hasPrefix("pending restart") }
-        #expect(row?.hasSuffix(" storage.backend (takes effect after restart)") == true, "\(String(describing: row))")
+        #expect(row?.hasSuffix(" shutdown.drain_timeout_ms, storage.backend (takes effect after restart)") == true,
+                "\(String(describing: row))")
         #expect(try daemon.ctlJSON(["workouts"], as: WorkoutRecord.self).count == 2,
                 "the workouts from before and after the reload are in one store: the backend did not change")
 
