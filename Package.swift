@@ -267,7 +267,7 @@ let package = Package(
         .testTarget(
             name: "SystemdSupportTests",
             dependencies: [
-                "SystemdSupport",
+                "SystemdSupport", "WorkoutdTesting",
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "Logging", package: "swift-log"),

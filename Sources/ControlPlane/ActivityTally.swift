@@ -12,6 +12,7 @@ import WorkoutProtocol
 public final class ActivityTally: Sendable {
     private struct State {
         var counters = ActivityCounters()
+        var pendingRestart: [String] = []
         /// One swift-metrics counter per (type, outcome) pair, made on first use, at
         /// `typeIndex * outcomeCount + outcomeIndex`: found per command without hashing.
         var commandCounters = [Counter?](repeating: nil, count: typeCount * outcomeCount)
@@ -34,6 +35,9 @@ public final class ActivityTally: Sendable {
 
     public var counters: ActivityCounters { state.withLock { $0.counters } }
 
+    /// Keys whose new value a reload read but that take effect only after a restart.
+    public var pendingRestart: [String] { state.withLock { $0.pendingRestart } }
+
     public func record(_ event: EngineEvent) {
         switch event {
         case .commandHandled(_, let line, let reply):
@@ -53,10 +57,16 @@ public final class ActivityTally: Sendable {
         }
     }
 
-    /// A configuration reload that was applied, or rejected (the old configuration stayed).
-    public func recordReload(applied: Bool) {
+    /// A configuration reload that was applied, or rejected (the old configuration stayed); an applied one
+    /// names the keys that changed but wait for a restart.
+    public func recordReload(applied: Bool, pendingRestart: [String] = []) {
         state.withLock { state in
-            if applied { state.counters.reloads += 1 } else { state.counters.rejectedReloads += 1 }
+            if applied {
+                state.counters.reloads += 1
+                state.pendingRestart = pendingRestart
+            } else {
+                state.counters.rejectedReloads += 1
+            }
         }
         (applied ? appliedReloads : rejectedReloads).increment()
     }

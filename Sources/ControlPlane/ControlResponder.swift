@@ -1,6 +1,7 @@
 import ControlProtocol
 import Foundation
 import SerialTransport
+import Synchronization
 import WorkoutEngine
 import WorkoutProtocol
 
@@ -24,7 +25,9 @@ public final class ControlResponder: Sendable {
     private let manager: DeviceManager
     private let tally: ActivityTally
     private let hub: ControlEventHub
-    private let maximumLineLength: Int
+    /// `serial.max_line_bytes`, which a reload may change (``update(maximumLineLength:)``).
+    private let maximumLineLengthSetting: Atomic<Int>
+    private var maximumLineLength: Int { maximumLineLengthSetting.load(ordering: .relaxed) }
     private let metricsText: @Sendable () -> String
     private let clients = ClientCount()
 
@@ -37,7 +40,7 @@ public final class ControlResponder: Sendable {
         self.manager = manager
         self.tally = tally
         self.hub = hub
-        self.maximumLineLength = maximumLineLength
+        maximumLineLengthSetting = Atomic(maximumLineLength)
         self.metricsText = metricsText
     }
 
@@ -80,6 +83,11 @@ public final class ControlResponder: Sendable {
             ?? Array(#"{"error":{"code":"unavailable","message":"The reply could not be encoded."},"id":null}"#.utf8) + [UInt8(ascii: "\n")]
     }
 
+    /// A reload's `serial.max_line_bytes`: lines sent from now on are held to it, as a device's new connections are.
+    public func update(maximumLineLength: Int) {
+        maximumLineLengthSetting.store(maximumLineLength, ordering: .relaxed)
+    }
+
     private func reply<Value: Codable & Sendable>(_ request: ControlRequest, _ value: Value, _ encoder: JSONEncoder) throws -> [UInt8] {
         try ControlSocket.line(ControlResponse(id: request.id, outcome: .success(value)), encoder: encoder)
     }
@@ -97,7 +105,7 @@ public final class ControlResponder: Sendable {
             devicesAttached: devices.count, devicesConnected: devices.filter { $0.snapshot.connected }.count,
             activeWorkouts: active, queuedShares: queued, controlClients: clients.current,
             eventSubscribers: hub.subscribers,
-            counters: tally.counters)
+            counters: tally.counters, pendingRestart: tally.pendingRestart)
     }
 
     private func send(_ line: String, to device: String, create: Bool) async throws -> SendResult {
@@ -154,6 +162,6 @@ public final class ControlResponder: Sendable {
         return DeviceReport(
             identity: stats.identity.rawValue, node: stats.path, connected: snapshot.connected,
             connectedSince: snapshot.connectedSince, commands: snapshot.commands, errors: snapshot.errors,
-            connections: snapshot.connections)
+            connections: snapshot.connections, waitingReason: snapshot.connected ? nil : snapshot.waitingReason)
     }
 }

@@ -14,7 +14,8 @@ import Synchronization
 /// keeps serving its devices; the error is logged.
 public final class ControlServer: Service, Sendable {
     private let options: ControlServerOptions
-    private let responder: ControlResponder
+    /// Answers the requests; also what a reload updates.
+    public let responder: ControlResponder
     private let group: any EventLoopGroup
     private let logger: Logger
     private let clients = Mutex<[ObjectIdentifier: any Channel]>([:])

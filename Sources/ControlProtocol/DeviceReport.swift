@@ -12,8 +12,13 @@ public struct DeviceReport: Codable, Hashable, Sendable {
     public var commands: Int
     public var errors: Int
     public var connections: Int
+    /// Why the node is not open while it waits, e.g. "held by another program (pid 42)"; nil when connected.
+    public var waitingReason: String?
 
-    public init(identity: String, node: String, connected: Bool, connectedSince: Date?, commands: Int, errors: Int, connections: Int) {
+    public init(
+        identity: String, node: String, connected: Bool, connectedSince: Date?, commands: Int, errors: Int, connections: Int,
+        waitingReason: String? = nil
+    ) {
         self.identity = identity
         self.node = node
         self.connected = connected
@@ -21,6 +26,7 @@ public struct DeviceReport: Codable, Hashable, Sendable {
         self.commands = commands
         self.errors = errors
         self.connections = connections
+        self.waitingReason = waitingReason
     }
 }
 

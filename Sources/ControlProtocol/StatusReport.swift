@@ -16,11 +16,13 @@ public struct StatusReport: Codable, Hashable, Sendable {
     /// Clients following the event stream.
     public var eventSubscribers: Int
     public var counters: ActivityCounters
+    /// Configuration keys changed by a reload that take effect only after a restart (e.g. `state_dir`).
+    public var pendingRestart: [String]
 
     public init(
         version: String, pid: Int32, startedAt: Date, uptimeSeconds: Double, devicesAttached: Int,
         devicesConnected: Int, activeWorkouts: Int, queuedShares: Int, controlClients: Int, eventSubscribers: Int,
-        counters: ActivityCounters
+        counters: ActivityCounters, pendingRestart: [String] = []
     ) {
         self.version = version
         self.pid = pid
@@ -33,6 +35,7 @@ public struct StatusReport: Codable, Hashable, Sendable {
         self.controlClients = controlClients
         self.eventSubscribers = eventSubscribers
         self.counters = counters
+        self.pendingRestart = pendingRestart
     }
 }
 

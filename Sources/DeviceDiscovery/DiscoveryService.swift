@@ -13,7 +13,7 @@ public final class DiscoveryService: Service, Sendable {
     private let manager: DeviceManager
     /// Swapped by a configuration reload; applies to devices seen from then on.
     private let matcher: Mutex<DeviceMatcher>
-    private let baud: UInt32
+    private let baud: Mutex<UInt32>
     private let policy: ReconnectPolicy
     private let logger: Logger
     private let readiness = ReadinessSignal()
@@ -24,15 +24,16 @@ public final class DiscoveryService: Service, Sendable {
     ) {
         self.manager = manager
         self.matcher = Mutex(matcher)
-        self.baud = baud
+        self.baud = Mutex(baud)
         self.policy = policy
         self.logger = logger
     }
 
-    /// New match rules (a reload): devices that appear or change from now on are matched against them;
-    /// devices already served stay connected.
-    public func update(matcher: DeviceMatcher) {
+    /// New match rules and baud rate (a reload): devices that appear or change from now on are matched against
+    /// them and opened at `baud` (when given); devices already served stay connected.
+    public func update(matcher: DeviceMatcher, baud: UInt32? = nil) {
         self.matcher.withLock { $0 = matcher }
+        if let baud { self.baud.withLock { $0 = baud } }
         logger.info("device match rules updated", metadata: ["rules": "\(matcher.rules.map(\.description))"])
     }
 
@@ -97,7 +98,7 @@ public final class DiscoveryService: Service, Sendable {
                 logger.info("serving discovered device", metadata: ["rule": "\(rule)", "syspath": "\(device.syspath)"])
             }
             served[node] = identity
-            await manager.attach(DeviceSpec(path: node, identity: identity, baud: baud, policy: policy))
+            await manager.attach(DeviceSpec(path: node, identity: identity, baud: baud.withLock { $0 }, policy: policy))
         case .remove:
             guard let identity = served.removeValue(forKey: node) else { return }
             logger.info("device removed", metadata: ["device": "\(identity)"])

@@ -15,7 +15,8 @@ import WorkoutProtocol
 public actor DeviceManager {
     private let group: any EventLoopGroup
     private let engine: WorkoutEngine
-    private let options: PipelineOptions
+    /// For pipelines built from now on; a reload may change it (``update(options:)``).
+    private var options: PipelineOptions
     private let logger: Logger
     private let observer: DeviceActivity.Observer?
     private var attachments: [String: Attachment] = [:]
@@ -49,8 +50,9 @@ public actor DeviceManager {
         { _ in group.next().executor }
     }
 
-    /// Starts serving `spec.path`. A path already attached keeps its connection; its spec is updated
-    /// (a replugged device may come back with another identity only if it really is another device).
+    /// Starts serving `spec.path`. A path already attached keeps its connection; its spec is updated and used
+    /// from its next (re)open on (a replugged device may come back with another identity only if it really is
+    /// another device).
     public func attach(_ spec: DeviceSpec) {
         guard !shuttingDown else { return }
         if var existing = attachments[spec.path], existing.spec.identity == spec.identity {
@@ -62,6 +64,13 @@ public actor DeviceManager {
         let stats = DeviceStats(identity: spec.identity, path: spec.path)
         let task = Task { await self.serve(spec, stats: stats) }
         attachments[spec.path] = Attachment(spec: spec, task: task, channel: nil, stats: stats)
+    }
+
+    /// A reload's `serial.max_line_bytes` / `serial.max_pending_lines`: connections opened from now on (new
+    /// devices, reconnects) are framed with them. Open connections keep theirs, so a reload never cuts a
+    /// wearable off. (A new baud rate or reconnect delay comes with the device's spec: ``attach(_:)``.)
+    public func update(options: PipelineOptions) {
+        self.options = options
     }
 
     /// Stops serving `path` (the device was removed). Lines already read are still answered if the
@@ -104,7 +113,8 @@ public actor DeviceManager {
         attachments.removeAll()
     }
 
-    private func serve(_ spec: DeviceSpec, stats: DeviceStats) async {
+    private func serve(_ attached: DeviceSpec, stats: DeviceStats) async {
+        var spec = attached
         var logger = self.logger
         logger[metadataKey: "device"] = "\(spec.identity)"
         logger[metadataKey: "node"] = "\(spec.path)"
@@ -112,18 +122,24 @@ public actor DeviceManager {
         var attempt = 0
         var firstFailure: ContinuousClock.Instant?
         var refusalReported = false
-        let openFailures = OpenFailurePolicy(spec.policy)
+        /// The reason the node last could not be opened, and how many attempts in a row failed for it.
+        var lastFailure: String?
+        var repeats = 0
 
         while !Task.isCancelled && !shuttingDown {
+            // A reload may have changed the baud rate or the delays since the last attempt.
+            if let current = attachments[spec.path], current.stats === stats { spec = current.spec }
             let fd: CInt
             do {
                 fd = try SerialPort.open(path: spec.path, baud: spec.baud)
             } catch {
+                stats.waiting(error.summary)
                 let now = ContinuousClock.now
-                let since = firstFailure ?? now
+                // A tty another program holds is not udev still settling: it is waited for until released.
+                let since = error.isHeldByAnotherProgram ? now : firstFailure ?? now
                 firstFailure = since
                 let code = error.errno
-                let decision = openFailures.decide(
+                let decision = OpenFailurePolicy(spec.policy).decide(
                     errno: code, attempt: attempt, failingFor: now - since,
                     nodeExists: access(spec.path, F_OK) == 0, reported: refusalReported)
                 guard case .retry(let delay, let report) = decision else {
@@ -135,8 +151,18 @@ public actor DeviceManager {
                     logger.error(
                         "device refuses to open; retrying while its node exists",
                         metadata: ["error": "\(error)", "hint": "\(OpenFailurePolicy.hint(errno: code))"])
-                } else if attempt == 0 {
-                    logger.notice("device not openable yet; retrying", metadata: ["error": "\(error)"])
+                }
+                // Once per reason, not per retry: a node that stays unusable the same way is one line.
+                if error.summary != lastFailure {
+                    if !report {
+                        var metadata: Logger.Metadata = ["error": "\(error)"]
+                        if let lastFailure { metadata["previous"] = "\(lastFailure) (\(repeats) times)" }
+                        logger.notice("device not openable yet; retrying", metadata: metadata)
+                    }
+                    lastFailure = error.summary
+                    repeats = 1
+                } else {
+                    repeats += 1
                 }
                 attempt += 1
                 do { try await Task.sleep(for: delay) } catch { break }
@@ -146,10 +172,13 @@ public actor DeviceManager {
             attempt = 0
             firstFailure = nil
             refusalReported = false
+            let failedOpens = lastFailure.map { "\($0) (\(repeats) times)" }
+            lastFailure = nil
+            repeats = 0
 
             let channel: any Channel
             do {
-                channel = try await bootstrap(session: session, stats: stats, logger: logger, fd: fd)
+                channel = try await bootstrap(session: session, stats: stats, options: options, logger: logger, fd: fd)
                     .takingOwnershipOfDescriptor(inputOutput: fd).get()
             } catch {
                 // NIO hands the descriptor back when it refuses it: close it and retry like a failed open.
@@ -166,7 +195,7 @@ public actor DeviceManager {
             }
             stats.connected()
             if !everConnected.insert(spec.identity).inserted { reconnects.increment() }
-            logger.info("device connected")
+            logger.info("device connected", metadata: failedOpens.map { ["after_failed_opens": "\($0)"] } ?? [:])
             observer?(.connected(stats))
             try? await channel.closeFuture.get()
             stats.disconnected()
@@ -190,8 +219,9 @@ public actor DeviceManager {
         if attachments[path]?.stats === stats { attachments[path]?.channel = nil }
     }
 
-    private nonisolated func bootstrap(session: DeviceSession, stats: DeviceStats, logger: Logger, fd: CInt) -> NIOPipeBootstrap {
-        let options = self.options
+    private nonisolated func bootstrap(
+        session: DeviceSession, stats: DeviceStats, options: PipelineOptions, logger: Logger, fd: CInt
+    ) -> NIOPipeBootstrap {
         let observer = self.observer
         let handlerLatency = self.handlerLatency
         // On the session's loop when it has one, so its batches never leave the channel's thread.

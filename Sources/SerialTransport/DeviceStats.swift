@@ -14,6 +14,8 @@ public final class DeviceStats: Sendable {
         public var commands = 0
         public var errors = 0
         public var connections = 0
+        /// Why the node is not open while the device waits (e.g. "held by another program (pid 42)").
+        public var waitingReason: String?
     }
 
     init(identity: DeviceIdentity, path: String) {
@@ -26,9 +28,14 @@ public final class DeviceStats: Sendable {
     func connected() {
         counters.withLock {
             $0.connected = true
+            $0.waitingReason = nil
             $0.connectedSince = Date()
             $0.connections += 1
         }
+    }
+
+    func waiting(_ reason: String) {
+        counters.withLock { $0.waitingReason = reason }
     }
 
     func disconnected() {

@@ -8,6 +8,24 @@ public struct SerialPortError: Error, CustomStringConvertible, Sendable {
     public var path: String
     public var operation: String
     public var errno: Int32
+    /// Who holds the tty's flock, when that is why it was not opened and `/proc/locks` names them.
+    public var holder: Int32?
+
+    public init(path: String, operation: String, errno: Int32, holder: Int32? = nil) {
+        self.path = path
+        self.operation = operation
+        self.errno = errno
+        self.holder = holder
+    }
+
+    /// Whether another program holds the tty (its flock).
+    public var isHeldByAnotherProgram: Bool { operation == Self.lockOperation && errno == EWOULDBLOCK }
+
+    /// Why the node is not served, in a few words for `workoutctl devices`.
+    public var summary: String {
+        if isHeldByAnotherProgram { return "held by another program" + (holder.map { " (pid \($0))" } ?? "") }
+        return "\(operation) failed: \(String(cString: strerror(errno)))"
+    }
 
     /// The node is missing, not yet permitted, or held by someone else: udev may still be settling,
     /// or the device is about to come back.
@@ -16,8 +34,9 @@ public struct SerialPortError: Error, CustomStringConvertible, Sendable {
     }
 
     public var description: String {
-        if operation == Self.lockOperation, errno == EWOULDBLOCK {
-            return "\(path) is in use by another program (it holds the tty's flock); waiting until it is released"
+        if isHeldByAnotherProgram {
+            let who = holder.map { "another program (pid \($0))" } ?? "another program"
+            return "\(path) is in use by \(who), which holds the tty's flock; waiting until it is released"
         }
         return "\(operation) \(path): \(String(cString: strerror(errno)))"
     }
@@ -35,7 +54,8 @@ public enum SerialPort {
         // The lock serial programs agree on (picocom, minicom, another workoutd): root defeats TIOCEXCL,
         // so a held tty is left alone, before its settings are touched, and retried like a missing one.
         if flock(fd, LOCK_EX | LOCK_NB) != 0 {
-            let error = SerialPortError(path: path, operation: SerialPortError.lockOperation, errno: errno)
+            var error = SerialPortError(path: path, operation: SerialPortError.lockOperation, errno: errno)
+            if error.isHeldByAnotherProgram { error.holder = FlockHolder.pid(holding: fd) }
             close(fd)
             throw error
         }

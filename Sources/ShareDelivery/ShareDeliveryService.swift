@@ -23,6 +23,8 @@ public struct ShareDeliveryService: Service {
     /// The most of its time the worker spends in passes while a backlog lasts (it rests between them).
     private let dutyCycle: Double
     private let clock: @Sendable () -> Date
+    /// One filter per service: a sink that stays down is logged once, with a count when it changes or recovers.
+    private let failures = FailureFilters()
     private let logger: Logger
 
     public init(
@@ -110,10 +112,9 @@ public struct ShareDeliveryService: Service {
         do {
             try await store.recordDeliveries(attempts.map { ($0.share.id, $0.result) })
         } catch {
-            for (share, _) in attempts {
-                logger.warning("cannot record a delivery attempt; it will be repeated",
-                               metadata: metadata(for: share).merging(["error": "\(error)"]) { $1 })
-            }
+            logger.warning("cannot record delivery attempts; they will be repeated", metadata: [
+                "shares": "\(attempts.map { String($0.share.id) }.joined(separator: ","))", "error": "\(error)",
+            ])
             return due.count
         }
         for (share, result) in attempts { report(share, result) }
@@ -169,12 +170,34 @@ public struct ShareDeliveryService: Service {
         case .delivered(let at):
             updated.status = .delivered
             updated.deliveredAt = at
-            logger.info("share delivered", metadata: metadata)
+            // Routine: only at debug, so a busy hub's journal does not fill with deliveries.
+            logger.debug("share delivered", metadata: metadata)
+            if case .logRecovery(let heldBack) = failures.succeeded(share.service) {
+                logger.notice("share delivery recovered", metadata: [
+                    "service": "\(share.service.rawValue)", "last_error": "\(heldBack.description)",
+                    "repeated": "\(heldBack.count) times",
+                ])
+            }
             events.emit(.shareDelivered(updated))
         case .failed(let error, let retryAt):
             updated.lastError = error
             updated.nextAttemptAt = retryAt
-            logger.warning("share delivery failed", metadata: metadata.merging(["error": "\(error)", "retry_at": "\(retryAt)"]) { $1 })
+            let failure = metadata.merging(["error": "\(error)", "retry_at": "\(retryAt)"]) { $1 }
+            switch failures.failed(share.service, error) {
+            case .logFailure(let replacing):
+                if let replacing {
+                    logger.notice("share delivery failure repeated", metadata: [
+                        "service": "\(share.service.rawValue)", "error": "\(replacing.description)",
+                        "repeated": "\(replacing.count) times",
+                    ])
+                }
+                logger.warning("share delivery failed; identical failures are counted until it changes or recovers",
+                               metadata: failure)
+            case .holdBack:
+                logger.debug("share delivery failed", metadata: failure)
+            case .logRecovery, .routine:
+                break
+            }
             events.emit(.shareFailed(updated, error: error))
         }
     }
@@ -183,6 +206,19 @@ public struct ShareDeliveryService: Service {
 extension Duration {
     var timeInterval: TimeInterval {
         Double(components.seconds) + Double(components.attoseconds) / 1e18
+    }
+}
+
+/// The failure filters by service, shared by the copies of the (value-type) service.
+private final class FailureFilters: Sendable {
+    private let filters = Mutex<[ShareService: RepeatedFailureFilter]>([:])
+
+    func failed(_ service: ShareService, _ description: String) -> RepeatedFailureFilter.Decision {
+        filters.withLock { $0[service, default: RepeatedFailureFilter()].failed(description) }
+    }
+
+    func succeeded(_ service: ShareService) -> RepeatedFailureFilter.Decision {
+        filters.withLock { $0[service]?.succeeded() ?? .routine }
     }
 }
 

@@ -25,6 +25,17 @@ public struct SystemdNotifier: Sendable {
         send(statusField(text))
     }
 
+    /// `RELOADING=1`: a configuration reload has begun; `systemctl reload` waits for the next ``ready(status:)``.
+    /// `MONOTONIC_USEC` is when it began, which systemd 253+ requires for `Type=notify-reload` and older
+    /// versions ignore.
+    @discardableResult
+    public func reloading() -> Bool {
+        var now = timespec()
+        clock_gettime(CLOCK_MONOTONIC, &now)
+        let microseconds = UInt64(now.tv_sec) * 1_000_000 + UInt64(now.tv_nsec) / 1000
+        return send(["RELOADING=1", "MONOTONIC_USEC=\(microseconds)"])
+    }
+
     /// `STOPPING=1`: graceful shutdown has begun.
     @discardableResult
     public func stopping(status: String? = nil) -> Bool {

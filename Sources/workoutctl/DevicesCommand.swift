@@ -18,7 +18,7 @@ struct DevicesCommand: ParsableCommand {
         ])
         for device in list.devices {
             table.append([
-                device.identity, device.node, device.connected ? "connected" : "waiting", Output.date(device.connectedSince),
+                device.identity, device.node, device.connected ? "connected" : device.waitingReason.map { "waiting: \($0)" } ?? "waiting", Output.date(device.connectedSince),
                 "\(device.commands)", "\(device.errors)", "\(device.connections)",
             ])
         }

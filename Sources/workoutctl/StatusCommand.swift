@@ -35,6 +35,9 @@ struct StatusCommand: ParsableCommand {
             ("reloads", "\(counters.reloads) applied, \(counters.rejectedReloads) rejected"),
         ]
         for (field, value) in rows { table.append([field, value]) }
+        if !status.pendingRestart.isEmpty {
+            table.append(["pending restart", status.pendingRestart.joined(separator: ", ") + " (takes effect after restart)"])
+        }
         Output.table(table)
     }
 }

@@ -2,6 +2,7 @@ import ControlPlane
 import Logging
 import ServiceLifecycle
 import Synchronization
+import SystemdSupport
 import UnixSignals
 
 /// A part of the daemon that can take a new configuration without a restart.
@@ -17,16 +18,25 @@ struct ReloadHook: Sendable {
 
 /// Re-reads the configuration on SIGHUP (`systemctl reload workoutd`) and hands it to the registered hooks.
 ///
-/// An invalid configuration is rejected with the reason logged; the one in force stays.
+/// An invalid configuration is rejected with the reason logged; the one in force stays. Keys read only at
+/// start (`state_dir`, `storage.backend`, `control_socket`, …) are never reported as applied: a change to one is
+/// logged once and listed by `workoutctl status` until a restart. systemd hears `RELOADING=1` … `READY=1`.
 final class ConfigurationReloader: Service, Sendable {
+    /// The configuration the daemon started with: what restart-only keys are compared against.
+    private let started: DaemonConfiguration
     private let current: Mutex<DaemonConfiguration>
+    /// Restart-only changes already logged (key → new value), so each is logged once, not on every reload.
+    private let announced = Mutex<[String: String]>([:])
     private let hooks = Mutex<[ReloadHook]>([])
     private let tally: ActivityTally
+    private let notifier: SystemdNotifier
     private let logger: Logger
 
-    init(_ configuration: DaemonConfiguration, tally: ActivityTally, logger: Logger) {
+    init(_ configuration: DaemonConfiguration, tally: ActivityTally, notifier: SystemdNotifier, logger: Logger) {
+        started = configuration
         current = Mutex(configuration)
         self.tally = tally
+        self.notifier = notifier
         self.logger = logger
     }
 
@@ -45,6 +55,8 @@ final class ConfigurationReloader: Service, Sendable {
 
     /// One reload: read, prepare every hook, then apply all of them.
     func reload() async {
+        notifier.reloading()
+        defer { notifier.ready() }
         logger.info("reloading configuration")
         let configuration: DaemonConfiguration
         do {
@@ -62,8 +74,25 @@ final class ConfigurationReloader: Service, Sendable {
         }
         for change in changes { await change() }
         current.withLock { $0 = configuration }
-        tally.recordReload(applied: true)
-        logger.info("configuration reloaded")
+        let pending = started.restartOnlyChanges(in: configuration)
+        announceRestartOnly(pending, in: configuration)
+        tally.recordReload(applied: true, pendingRestart: pending)
+        var metadata: Logger.Metadata = [:]
+        if !pending.isEmpty { metadata["pending_restart"] = "\(pending.joined(separator: ","))" }
+        logger.info("configuration reloaded", metadata: metadata)
+    }
+
+    /// "state_dir changed; takes effect after restart", once per new value.
+    private func announceRestartOnly(_ pending: [String], in configuration: DaemonConfiguration) {
+        let values = configuration.restartOnlyValues
+        let fresh = announced.withLock { announced in
+            let fresh = pending.filter { announced[$0] != values[$0] }
+            announced = Dictionary(uniqueKeysWithValues: pending.map { ($0, values[$0] ?? "") })
+            return fresh
+        }
+        for key in fresh {
+            logger.notice("\(key) changed; takes effect after restart", metadata: ["value": "\(values[key] ?? "")"])
+        }
     }
 
     private func reject(_ error: any Error, part: String? = nil) {

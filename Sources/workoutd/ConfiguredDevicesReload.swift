@@ -1,19 +1,28 @@
+import ControlPlane
 import SerialTransport
 import WorkoutEngine
 
 extension ReloadHook {
-    /// `devices:` (and `--device`): listed paths not being served are attached with the new serial settings.
-    /// Paths already served stay connected, even if no longer listed: a reload never cuts a wearable off.
+    /// `devices:` (and `--device`), `serial.*`, `reconnect.*`: listed paths not being served are attached with the
+    /// new settings; listed paths already served stay connected and take the new baud rate and reconnect delays
+    /// at their next (re)open, the new line limits with their next connection. Paths no longer listed stay
+    /// connected too: a reload never cuts a wearable off.
     static func configuredDevices(_ manager: DeviceManager) -> ReloadHook {
         ReloadHook(name: "devices") { configuration in
-            let served = Set(await manager.devices().map(\.path))
-            let added = configuration.devices.filter { !served.contains($0) }
             return {
-                for path in added {
+                await manager.update(options: configuration.pipelineOptions)
+                for path in configuration.devices {
                     await manager.attach(DeviceSpec(
                         path: path, identity: DeviceIdentity(path), baud: configuration.baud, policy: configuration.reconnect))
                 }
             }
+        }
+    }
+
+    /// `serial.max_line_bytes` for `workoutctl send`: an injected line is held to the same limit as a device's.
+    static func controlLineLimit(_ responder: ControlResponder) -> ReloadHook {
+        ReloadHook(name: "control") { configuration in
+            { responder.update(maximumLineLength: configuration.maximumLineLength) }
         }
     }
 }

@@ -27,9 +27,10 @@ enum Daemon {
         }
         let serial = SerialDeviceService(manager: manager, staticDevices: staticDevices, drainTimeout: config.drainTimeout)
 
-        let reloader = ConfigurationReloader(config, tally: observers.tally, logger: logger)
-        reloader.register(.configuredDevices(manager))
         let systemd = SystemdServices(logger: logger)
+        let reloader = ConfigurationReloader(config, tally: observers.tally, notifier: systemd.notifier, logger: logger)
+        reloader.register(.logLevel)
+        reloader.register(.configuredDevices(manager))
         let delivery = ShareDeliveryService(
             store: store, sinks: config.shareSinks.makeSinks(stateDirectory: config.stateDirectory),
             events: engine.events, logger: logger)
@@ -38,6 +39,7 @@ enum Daemon {
         if let control = observers.controlServer(
             config, engine: engine, manager: manager, group: MultiThreadedEventLoopGroup.singleton, logger: logger) {
             services.append(control)
+            reloader.register(.controlLineLimit(control.responder))
         }
         // After `serial`, so shutdown (in reverse order) stops discovering before the devices drain.
         var untilReady: @Sendable () async throws -> Void = {}

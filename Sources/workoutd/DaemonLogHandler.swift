@@ -7,7 +7,16 @@ import Synchronization
 /// Under systemd (`JOURNAL_STREAM` set) each line starts with its syslog priority (`<6>`) and carries no
 /// timestamp, since journald adds both; `journalctl -p warning` then filters properly.
 struct DaemonLogHandler: LogHandler {
-    var logLevel: Logger.Level
+    /// Every logger's level unless one sets its own: `log_level` changes it on reload, for loggers made
+    /// before the reload too (each `Logger` keeps a copy of its handler).
+    static let configuredLevel = Atomic<UInt8>(Level.index(.info))
+
+    /// A level set on one logger (`logger.logLevel = …`) wins over the configured one.
+    private var ownLevel: Logger.Level?
+    var logLevel: Logger.Level {
+        get { ownLevel ?? Level.from(Self.configuredLevel.load(ordering: .relaxed)) }
+        set { ownLevel = newValue }
+    }
     var metadata: Logger.Metadata = [:]
     private let label: String
     private let forJournal: Bool
@@ -15,10 +24,26 @@ struct DaemonLogHandler: LogHandler {
     /// stderr is shared by every logger; a lock keeps lines whole.
     private static let output = Mutex<Void>(())
 
-    init(label: String, level: Logger.Level, forJournal: Bool) {
+    init(label: String, forJournal: Bool) {
         self.label = label
-        self.logLevel = level
         self.forJournal = forJournal
+    }
+
+    /// Sets the level of every logger that did not set its own (at start and on reload).
+    static func configure(level: Logger.Level) {
+        configuredLevel.store(Level.index(level), ordering: .relaxed)
+    }
+
+    /// `Logger.Level` as a number an `Atomic` can hold.
+    enum Level {
+        static func index(_ level: Logger.Level) -> UInt8 {
+            UInt8(Logger.Level.allCases.firstIndex(of: level) ?? 0)
+        }
+
+        static func from(_ index: UInt8) -> Logger.Level {
+            let all = Logger.Level.allCases
+            return Int(index) < all.count ? all[Int(index)] : .info
+        }
     }
 
     subscript(metadataKey key: String) -> Logger.Metadata.Value? {

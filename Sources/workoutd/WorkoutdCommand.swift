@@ -74,9 +74,9 @@ struct Serve: AsyncParsableCommand {
             throw ExitCode(ConfigurationError.exitStatus)
         }
         let forJournal = JournalStream.isConnected(fileDescriptor: STDERR_FILENO)
-        let level = configuration.logLevel
+        DaemonLogHandler.configure(level: configuration.logLevel)
         LoggingSystem.bootstrap { label in
-            DaemonLogHandler(label: label, level: level, forJournal: forJournal)
+            DaemonLogHandler(label: label, forJournal: forJournal)
         }
         let logger = Logger(label: "workoutd")
         // One daemon per state directory: a second one would interleave writes to the same database and outbox.

@@ -10,8 +10,12 @@ final class ControlledDaemon: @unchecked Sendable {
     let configFile: String
     let daemon: DaemonProcess
 
-    /// Starts the daemon serving `devices`, with `configuration` (YAML) as its `--config` file.
-    init(devices: [String] = [], configuration: String = "log_level: info\n", arguments: [String] = []) throws {
+    /// Starts the daemon serving `devices`, with `configuration` (YAML) as its `--config` file; `logLevel` is
+    /// passed as `--log-level` (which wins over the file), nil leaves the level to the file.
+    init(
+        devices: [String] = [], configuration: String = "log_level: info\n", logLevel: String? = "info",
+        arguments: [String] = []
+    ) throws {
         directory = FileManager.default.temporaryDirectory.appendingPathComponent("ctl-\(UUID().uuidString.prefix(8))")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         socket = directory.appendingPathComponent("control.sock").path
@@ -19,8 +23,8 @@ final class ControlledDaemon: @unchecked Sendable {
         try configuration.write(toFile: configFile, atomically: true, encoding: .utf8)
         daemon = try DaemonProcess(arguments: [
             "--config", configFile, "--control-socket", socket,
-            "--state-dir", directory.appendingPathComponent("state").path, "--log-level", "info",
-        ] + devices.flatMap { ["--device", $0] } + arguments)
+            "--state-dir", directory.appendingPathComponent("state").path,
+        ] + (logLevel.map { ["--log-level", $0] } ?? []) + devices.flatMap { ["--device", $0] } + arguments)
         try daemon.waitForLog("control socket listening")
         try daemon.waitForLog("configuration reload armed")
     }

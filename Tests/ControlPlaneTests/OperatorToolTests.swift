@@ -80,13 +80,20 @@ import WorkoutdTesting
         #expect(holder >= 0)
         #expect(flock(holder, LOCK_EX | LOCK_NB) == 0)
         let daemon = try ControlledDaemon(devices: [wearable.devicePath])
-        try daemon.daemon.waitForLog("\(wearable.devicePath) is in use by another program (it holds the tty's flock)")
+        try daemon.daemon.waitForLog("\(wearable.devicePath) is in use by another program (pid \(getpid())), which holds the tty's flock")
         let devices = try daemon.ctlJSON(["devices"], as: DeviceReport.self)
         #expect(!devices.contains { $0.node == wearable.devicePath && $0.connected }, "the held tty was not opened")
+        // workoutctl devices says why, naming the holder (this test process).
+        let held = try #require(devices.first { $0.node == wearable.devicePath })
+        #expect(held.waitingReason == "held by another program (pid \(getpid()))")
+        let row = try daemon.ctl(["devices"]).lines.first { $0.contains(wearable.devicePath) }
+        #expect(row?.contains("waiting: held by another program (pid \(getpid()))") == true, "\(String(describing: row))")
 
         flock(holder, LOCK_UN)
         close(holder)
         try daemon.waitUntilConnected(wearable.devicePath)
+        #expect(try daemon.ctlJSON(["devices"], as: DeviceReport.self).first { $0.node == wearable.devicePath }?.waitingReason == nil,
+                "served: no reason left behind")
         #expect(try wearable.request(#"{"command_type":"start_workout","location":"Gym","date":"2020-03-16T19:45:13Z","intensityLevel":5}"#).contains(#""status":"ok""#))
     }
 }

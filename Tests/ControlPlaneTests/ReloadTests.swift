@@ -2,6 +2,7 @@ import ControlClient
 import ControlProtocol
 import Foundation
 import Testing
+import WorkoutEngine
 import WorkoutdTesting
 
 /// SIGHUP re-reads the configuration file: a valid one takes effect without cutting off open devices,
@@ -102,7 +103,74 @@ import WorkoutdTesting
         #expect(try wearable.request(#"{"command_type":"share_workout","service":"twitter"}"#).contains("ok"))
         try waitFor(delivered, count: 1)
         #expect(files(outbox).count == 1, "the second share went through the new exec sink, not the spool")
-        let payload = try String(contentsOf: delivered.appendingPathComponent(files(delivered)[0]), encoding: .utf8)
+        // The file appears when `cat` opens it; its last byte (the payload's newline) says it is complete.
+        let file = delivered.appendingPathComponent(files(delivered)[0])
+        let deadline = ContinuousClock.now + .seconds(10)
+        var payload = ""
+        while !payload.hasSuffix("\n"), ContinuousClock.now < deadline {
+            payload = (try? String(contentsOf: file, encoding: .utf8)) ?? ""
+            if !payload.hasSuffix("\n") { usleep(20_000) }
+        }
         #expect(payload.contains("Gym"), "the workout JSON reached the command's stdin: \(payload)")
+    }
+
+    /// log_level and the serial limits apply on reload; a restart-only key is named, never applied.
+    @Test func liveKeysApplyAndRestartOnlyKeysWaitForARestart() throws {
+        let first = try SimulatedWearable()
+        let second = try SimulatedWearable()
+        // No --log-level flag: the file's level is the one in force, so a reload can change it.
+        let daemon = try ControlledDaemon(configuration: devicesYAML([first.devicePath], extra: "log_level: info\n"), logLevel: nil)
+        try daemon.waitUntilConnected(first.devicePath)
+        #expect(try first.request(start).contains("ok"))
+
+        let debugFile = devicesYAML([first.devicePath, second.devicePath],
+                                    extra: "log_level: debug\nserial:\n  max_line_bytes: 128\nstorage:\n  backend: memory\nshutdown:\n  drain_timeout_ms: 100\n")
+        try debugFile.write(toFile: daemon.configFile, atomically: true, encoding: .utf8)
+        try reload(daemon, expecting: "configuration reloaded", occurrence: 1)
+        #expect(!daemon.daemon.log.contains("command acknowledged"), "per-command lines are debug: not logged at info")
+
+        // log_level: debug is in force for a device connected before the reload.
+        #expect(try first.request(#"{"command_type":"end_workout"}"#).contains("ok"))
+        try daemon.daemon.waitForLog("command acknowledged")
+
+        // serial.max_line_bytes: 128 frames the lines of a device connected after the reload.
+        try daemon.waitUntilConnected(second.devicePath)
+        let long = #"{"command_type":"start_workout","location":"\#(String(repeating: "x", count: 80))","intensityLevel":5}"#
+        #expect(try second.request(long).contains("line_too_long"), "a line longer than the new limit")
+        #expect(try second.request(start).contains(#""status":"ok""#))
+        let sent = try daemon.ctl(["send", "--device", first.devicePath, long])
+        #expect(sent.status == 1 && sent.stdout.contains("line_too_long"), "workoutctl send holds a line to the new limit too: \(sent)")
+
+        // storage.backend changed: named once at notice and in status, never reported as applied.
+        let notice = "storage.backend changed; takes effect after restart"
+        #expect(daemon.daemon.log.components(separatedBy: notice).count - 1 == 1)
+        #expect(daemon.daemon.log.contains("shutdown.drain_timeout_ms changed; takes effect after restart"))
+        #expect(daemon.daemon.log.contains("pending_restart=shutdown.drain_timeout_ms,storage.backend"))
+        let status = try #require(try daemon.ctlJSON(["status"], as: StatusReport.self).first)
+        #expect(status.pendingRestart == ["shutdown.drain_timeout_ms", "storage.backend"])
+        let row = try daemon.ctl(["status"]).lines.first { $0.hasPrefix("pending restart") }
+        #expect(row?.hasSuffix(" shutdown.drain_timeout_ms, storage.backend (takes effect after restart)") == true,
+                "\(String(describing: row))")
+        #expect(try daemon.ctlJSON(["workouts"], as: WorkoutRecord.self).count == 2,
+                "the workouts from before and after the reload are in one store: the backend did not change")
+
+        // The same file again: the pending key is not announced a second time. Back to info: no debug lines.
+        try reload(daemon, expecting: "configuration reloaded", occurrence: 2)
+        #expect(daemon.daemon.log.components(separatedBy: notice).count - 1 == 1)
+        try debugFile.replacingOccurrences(of: "log_level: debug", with: "log_level: info")
+            .write(toFile: daemon.configFile, atomically: true, encoding: .utf8)
+        try reload(daemon, expecting: "configuration reloaded", occurrence: 3)
+        let acknowledged = daemon.daemon.log.components(separatedBy: "command acknowledged").count
+        #expect(try first.request(start).contains("ok"))
+        // A later line in the same stream: anything the command logged is in the log by then.
+        try reload(daemon, expecting: "configuration reloaded", occurrence: 4)
+        #expect(daemon.daemon.log.components(separatedBy: "command acknowledged").count == acknowledged,
+                "log_level: info again: no per-command lines")
+
+        // Reverting the restart-only key clears the pending list.
+        try devicesYAML([first.devicePath, second.devicePath]).write(toFile: daemon.configFile, atomically: true, encoding: .utf8)
+        try reload(daemon, expecting: "configuration reloaded", occurrence: 5)
+        #expect(try #require(try daemon.ctlJSON(["status"], as: StatusReport.self).first).pendingRestart.isEmpty)
+        #expect(!(try daemon.ctl(["status"]).stdout.contains("pending restart")))
     }
 }

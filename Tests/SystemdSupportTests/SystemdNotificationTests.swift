@@ -43,6 +43,24 @@ struct SystemdNotificationTests {
         }
     }
 
+    @Test func reloadingCarriesTheMonotonicClockItBeganAt() async throws {
+        let listener = try NotifySocketListener()
+        try await withEnvironment(["NOTIFY_SOCKET": listener.path]) {
+            var before = timespec()
+            clock_gettime(CLOCK_MONOTONIC, &before)
+            #expect(SystemdNotifier().reloading())
+            var after = timespec()
+            clock_gettime(CLOCK_MONOTONIC, &after)
+            let message = try #require(await listener.next(timeout: .seconds(2)))
+            let fields = message.split(separator: "\n")
+            #expect(fields.first == "RELOADING=1")
+            let stamp = try #require(fields.dropFirst().first.flatMap { $0.hasPrefix("MONOTONIC_USEC=") ? UInt64($0.dropFirst(15)) : nil })
+            // CLOCK_MONOTONIC (what systemd compares with), not wall time: between the two readings.
+            #expect(UInt64(before.tv_sec) * 1_000_000 + UInt64(before.tv_nsec) / 1000 <= stamp)
+            #expect(stamp <= UInt64(after.tv_sec) * 1_000_000 + UInt64(after.tv_nsec) / 1000)
+        }
+    }
+
     @Test func watchdogIntervalComesFromTheEnvironmentOnlyForThisProcess() async {
         await withEnvironment(["WATCHDOG_USEC": "4000000", "WATCHDOG_PID": "\(getpid())"]) {
             #expect(SystemdNotifier().watchdogInterval == .seconds(4))

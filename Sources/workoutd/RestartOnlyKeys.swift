@@ -1,0 +1,19 @@
+extension DaemonConfiguration {
+    /// The value of each key read only at start (`ConfigurationKeys`, `.restart`), as text, so a reload can
+    /// tell which of them changed. A restart-only key read by `load` belongs here too.
+    var restartOnlyValues: [String: String] {
+        [
+            "state_dir": stateDirectory,
+            "storage.backend": storage.rawValue,
+            "control_socket": controlSocket ?? "",
+            "discovery.enabled": "\(discovery != nil)",
+            "shutdown.drain_timeout_ms": "\(drainTimeout)",
+        ]
+    }
+
+    /// The restart-only keys whose value in `newer` differs from this (the running) configuration, sorted.
+    func restartOnlyChanges(in newer: DaemonConfiguration) -> [String] {
+        let running = restartOnlyValues
+        return newer.restartOnlyValues.filter { running[$0.key] != $0.value }.keys.sorted()
+    }
+}
