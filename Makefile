@@ -6,9 +6,9 @@ SWIFT      ?= swift
 UDEV_TESTS := DeviceDiscoveryTests
 # The end-to-end and crash tests drive daemons hard (a gigabyte without a newline, kill -9 under load): they
 # run after the rest rather than beside it, so their load does not starve the other tests' waits.
-HEAVY_TESTS := EndToEndTests|DurabilityTests
+HEAVY_TESTS := EndToEndTests|DurabilityTests|ReplicationTests
 APT_PACKAGES := socat libudev-dev umockdev libumockdev-dev libsystemd-dev libsqlite3-dev sqlite3 \
-                systemd-container debootstrap valgrind python3 util-linux lld
+                systemd-container debootstrap valgrind python3 util-linux lld postgresql
 
 .PHONY: help deps build test test-swift test-udev test-shell test-systemd fuzz demo bench soak clean
 

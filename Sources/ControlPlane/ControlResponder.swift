@@ -27,11 +27,14 @@ public final class ControlResponder: Sendable {
     private let maximumLineLength: Int
     private let metricsText: @Sendable () -> String
     private let clients = ClientCount()
+    private let replication: (@Sendable () async -> ReplicationReport)?
 
     public init(
         identity: Identity, engine: WorkoutEngine, manager: DeviceManager, tally: ActivityTally, hub: ControlEventHub,
-        maximumLineLength: Int, metricsText: @escaping @Sendable () -> String
+        maximumLineLength: Int, metricsText: @escaping @Sendable () -> String,
+        replication: (@Sendable () async -> ReplicationReport)? = nil
     ) {
+        self.replication = replication
         self.identity = identity
         self.engine = engine
         self.manager = manager
@@ -97,7 +100,7 @@ public final class ControlResponder: Sendable {
             devicesAttached: devices.count, devicesConnected: devices.filter { $0.snapshot.connected }.count,
             activeWorkouts: active, queuedShares: queued, controlClients: clients.current,
             eventSubscribers: hub.subscribers,
-            counters: tally.counters)
+            counters: tally.counters, replication: await replication?())
     }
 
     private func send(_ line: String, to device: String) async throws -> SendResult {

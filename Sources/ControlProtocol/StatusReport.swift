@@ -16,11 +16,13 @@ public struct StatusReport: Codable, Hashable, Sendable {
     /// Clients following the event stream.
     public var eventSubscribers: Int
     public var counters: ActivityCounters
+    /// Nil when replication is off.
+    public var replication: ReplicationReport?
 
     public init(
         version: String, pid: Int32, startedAt: Date, uptimeSeconds: Double, devicesAttached: Int,
         devicesConnected: Int, activeWorkouts: Int, queuedShares: Int, controlClients: Int, eventSubscribers: Int,
-        counters: ActivityCounters
+        counters: ActivityCounters, replication: ReplicationReport? = nil
     ) {
         self.version = version
         self.pid = pid
@@ -33,6 +35,7 @@ public struct StatusReport: Codable, Hashable, Sendable {
         self.controlClients = controlClients
         self.eventSubscribers = eventSubscribers
         self.counters = counters
+        self.replication = replication
     }
 }
 
