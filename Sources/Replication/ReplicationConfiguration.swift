@@ -37,6 +37,8 @@ public struct ReplicationConfiguration: Sendable {
     /// Shipped rows older than this are pruned from SQLite; nil keeps them for ever.
     public var retention: Duration?
     public var connectTimeout: Duration = .seconds(10)
+    /// Longest a connect, a migration or a batch may take before the connection is given up and retried.
+    public var operationTimeout: Duration = .seconds(20)
 
     /// Parses a `postgresql://user[:password]@host[:port]/database?sslmode=…` URL. A `host=/dir` query
     /// item names a unix socket directory, as libpq reads it.

@@ -14,6 +14,11 @@ import WorkoutEngine
 /// which changes nothing: every change lands exactly once. Woken by the store's doorbell after commits,
 /// never by a timer while idle; while the server cannot be reached it retries with a capped backoff and
 /// the backlog waits in SQLite. One connection: shipping in commit order is sequential by nature.
+struct ReplicationTimeoutError: Error, CustomStringConvertible {
+    var timeout: Duration
+    var description: String { "no answer from the server within \(timeout)" }
+}
+
 public final class ReplicationShipper: Service, Sendable {
     private let configuration: ReplicationConfiguration
     private let log: any ReplicationLog
@@ -92,12 +97,12 @@ public final class ReplicationShipper: Service, Sendable {
                 let connection = try await connect(&session)
                 let batch = try await log.pendingChanges(limit: configuration.batchSize)
                 guard let through = batch.throughSequence else {
-                    try await touchHub(connection)
+                    try await withDeadline { try await self.touchHub(connection) }
                     status.pending(0)
                     try await pruneIfDue()
                     return
                 }
-                try await ship(batch.changes, on: connection)
+                try await withDeadline { try await self.ship(batch.changes, on: connection) }
                 let now = Date()
                 try await log.markShipped(through: through, at: now)
                 status.shipped(batch.changes.count, at: now)
@@ -120,16 +125,37 @@ public final class ReplicationShipper: Service, Sendable {
         }
         session.close()
         let connectionConfiguration = try configuration.connectionConfiguration(password: password.withLock { $0 })
-        let connection = try await PostgresConnection.connect(
-            on: MultiThreadedEventLoopGroup.singleton.any(), configuration: connectionConfiguration,
-            id: session.nextConnectionID, logger: logger)
+        let id = session.nextConnectionID
         session.nextConnectionID += 1
+        let logger = self.logger
+        let connection = try await withDeadline {
+            try await PostgresConnection.connect(
+                on: MultiThreadedEventLoopGroup.singleton.any(), configuration: connectionConfiguration, id: id, logger: logger)
+        }
         session.connection = connection
         session.generation = generation
-        try await CentralSchema.migrate(connection, logger: logger)
-        try await touchHub(connection)
+        try await withDeadline {
+            try await CentralSchema.migrate(connection, logger: logger)
+            try await self.touchHub(connection)
+        }
         status.connected()
         return connection
+    }
+
+    /// Runs `body`, failing it after ``ReplicationConfiguration/operationTimeout``: a connection whose server
+    /// vanished (a half-open TCP connection, a lost reply) must not hold the backlog for ever.
+    private func withDeadline<T: Sendable>(_ body: @escaping @Sendable () async throws -> T) async throws -> T {
+        let timeout = configuration.operationTimeout
+        return try await withThrowingTaskGroup(of: T.self) { group in
+            group.addTask { try await body() }
+            group.addTask {
+                try await Task.sleep(for: timeout)
+                throw ReplicationTimeoutError(timeout: timeout)
+            }
+            defer { group.cancelAll() }
+            guard let first = try await group.next() else { throw CancellationError() }
+            return first
+        }
     }
 
     /// One transaction: every change of the batch, and the hub's last_seen.
