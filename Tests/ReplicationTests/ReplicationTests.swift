@@ -209,12 +209,12 @@ struct ReplicationTests {
         let replies = try hub.runLoad(cycles: 3)
         #expect(replies.count == 9 && replies.allSatisfy({ $0.isSuccess }), "devices are served whatever the server")
         let status = try hub.waitForStatus(timeout: .seconds(60), "disconnected with the reason") {
-            $0["state"] as? String == "disconnected" && $0["pending"] as? Int == 6 && $0["last_error"] is String
+            $0["state"] as? String == "disconnected" && $0["pending"] as? Int == 9 && $0["last_error"] is String
         }
         let error = status["last_error"] as? String ?? ""
         #expect(error.contains(expectedError), "\(problem): \(error)")
         let line = try hub.replicationStatusLine()
-        #expect(line.contains("disconnected since") && line.contains("6 pending") && line.contains("last error"), "\(line)")
+        #expect(line.contains("disconnected since") && line.contains("9 pending") && line.contains("last error"), "\(line)")
         #expect(!(hub.daemon?.log ?? "").contains("not-the-password") && !(hub.daemon?.log ?? "").contains(PostgresCluster.password), "the password is never logged")
         #expect(try cluster.count("SELECT count(*) FROM pg_tables WHERE tablename = 'workouts'") == 0)
     }
