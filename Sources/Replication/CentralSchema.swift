@@ -49,7 +49,7 @@ enum CentralSchema {
 
     /// Brings the schema to ``currentVersion`` in one transaction, or throws ``CentralSchemaTooNewError``.
     static func migrate(_ connection: PostgresConnection, logger: Logger) async throws {
-        try await connection.withTransaction(logger: logger) { connection in
+        try await connection.inCentralTransaction(logger: logger) { connection in
             try await connection.query("SELECT pg_advisory_xact_lock(\(migrationLockKey))", logger: logger)
             try await connection.query("CREATE TABLE IF NOT EXISTS workoutd_schema (version int NOT NULL)", logger: logger)
             var found = 0

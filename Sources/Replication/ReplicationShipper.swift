@@ -14,11 +14,6 @@ import WorkoutEngine
 /// which changes nothing: every change lands exactly once. Woken by the store's doorbell after commits,
 /// never by a timer while idle; while the server cannot be reached it retries with a capped backoff and
 /// the backlog waits in SQLite. One connection: shipping in commit order is sequential by nature.
-struct ReplicationTimeoutError: Error, CustomStringConvertible {
-    var timeout: Duration
-    var description: String { "no answer from the server within \(timeout)" }
-}
-
 public final class ReplicationShipper: Service, Sendable {
     private let configuration: ReplicationConfiguration
     private let log: any ReplicationLog
@@ -94,8 +89,9 @@ public final class ReplicationShipper: Service, Sendable {
         while true {
             try Task.checkCancellation()
             do {
-                let connection = try await connect(&session)
+                // The batch first, so that the connection's liveness is checked right before it is used.
                 let batch = try await log.pendingChanges(limit: configuration.batchSize)
+                let connection = try await connect(&session)
                 guard let through = batch.throughSequence else {
                     try await withDeadline { try await self.touchHub(connection) }
                     status.pending(0)
@@ -145,24 +141,14 @@ public final class ReplicationShipper: Service, Sendable {
     /// Runs `body`, failing it after ``ReplicationConfiguration/operationTimeout``: a connection whose server
     /// vanished (a half-open TCP connection, a lost reply) must not hold the backlog for ever.
     private func withDeadline<T: Sendable>(_ body: @escaping @Sendable () async throws -> T) async throws -> T {
-        let timeout = configuration.operationTimeout
-        return try await withThrowingTaskGroup(of: T.self) { group in
-            group.addTask { try await body() }
-            group.addTask {
-                try await Task.sleep(for: timeout)
-                throw ReplicationTimeoutError(timeout: timeout)
-            }
-            defer { group.cancelAll() }
-            guard let first = try await group.next() else { throw CancellationError() }
-            return first
-        }
+        try await withOperationDeadline(configuration.operationTimeout, body)
     }
 
     /// One transaction: every change of the batch, and the hub's last_seen.
     private func ship(_ changes: [ReplicationChange], on connection: PostgresConnection) async throws {
         let hubID = configuration.hubID
         let logger = self.logger
-        try await connection.withTransaction(logger: logger) { connection in
+        try await connection.inCentralTransaction(logger: logger) { connection in
             for change in changes {
                 switch change.record {
                 case .workout(let workout):

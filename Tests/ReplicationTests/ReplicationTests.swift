@@ -77,8 +77,7 @@ struct ReplicationTests {
         #expect(metrics.contains("workoutd_replication_pending") && metrics.contains("workoutd_replication_connected"), "\(metrics.prefix(2000))")
     }
 
-    @Test(.disabled("issue 18 open: after a server stop mid-load the shipper stays 'connected' and stops shipping (see report-18)"))
-    func anOutageMidLoadLosesAndDoublesNothing() throws {
+    @Test func anOutageMidLoadLosesAndDoublesNothing() throws {
         let cluster = try PostgresCluster()
         let hub = try ReplicationHub(hubID: "hub-outage", devices: 2, postgresURL: cluster.url(), cluster: cluster)
         defer { hub.remove() }
