@@ -314,7 +314,7 @@ let package = Package(
         // Issue 18 against a private PostgreSQL cluster: exactly once, outages, kill -9, twenty hubs, bad servers.
         .testTarget(
             name: "ReplicationTests",
-            dependencies: ["WorkoutdTesting", "WorkoutProtocol"],
+            dependencies: ["WorkoutdTesting", "WorkoutProtocol", "Replication"],
             swiftSettings: strict
         ),
 

@@ -12,16 +12,23 @@ struct ReplicationTimeoutError: Error, CustomStringConvertible {
 /// awaits that ignore cancellation. Its query writes the request with no write promise, so a query sent
 /// after the channel's pipeline was torn down (the server died a moment earlier) is never answered. A
 /// group deadline would wait for that child for ever and hold the backlog with it; this one gives up on
-/// it (the caller then closes the connection, which ends whatever can still end).
+/// it (the caller then closes the connection, which ends whatever can still end). `lateResult` gets a
+/// value the operation produced after the caller stopped waiting (a connection to close).
 func withOperationDeadline<T: Sendable>(
-    _ timeout: Duration, _ operation: @escaping @Sendable () async throws -> T
+    _ timeout: Duration, lateResult: @escaping @Sendable (T) -> Void = { _ in },
+    _ operation: @escaping @Sendable () async throws -> T
 ) async throws -> T {
     let race = DeadlineRace<T>()
     return try await withTaskCancellationHandler {
         try await withCheckedThrowingContinuation { continuation in
             race.install(continuation)
             let work = Task {
-                do { race.finish(.success(try await operation())) } catch { race.finish(.failure(error)) }
+                do {
+                    let value = try await operation()
+                    if !race.finish(.success(value)) { lateResult(value) }
+                } catch {
+                    race.finish(.failure(error))
+                }
             }
             let timer = Task {
                 do { try await Task.sleep(for: timeout) } catch { return }
@@ -64,14 +71,18 @@ private final class DeadlineRace<T: Sendable>: Sendable {
         if finished { tasks.forEach { $0.cancel() } }
     }
 
-    func finish(_ result: Result<T, any Error>) {
-        let (continuation, tasks) = state.withLock { state -> (CheckedContinuation<T, any Error>?, [Task<Void, Never>]) in
-            guard state.result == nil else { return (nil, []) }
+    /// Whether `result` is the one the caller gets.
+    @discardableResult
+    func finish(_ result: Result<T, any Error>) -> Bool {
+        let winner = state.withLock { state -> (continuation: CheckedContinuation<T, any Error>?, tasks: [Task<Void, Never>])? in
+            guard state.result == nil else { return nil }
             state.result = result
             defer { state.continuation = nil; state.tasks = [] }
             return (state.continuation, state.tasks)
         }
-        tasks.forEach { $0.cancel() }
-        continuation?.resume(with: result)
+        guard let winner else { return false }
+        winner.tasks.forEach { $0.cancel() }
+        winner.continuation?.resume(with: result)
+        return true
     }
 }

@@ -124,7 +124,8 @@ public final class ReplicationShipper: Service, Sendable {
         let id = session.nextConnectionID
         session.nextConnectionID += 1
         let logger = self.logger
-        let connection = try await withDeadline {
+        // A connection that arrives after the deadline is closed, not dropped open.
+        let connection = try await withOperationDeadline(configuration.operationTimeout, lateResult: { $0.close().whenComplete { _ in } }) {
             try await PostgresConnection.connect(
                 on: MultiThreadedEventLoopGroup.singleton.any(), configuration: connectionConfiguration, id: id, logger: logger)
         }
@@ -206,8 +207,9 @@ public final class ReplicationShipper: Service, Sendable {
             switch error.code {
             case .sslUnsupported:
                 return "the server does not offer TLS, but sslmode requires it"
-            case .connectionError, .serverClosedConnection, .uncleanShutdown:
-                return "connection failed: \(error.underlying.map { String(describing: $0) } ?? "\(error.code)")"
+            case .connectionError, .serverClosedConnection, .clientClosedConnection, .uncleanShutdown:
+                // The underlying error is often a PSQLError again (the server's FATAL message on shutdown).
+                return "connection failed: \(error.underlying.map { describe($0) } ?? "the connection was closed")"
             case .authMechanismRequiresPassword:
                 return "the server asks for a password and none is configured (replication.password_file)"
             default:
