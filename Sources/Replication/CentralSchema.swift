@@ -50,18 +50,18 @@ enum CentralSchema {
     /// Brings the schema to ``currentVersion`` in one transaction, or throws ``CentralSchemaTooNewError``.
     static func migrate(_ connection: PostgresConnection, logger: Logger) async throws {
         try await connection.inCentralTransaction(logger: logger) { connection in
-            try await connection.query("SELECT pg_advisory_xact_lock(\(migrationLockKey))", logger: logger)
-            try await connection.query("CREATE TABLE IF NOT EXISTS workoutd_schema (version int NOT NULL)", logger: logger)
+            try await connection.queryUnlessClosed("SELECT pg_advisory_xact_lock(\(migrationLockKey))", logger: logger)
+            try await connection.queryUnlessClosed("CREATE TABLE IF NOT EXISTS workoutd_schema (version int NOT NULL)", logger: logger)
             var found = 0
-            for try await version in try await connection.query("SELECT COALESCE(MAX(version), 0) FROM workoutd_schema", logger: logger).decode(Int.self) {
+            for try await version in try await connection.queryUnlessClosed("SELECT COALESCE(MAX(version), 0) FROM workoutd_schema", logger: logger).decode(Int.self) {
                 found = version
             }
             guard found <= currentVersion else { throw CentralSchemaTooNewError(found: found, known: currentVersion) }
             for version in stride(from: found + 1, through: currentVersion, by: 1) {
                 for statement in migrations[version - 1] {
-                    try await connection.query(PostgresQuery(unsafeSQL: statement), logger: logger)
+                    try await connection.queryUnlessClosed(PostgresQuery(unsafeSQL: statement), logger: logger)
                 }
-                try await connection.query("INSERT INTO workoutd_schema (version) VALUES (\(version))", logger: logger)
+                try await connection.queryUnlessClosed("INSERT INTO workoutd_schema (version) VALUES (\(version))", logger: logger)
                 logger.info("central schema migrated", metadata: ["version": "\(version)"])
             }
         }

@@ -155,7 +155,7 @@ public final class ReplicationShipper: Service, Sendable {
                 case .workout(let workout):
                     let duration = workout.endedAt.map { $0.timeIntervalSince(workout.startedAt) }
                     // Started and ended columns only move forward: an ended row never goes back to active.
-                    try await connection.query("""
+                    try await connection.queryUnlessClosed("""
                         INSERT INTO workouts (hub_id, workout_id, device_id, location, intensity_level, date, started_at, ended_at, duration_seconds)
                         VALUES (\(hubID), \(workout.id), \(workout.device.rawValue), \(workout.location), \(workout.intensityLevel),
                                 \(workout.date), \(workout.startedAt), \(workout.endedAt), \(duration))
@@ -164,7 +164,7 @@ public final class ReplicationShipper: Service, Sendable {
                             duration_seconds = COALESCE(workouts.duration_seconds, excluded.duration_seconds)
                         """, logger: logger)
                 case .share(let share):
-                    try await connection.query("""
+                    try await connection.queryUnlessClosed("""
                         INSERT INTO shares (hub_id, share_id, workout_id, service, queued_at)
                         VALUES (\(hubID), \(share.id), \(share.workoutID), \(share.service.rawValue), \(share.queuedAt))
                         ON CONFLICT (hub_id, share_id) DO NOTHING
@@ -176,7 +176,7 @@ public final class ReplicationShipper: Service, Sendable {
     }
 
     private func touchHub(_ connection: PostgresConnection) async throws {
-        try await connection.query("""
+        try await connection.queryUnlessClosed("""
             INSERT INTO hubs (hub_id, last_seen, software_version) VALUES (\(configuration.hubID), \(Date()), \(softwareVersion))
             ON CONFLICT (hub_id) DO UPDATE SET last_seen = excluded.last_seen, software_version = excluded.software_version
             """, logger: logger)

@@ -7,6 +7,19 @@ struct CentralConnectionClosedError: Error, CustomStringConvertible {
 }
 
 extension PostgresConnection {
+    /// A query that fails, rather than waits for ever, when the server has already closed the connection.
+    ///
+    /// Why: postgres-nio 1.33.2 writes a query with no write promise. Once a closed channel's pipeline is
+    /// torn down, a query written to it is dropped unanswered and its await ignores cancellation. The
+    /// server dying between two queries of a batch (its FATAL and FIN arrive while we prepare the next one)
+    /// is enough. Checked right before the write, the close is either seen here or still ahead of the write
+    /// on the event loop, where the handler fails the query properly. The shipper's deadline is the backstop.
+    @discardableResult
+    func queryUnlessClosed(_ query: PostgresQuery, logger: Logger) async throws -> PostgresRowSequence {
+        guard !isClosed else { throw CentralConnectionClosedError() }
+        return try await self.query(query, logger: logger)
+    }
+
     /// BEGIN, `body`, COMMIT; on any error the connection is closed, which makes the server abort the
     /// transaction.
     ///
@@ -18,11 +31,10 @@ extension PostgresConnection {
     func inCentralTransaction<T: Sendable>(
         logger: Logger, _ body: (PostgresConnection) async throws -> T
     ) async throws -> T {
-        guard !isClosed else { throw CentralConnectionClosedError() }
         do {
-            try await query("BEGIN", logger: logger)
+            try await queryUnlessClosed("BEGIN", logger: logger)
             let value = try await body(self)
-            try await query("COMMIT", logger: logger)
+            try await queryUnlessClosed("COMMIT", logger: logger)
             return value
         } catch {
             close().whenComplete { _ in }
