@@ -37,8 +37,15 @@ extension PostgresConnection {
             try await queryUnlessClosed("COMMIT", logger: logger)
             return value
         } catch {
-            close().whenComplete { _ in }
+            closeInBackground()
             throw error
         }
+    }
+
+    /// Closes without waiting, and keeps the connection alive until the channel is closed: close() only
+    /// starts the closing, and postgres-nio asserts that a connection is closed before it is
+    /// deinitialised (a debug daemon crashed when the last reference went right after close()).
+    func closeInBackground() {
+        close().whenComplete { _ in withExtendedLifetime(self) {} }
     }
 }

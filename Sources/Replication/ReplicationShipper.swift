@@ -76,11 +76,11 @@ public final class ReplicationShipper: Service, Sendable {
         var nextConnectionID = 1
 
         mutating func close() {
-            if let connection { connection.close().whenComplete { _ in } }
+            connection?.closeInBackground()
             connection = nil
         }
 
-        deinit { connection?.close().whenComplete { _ in } }
+        deinit { connection?.closeInBackground() }
     }
 
     /// Ships until nothing is pending, retrying with backoff through failures.
@@ -125,7 +125,7 @@ public final class ReplicationShipper: Service, Sendable {
         session.nextConnectionID += 1
         let logger = self.logger
         // A connection that arrives after the deadline is closed, not dropped open.
-        let connection = try await withOperationDeadline(configuration.operationTimeout, lateResult: { $0.close().whenComplete { _ in } }) {
+        let connection = try await withOperationDeadline(configuration.operationTimeout, lateResult: { $0.closeInBackground() }) {
             try await PostgresConnection.connect(
                 on: MultiThreadedEventLoopGroup.singleton.any(), configuration: connectionConfiguration, id: id, logger: logger)
         }

@@ -63,6 +63,15 @@ final class ReplicationHub: @unchecked Sendable {
         return try results.all()
     }
 
+    /// `body`'s result; its error carries the daemon's log, which says what the daemon was doing.
+    func withDaemonLogOnFailure<T>(_ body: () throws -> T) throws -> T {
+        do {
+            return try body()
+        } catch {
+            throw TestingError("\(error)\n\(daemon?.log ?? "")")
+        }
+    }
+
     static func cycle(_ n: Int, device: Int, tag: String) -> [String] {
         [
             #"{"command_type":"start_workout","id":"\#(tag)-start-\#(device)-\#(n)","location":"Room \#(device)","date":"2020-03-16 19:45:13 +0000","intensityLevel":\#(n % 10 + 1)}"#,

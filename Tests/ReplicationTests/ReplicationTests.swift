@@ -86,7 +86,7 @@ struct ReplicationTests {
         let stopped = Atomic<Bool>(false)
         let outageError = LockedText()
         // The server dies a third of the way in and comes back at two thirds; the wearables never pause.
-        let replies = try hub.runLoad(cycles: cycles, activeAtEnd: true) { n in
+        let replies = try hub.withDaemonLogOnFailure { try hub.runLoad(cycles: cycles, activeAtEnd: true) { n in
             do {
                 if n == cycles / 3 {
                     try cluster.stop(immediate: true)
@@ -102,7 +102,7 @@ struct ReplicationTests {
             } catch {
                 outageError.set("outage step failed: \(error)")
             }
-        }
+        } }
         #expect(replies.count == 2 * (3 * cycles + 1))
         #expect(replies.allSatisfy({ $0.isSuccess }), "devices are acked throughout the outage")
         print("outage reason shown: \(outageError.value)")
