@@ -209,7 +209,8 @@ public final class ReplicationShipper: Service, Sendable {
                 return "the server does not offer TLS, but sslmode requires it"
             case .connectionError, .serverClosedConnection, .clientClosedConnection, .uncleanShutdown:
                 // The underlying error is often a PSQLError again (the server's FATAL message on shutdown).
-                return "connection failed: \(error.underlying.map { describe($0) } ?? "the connection was closed")"
+                let cause = error.underlying.map { describe($0) } ?? "the connection was closed"
+                return cause.hasPrefix("connection failed: ") ? cause : "connection failed: \(cause)"
             case .authMechanismRequiresPassword:
                 return "the server asks for a password and none is configured (replication.password_file)"
             default:
