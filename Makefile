@@ -6,11 +6,11 @@ SWIFT      ?= swift
 UDEV_TESTS := DeviceDiscoveryTests
 # The end-to-end and crash tests drive daemons hard (a gigabyte without a newline, kill -9 under load): they
 # run after the rest rather than beside it, so their load does not starve the other tests' waits.
-HEAVY_TESTS := EndToEndTests|DurabilityTests
+HEAVY_TESTS := EndToEndTests|DurabilityTests|ReplicationTests
 APT_PACKAGES := socat libudev-dev umockdev libumockdev-dev libsystemd-dev libsqlite3-dev sqlite3 \
                 systemd-container debootstrap valgrind python3 util-linux lld \
                 debhelper dpkg-dev fakeroot lintian help2man strace \
-                qemu-system-x86 qemu-utils mmdebstrap e2fsprogs picocom tmux
+                qemu-system-x86 qemu-utils mmdebstrap e2fsprogs picocom tmux postgresql
 
 .PHONY: help deps build test test-swift test-udev test-shell test-systemd test-vm fuzz demo bench soak clean
 

@@ -16,6 +16,7 @@ let package = Package(
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-nio", from: "2.101.2"),
+        .package(url: "https://github.com/apple/swift-nio-ssl", from: "2.37.6"),
         .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
         .package(url: "https://github.com/apple/swift-configuration", from: "1.4.0", traits: ["YAML"]),
@@ -27,6 +28,7 @@ let package = Package(
         .package(url: "https://github.com/swift-server/swift-prometheus", from: "2.4.1"),
         .package(url: "https://github.com/x-sheep/swift-property-based", from: "2.0.1"),
         .package(url: "https://github.com/jpsim/Yams", from: "6.2.2"),
+        .package(url: "https://github.com/vapor/postgres-nio", from: "1.33.2"),
     ],
     targets: [
         // Wire protocol: Codable commands and replies. No I/O.
@@ -128,6 +130,23 @@ let package = Package(
             swiftSettings: strict
         ),
 
+        // Shipping committed workouts and shares to a central PostgreSQL, exactly once, in commit order.
+        .target(
+            name: "Replication",
+            dependencies: [
+                "WorkoutEngine",
+                "WorkoutProtocol",
+                .product(name: "PostgresNIO", package: "postgres-nio"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "NIOSSL", package: "swift-nio-ssl"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "Metrics", package: "swift-metrics"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+            ],
+            swiftSettings: strict
+        ),
+
         // Aligned text tables and JSON lines for command-line tools. No dependencies.
         .target(name: "CommandLineOutput", swiftSettings: strict),
 
@@ -210,6 +229,7 @@ let package = Package(
                 "SerialTransport",
                 "WorkoutStorage",
                 "ShareDelivery",
+                "Replication",
                 "CommandLineOutput",
                 "RecordTables",
                 "ControlPlane",
@@ -289,6 +309,13 @@ let package = Package(
         .testTarget(
             name: "DurabilityTests",
             dependencies: ["WorkoutdTesting", "WorkoutProtocol"],
+            swiftSettings: strict
+        ),
+
+        // Issue 18 against a private PostgreSQL cluster: exactly once, outages, kill -9, twenty hubs, bad servers.
+        .testTarget(
+            name: "ReplicationTests",
+            dependencies: ["WorkoutdTesting", "WorkoutProtocol", "Replication"],
             swiftSettings: strict
         ),
 

@@ -30,11 +30,14 @@ public final class ControlResponder: Sendable {
     private var maximumLineLength: Int { maximumLineLengthSetting.load(ordering: .relaxed) }
     private let metricsText: @Sendable () -> String
     private let clients = ClientCount()
+    private let replication: (@Sendable () async -> ReplicationReport)?
 
     public init(
         identity: Identity, engine: WorkoutEngine, manager: DeviceManager, tally: ActivityTally, hub: ControlEventHub,
-        maximumLineLength: Int, metricsText: @escaping @Sendable () -> String
+        maximumLineLength: Int, metricsText: @escaping @Sendable () -> String,
+        replication: (@Sendable () async -> ReplicationReport)? = nil
     ) {
+        self.replication = replication
         self.identity = identity
         self.engine = engine
         self.manager = manager
@@ -105,7 +108,7 @@ public final class ControlResponder: Sendable {
             devicesAttached: devices.count, devicesConnected: devices.filter { $0.snapshot.connected }.count,
             activeWorkouts: active, queuedShares: queued, controlClients: clients.current,
             eventSubscribers: hub.subscribers,
-            counters: tally.counters, pendingRestart: tally.pendingRestart)
+            counters: tally.counters, pendingRestart: tally.pendingRestart, replication: await replication?())
     }
 
     private func send(_ line: String, to device: String, create: Bool) async throws -> SendResult {

@@ -18,11 +18,13 @@ public struct StatusReport: Codable, Hashable, Sendable {
     public var counters: ActivityCounters
     /// Configuration keys changed by a reload that take effect only after a restart (e.g. `state_dir`).
     public var pendingRestart: [String]
+    /// Nil when replication is off.
+    public var replication: ReplicationReport?
 
     public init(
         version: String, pid: Int32, startedAt: Date, uptimeSeconds: Double, devicesAttached: Int,
         devicesConnected: Int, activeWorkouts: Int, queuedShares: Int, controlClients: Int, eventSubscribers: Int,
-        counters: ActivityCounters, pendingRestart: [String] = []
+        counters: ActivityCounters, pendingRestart: [String] = [], replication: ReplicationReport? = nil
     ) {
         self.version = version
         self.pid = pid
@@ -36,6 +38,7 @@ public struct StatusReport: Codable, Hashable, Sendable {
         self.eventSubscribers = eventSubscribers
         self.counters = counters
         self.pendingRestart = pendingRestart
+        self.replication = replication
     }
 }
 

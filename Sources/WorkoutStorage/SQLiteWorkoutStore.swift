@@ -25,12 +25,20 @@ public final class SQLiteWorkoutStore: WorkoutStore {
     /// Command ids remembered per device for replays; older ones are trimmed in the same transaction.
     public let replyWindow: Int
     let database: any DatabaseWriter
+    /// Set when replication is on: commits then also append to the outbox, and ring it afterwards.
+    let replicationDoorbell: ReplicationDoorbell?
 
     /// Opens (creating it in `readWrite` mode) the database in `stateDirectory`.
     ///
     /// Throws ``StorageOpenError`` for a file that is not a workoutd database, leaving its bytes untouched.
     /// Blocks while it opens and migrates: call it at start, before serving.
-    public init(stateDirectory: String, mode: AccessMode = .readWrite, replyWindow: Int = RecentReplies.defaultCapacity) throws {
+    /// With a `replicationDoorbell`, every commit also records its workouts and shares in the replication
+    /// outbox (same transaction) and rings the doorbell once it is durable.
+    public init(
+        stateDirectory: String, mode: AccessMode = .readWrite, replyWindow: Int = RecentReplies.defaultCapacity,
+        replicationDoorbell: ReplicationDoorbell? = nil
+    ) throws {
+        self.replicationDoorbell = replicationDoorbell
         let path = URL(fileURLWithPath: stateDirectory).appendingPathComponent(Self.fileName).path
         self.path = path
         self.replyWindow = max(1, replyWindow)
@@ -126,6 +134,7 @@ public final class SQLiteWorkoutStore: WorkoutStore {
     public func commit(_ batch: StoreBatch) async throws {
         let rows = try BatchRows(batch)
         let window = replyWindow
+        let replicated = replicationDoorbell != nil
         try await writing { db in
             // Cached statements: compiled once per connection, not once per row.
             let upsertWorkout = try db.cachedStatement(sql: """
@@ -164,7 +173,9 @@ public final class SQLiteWorkoutStore: WorkoutStore {
             if let replies = rows.replies {
                 try ReplyLog.append(replies, device: rows.session.device, window: window, in: db)
             }
+            if replicated { try ReplicationOutbox.append(rows, in: db) }
         }
+        if let replicationDoorbell, !rows.workouts.isEmpty || !rows.shares.isEmpty { replicationDoorbell.ring() }
     }
 
     public func workouts(device: DeviceIdentity?, limit: Int?) async throws -> [WorkoutRecord] {
@@ -274,7 +285,7 @@ public final class SQLiteWorkoutStore: WorkoutStore {
 }
 
 /// A ``StoreBatch`` turned into rows before the transaction starts, so only SQL runs inside it.
-private struct BatchRows: Sendable {
+struct BatchRows: Sendable {
     var workouts: [WorkoutRow]
     var shares: [ShareRow]
     var session: DeviceSessionRow

@@ -72,6 +72,18 @@ enum StoreSchema {
                 """)
             try db.drop(table: "rememberedReply")
         }
+        migrator.registerMigration("v3: replication outbox") { db in
+            // One row per workout or share a commit wrote, in commit order, while replication is on.
+            try db.create(table: ReplicationOutbox.tableName) { t in
+                t.autoIncrementedPrimaryKey("sequence")
+                t.column("kind", .text).notNull()
+                t.column("recordID", .integer).notNull()
+                t.column("committedAt", .double).notNull()
+                t.column("shippedAt", .double)
+            }
+            // The shipper and `status` only ever look at what is unshipped: keep that small to find.
+            try db.execute(sql: "CREATE INDEX replicationOutbox_pending ON replicationOutbox(sequence) WHERE shippedAt IS NULL")
+        }
         return migrator
     }
 }

@@ -38,6 +38,15 @@ struct StatusCommand: ParsableCommand {
         if !status.pendingRestart.isEmpty {
             table.append(["pending restart", status.pendingRestart.joined(separator: ", ") + " (takes effect after restart)"])
         }
+        if let replication = status.replication { table.append(["replication", Self.describe(replication)]) }
         Output.table(table)
+    }
+
+    /// `connected since …, 0 pending, last shipped …` or `disconnected since …, 1234 pending, last error …`.
+    static func describe(_ replication: ReplicationReport) -> String {
+        var parts = ["\(replication.state) since \(Output.date(replication.since))", "\(replication.pending) pending"]
+        if let shipped = replication.lastShippedAt { parts.append("last shipped \(Output.date(shipped))") }
+        if let error = replication.lastError { parts.append("last error \(error)") }
+        return parts.joined(separator: ", ")
     }
 }

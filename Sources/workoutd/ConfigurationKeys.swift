@@ -27,6 +27,7 @@ enum ConfigurationKeys {
         .init("replication.postgres_url", .string, .restart),
         .init("replication.password_file", .string, .restart),
         .init("replication.hub_id", .string, .restart),
+        .init("replication.retention_days", .integer, .restart),
     ]
 
     /// The wildcard `*` in a key stands for one of these names.

@@ -5,6 +5,7 @@ import NIOPosix
 import SerialTransport
 import ServiceLifecycle
 import DeviceDiscovery
+import Replication
 import ShareDelivery
 import WorkoutEngine
 import WorkoutStorage
@@ -14,7 +15,8 @@ import WorkoutStorage
 enum Daemon {
     static func run(_ config: DaemonConfiguration, logger: Logger) async throws {
         let observers = DaemonObservers()
-        let store = try openStore(config)
+        let doorbell = config.replication == nil ? nil : ReplicationDoorbell()
+        let store = try openStore(config, replicationDoorbell: doorbell)
         let engine = try await WorkoutEngine(
             store: store, sessionExecutor: DeviceManager.sessionExecutor(on: MultiThreadedEventLoopGroup.singleton))
         observers.observe(engine)
@@ -36,8 +38,14 @@ enum Daemon {
             events: engine.events, logger: logger)
         reloader.register(.shareSinks(delivery, stateDirectory: config.stateDirectory))
         var services: [any Service] = [systemd.watchdog(eventLoopGroup: MultiThreadedEventLoopGroup.singleton), delivery, serial, reloader]
+        let shipper = try makeShipper(config, store: store, doorbell: doorbell, logger: logger)
+        if let shipper, let replication = config.replication {
+            services.append(shipper)
+            reloader.register(.replicationPassword(shipper, current: replication))
+        }
         if let control = observers.controlServer(
-            config, engine: engine, manager: manager, group: MultiThreadedEventLoopGroup.singleton, logger: logger) {
+            config, engine: engine, manager: manager, group: MultiThreadedEventLoopGroup.singleton, logger: logger,
+            replication: shipper) {
             services.append(control)
             reloader.register(.controlLineLimit(control.responder))
         }
@@ -68,12 +76,25 @@ enum Daemon {
     }
 
     /// SQLite in the state directory, or memory when configured (benchmarks, throwaway runs).
-    private static func openStore(_ config: DaemonConfiguration) throws -> any WorkoutStore {
+    private static func openStore(_ config: DaemonConfiguration, replicationDoorbell: ReplicationDoorbell?) throws -> any WorkoutStore {
         switch config.storage {
         case .memory:
             return InMemoryWorkoutStore()
         case .sqlite:
-            return try SQLiteWorkoutStore(stateDirectory: config.stateDirectory)
+            return try SQLiteWorkoutStore(stateDirectory: config.stateDirectory, replicationDoorbell: replicationDoorbell)
+        }
+    }
+
+    /// The replication shipper when `replication.postgres_url` is set (configuration ensures a SQLite store).
+    private static func makeShipper(
+        _ config: DaemonConfiguration, store: any WorkoutStore, doorbell: ReplicationDoorbell?, logger: Logger
+    ) throws -> ReplicationShipper? {
+        guard let replication = config.replication, let doorbell, let log = store as? any ReplicationLog else { return nil }
+        do {
+            return try ReplicationShipper(
+                configuration: replication, log: log, doorbell: doorbell, softwareVersion: WorkoutdVersion.current, logger: logger)
+        } catch {
+            throw ConfigurationError(key: "replication.password_file", problem: error.description)
         }
     }
 }

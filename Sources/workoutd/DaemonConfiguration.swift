@@ -3,6 +3,7 @@ import ControlProtocol
 import DeviceDiscovery
 import Foundation
 import Logging
+import Replication
 import SerialTransport
 import ShareDelivery
 import SystemPackage
@@ -33,6 +34,8 @@ struct DaemonConfiguration: Sendable {
     var storage: StorageBackend = .sqlite
     /// How each service's shares are delivered (`shares.<service>.*`); unlisted services spool.
     var shareSinks = ShareSinkConfiguration()
+    /// `replication.*`: the central PostgreSQL; nil when `replication.postgres_url` is empty (the default).
+    var replication: ReplicationConfiguration?
     /// Where this configuration was read from, so SIGHUP can read the same places again.
     var origin = Origin()
 
@@ -132,6 +135,7 @@ struct DaemonConfiguration: Sendable {
         }
         if overrides.inMemory { config.storage = .memory }
         config.shareSinks = try readShareSinks(reader)
+        config.replication = try readReplication(reader, storage: config.storage)
 
         config.controlSocket = try parseControlSocket(overrides.controlSocket ?? reader.string("control_socket"),
                                                       key: overrides.controlSocket == nil ? "control_socket" : "--control-socket")
@@ -161,6 +165,32 @@ struct DaemonConfiguration: Sendable {
             }
         }
         return ShareSinkConfiguration(sinks: sinks)
+    }
+
+    private static func readReplication(_ reader: ConfigurationReader, storage: StorageBackend) throws -> ReplicationConfiguration? {
+        guard let url = try reader.string("replication.postgres_url"), !url.isEmpty else { return nil }
+        guard storage == .sqlite else {
+            // The outbox lives in the SQLite database; a memory store has nothing that survives to ship.
+            throw ConfigurationError(key: "replication.postgres_url", problem: "needs storage.backend: sqlite (the backlog waits in SQLite)")
+        }
+        guard let hubID = try reader.string("replication.hub_id").flatMap({ $0.isEmpty ? nil : $0 }) ?? ReplicationConfiguration.machineID() else {
+            throw ConfigurationError(key: "replication.hub_id", problem: "must be set: /etc/machine-id is missing or empty")
+        }
+        let passwordFile = try reader.string("replication.password_file")
+        var replication: ReplicationConfiguration
+        do {
+            replication = try ReplicationConfiguration(url: url, passwordFile: passwordFile, hubID: hubID)
+        } catch {
+            throw ConfigurationError(key: "replication.postgres_url", problem: error.description)
+        }
+        let days = try reader.integer("replication.retention_days", default: 0) { $0 >= 0 ? nil : "must not be negative" }
+        replication.retention = days == 0 ? nil : .seconds(days * 86_400)
+        do {
+            _ = try replication.readPassword()
+        } catch {
+            throw ConfigurationError(key: "replication.password_file", problem: error.description)
+        }
+        return replication
     }
 
     private static func makeReader(file: String?, environment: [String: String]) async throws -> ConfigurationReader {

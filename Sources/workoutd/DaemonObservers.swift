@@ -3,6 +3,7 @@ import ControlProtocol
 import Logging
 import NIOCore
 import Prometheus
+import Replication
 import SerialTransport
 import WorkoutEngine
 
@@ -29,13 +30,17 @@ struct DaemonObservers: Sendable {
 
     /// The control socket service, or nil when the configuration disables it.
     func controlServer(
-        _ config: DaemonConfiguration, engine: WorkoutEngine, manager: DeviceManager, group: any EventLoopGroup, logger: Logger
+        _ config: DaemonConfiguration, engine: WorkoutEngine, manager: DeviceManager, group: any EventLoopGroup, logger: Logger,
+        replication shipper: ReplicationShipper? = nil
     ) -> ControlServer? {
         guard let path = config.controlSocket else { return nil }
         let registry = self.registry
+        var replication: (@Sendable () async -> ReplicationReport)?
+        if let shipper { replication = { await shipper.report() } }
         let responder = ControlResponder(
             identity: .init(version: WorkoutdVersion.current), engine: engine, manager: manager, tally: tally, hub: hub,
-            maximumLineLength: config.maximumLineLength, metricsText: { registry.emitToString() })
+            maximumLineLength: config.maximumLineLength, metricsText: { registry.emitToString() },
+            replication: replication)
         return ControlServer(options: ControlServerOptions(path: path), responder: responder, group: group, logger: logger)
     }
 }

@@ -1,4 +1,5 @@
 import DeviceDiscovery
+import Replication
 import ShareDelivery
 
 extension ReloadHook {
@@ -25,6 +26,22 @@ extension ReloadHook {
             // rules in force stay.
             guard let matcher = configuration.discovery else { return {} }
             return { discovery.update(matcher: matcher, baud: configuration.baud) }
+        }
+    }
+
+    /// `replication.password_file`: read again and used from the next connection. The server and hub id
+    /// need a restart (a hub that changed its name mid-history would split it).
+    static func replicationPassword(_ shipper: ReplicationShipper, current: ReplicationConfiguration) -> ReloadHook {
+        ReloadHook(name: "replication") { configuration in
+            guard let replication = configuration.replication,
+                  replication.redactedDescription == current.redactedDescription, replication.hubID == current.hubID else {
+                throw ConfigurationError(key: "replication", problem: "postgres_url and hub_id take effect on restart only")
+            }
+            let password: String?
+            do { password = try replication.readPassword() } catch {
+                throw ConfigurationError(key: "replication.password_file", problem: "\(error)")
+            }
+            return { shipper.updatePassword(password) }
         }
     }
 }

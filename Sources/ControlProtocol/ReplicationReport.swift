@@ -1,0 +1,35 @@
+import Foundation
+
+/// The `replication` part of `status`: whether the hub ships to the central database, and how far behind it is.
+///
+/// Keys are snake_case (`state`, `pending`, `last_shipped_at`, …): scripts read them by these names.
+public struct ReplicationReport: Codable, Hashable, Sendable {
+    /// `connected` or `disconnected`.
+    public var state: String
+    /// When the state last changed.
+    public var since: Date
+    /// Changes committed locally and not yet in the central database.
+    public var pending: Int
+    public var lastShippedAt: Date?
+    public var lastError: String?
+    public var hubID: String
+    /// The server, with any password redacted.
+    public var server: String
+
+    public init(state: String, since: Date, pending: Int, lastShippedAt: Date?, lastError: String?, hubID: String, server: String) {
+        self.state = state
+        self.since = since
+        self.pending = pending
+        self.lastShippedAt = lastShippedAt
+        self.lastError = lastError
+        self.hubID = hubID
+        self.server = server
+    }
+
+    enum CodingKeys: String, CodingKey {
+        case state, since, pending, server
+        case lastShippedAt = "last_shipped_at"
+        case lastError = "last_error"
+        case hubID = "hub_id"
+    }
+}

@@ -1,0 +1,139 @@
+import Foundation
+import NIOSSL
+import PostgresNIO
+
+/// `replication.*`: where the central PostgreSQL is, who this hub is, and how shipping paces itself.
+///
+/// Defaults live here; the daemon's configuration only reads the keys and hands them over.
+public struct ReplicationConfiguration: Sendable {
+    /// How the connection is secured, as libpq's `sslmode` names it.
+    public enum SSLMode: String, Sendable, CaseIterable {
+        case disable
+        /// TLS when the server offers it, plain otherwise (libpq's default).
+        case prefer
+        /// TLS or nothing; the certificate is not checked.
+        case require
+        /// TLS with the certificate checked against the system's CAs and the host name.
+        case verifyFull = "verify-full"
+    }
+
+    public enum Endpoint: Sendable, Hashable {
+        case tcp(host: String, port: Int)
+        case unixSocket(path: String)
+    }
+
+    public var endpoint: Endpoint
+    public var username: String
+    public var database: String?
+    public var sslMode: SSLMode
+    /// A password written in the URL itself; `passwordFile` wins when both are set.
+    public var urlPassword: String?
+    public var passwordFile: String?
+    public var hubID: String
+    /// Outbox entries per central transaction.
+    public var batchSize = 500
+    public var initialRetryDelay: Duration = .milliseconds(200)
+    public var maximumRetryDelay: Duration = .seconds(30)
+    /// Shipped rows older than this are pruned from SQLite; nil keeps them for ever.
+    public var retention: Duration?
+    public var connectTimeout: Duration = .seconds(10)
+    /// Longest a connect, a migration or a batch may take before the connection is given up and retried.
+    public var operationTimeout: Duration = .seconds(20)
+
+    /// Parses a `postgresql://user[:password]@host[:port]/database?sslmode=…` URL. A `host=/dir` query
+    /// item names a unix socket directory, as libpq reads it.
+    public init(url text: String, passwordFile: String?, hubID: String) throws(ReplicationConfigurationError) {
+        guard let components = URLComponents(string: text),
+              let scheme = components.scheme, ["postgresql", "postgres"].contains(scheme) else {
+            throw ReplicationConfigurationError("must be a postgresql:// URL, e.g. postgresql://workoutd@db.example/gym?sslmode=verify-full")
+        }
+        let items = components.queryItems ?? []
+        func item(_ name: String) -> String? { items.first { $0.name == name }?.value }
+        let port = components.port ?? Int(item("port") ?? "") ?? 5432
+        if let socketDirectory = item("host"), socketDirectory.hasPrefix("/") {
+            endpoint = .unixSocket(path: "\(socketDirectory)/.s.PGSQL.\(port)")
+        } else if let host = components.host, !host.isEmpty {
+            endpoint = .tcp(host: host, port: port)
+        } else {
+            throw ReplicationConfigurationError("names no host; e.g. postgresql://workoutd@db.example/gym")
+        }
+        guard let user = components.user, !user.isEmpty else {
+            throw ReplicationConfigurationError("names no user; e.g. postgresql://workoutd@db.example/gym")
+        }
+        username = user.removingPercentEncoding ?? user
+        urlPassword = components.password.map { $0.removingPercentEncoding ?? $0 }
+        let path = components.path.hasPrefix("/") ? String(components.path.dropFirst()) : components.path
+        database = path.isEmpty ? nil : path
+        if let mode = item("sslmode") {
+            guard let parsed = SSLMode(rawValue: mode) else {
+                throw ReplicationConfigurationError("sslmode must be one of \(SSLMode.allCases.map(\.rawValue).joined(separator: ", ")); got '\(mode)'")
+            }
+            sslMode = parsed
+        } else {
+            sslMode = .prefer
+        }
+        if case .unixSocket = endpoint, sslMode == .require || sslMode == .verifyFull {
+            throw ReplicationConfigurationError("sslmode=\(sslMode.rawValue) cannot be used over a unix socket")
+        }
+        self.passwordFile = passwordFile.flatMap { $0.isEmpty ? nil : $0 }
+        guard !hubID.isEmpty else { throw ReplicationConfigurationError("hub_id is empty") }
+        self.hubID = hubID
+    }
+
+    /// The server, for logs: never the password.
+    public var redactedDescription: String {
+        let target: String
+        switch endpoint {
+        case .tcp(let host, let port): target = "\(host):\(port)"
+        case .unixSocket(let path): target = path
+        }
+        return "postgresql://\(username)\(urlPassword == nil ? "" : ":***")@\(target)/\(database ?? "")?sslmode=\(sslMode.rawValue)"
+    }
+
+    /// The password to use now: the file's first line (read again on every reload), or the URL's.
+    public func readPassword() throws(ReplicationConfigurationError) -> String? {
+        guard let passwordFile else { return urlPassword }
+        do {
+            let text = try String(contentsOfFile: passwordFile, encoding: .utf8)
+            return String(text.split(separator: "\n", omittingEmptySubsequences: false).first ?? "")
+        } catch {
+            throw ReplicationConfigurationError("password_file \(passwordFile) cannot be read (\(error.localizedDescription))")
+        }
+    }
+
+    /// `/etc/machine-id`, the default hub id: stable for the life of the installation.
+    public static func machineID(path: String = "/etc/machine-id") -> String? {
+        guard let text = try? String(contentsOfFile: path, encoding: .utf8) else { return nil }
+        let id = text.trimmingCharacters(in: .whitespacesAndNewlines)
+        return id.isEmpty ? nil : id
+    }
+
+    func connectionConfiguration(password: String?) throws -> PostgresConnection.Configuration {
+        var configuration: PostgresConnection.Configuration
+        switch endpoint {
+        case .unixSocket(let path):
+            configuration = .init(unixSocketPath: path, username: username, password: password, database: database)
+        case .tcp(let host, let port):
+            let tls: PostgresConnection.Configuration.TLS
+            switch sslMode {
+            case .disable:
+                tls = .disable
+            case .prefer, .require:
+                var tlsConfiguration = TLSConfiguration.makeClientConfiguration()
+                tlsConfiguration.certificateVerification = .none
+                let context = try NIOSSLContext(configuration: tlsConfiguration)
+                tls = sslMode == .prefer ? .prefer(context) : .require(context)
+            case .verifyFull:
+                tls = .require(try NIOSSLContext(configuration: .makeClientConfiguration()))
+            }
+            configuration = .init(host: host, port: port, username: username, password: password, database: database, tls: tls)
+        }
+        configuration.options.connectTimeout = .nanoseconds(Int64(connectTimeout.components.seconds) * 1_000_000_000)
+        return configuration
+    }
+}
+
+public struct ReplicationConfigurationError: Error, Sendable, CustomStringConvertible {
+    public var description: String
+    public init(_ description: String) { self.description = description }
+}

@@ -1,0 +1,79 @@
+import Foundation
+import Logging
+import Metrics
+import Synchronization
+
+/// How shipping stands right now, for `workoutctl status` and the metrics; logs each change of reason once.
+public final class ReplicationStatus: Sendable {
+    public enum State: String, Sendable {
+        case connected
+        case disconnected
+    }
+
+    public struct Snapshot: Sendable {
+        public var state: State
+        public var since: Date
+        public var lastError: String?
+        public var lastShippedAt: Date?
+        public var hubID: String
+        public var server: String
+    }
+
+    private let snapshot: Mutex<Snapshot>
+    private let logger: Logger
+    private let connectedGauge = Gauge(label: "workoutd_replication_connected")
+    private let pendingGauge = Gauge(label: "workoutd_replication_pending")
+    private let lastShippedGauge = Gauge(label: "workoutd_replication_last_shipped_timestamp_seconds")
+    private let shippedCounter = Counter(label: "workoutd_replication_shipped_changes_total")
+    private let failureCounter = Counter(label: "workoutd_replication_failures_total")
+
+    init(hubID: String, server: String, logger: Logger) {
+        snapshot = Mutex(Snapshot(state: .disconnected, since: Date(), hubID: hubID, server: server))
+        self.logger = logger
+        connectedGauge.record(0)
+    }
+
+    public var current: Snapshot { snapshot.withLock { $0 } }
+
+    func connected() {
+        let changed = snapshot.withLock { snapshot in
+            guard snapshot.state != .connected else { return false }
+            snapshot.state = .connected
+            snapshot.since = Date()
+            snapshot.lastError = nil
+            return true
+        }
+        guard changed else { return }
+        connectedGauge.record(1)
+        logger.info("replication connected", metadata: ["server": "\(current.server)", "hub_id": "\(current.hubID)"])
+    }
+
+    /// A failed attempt: logged when the reason differs from the last one, not on every retry.
+    func failed(_ reason: String, retryIn delay: Duration) {
+        failureCounter.increment()
+        let changed = snapshot.withLock { snapshot in
+            let changed = snapshot.lastError != reason
+            if snapshot.state != .disconnected {
+                snapshot.state = .disconnected
+                snapshot.since = Date()
+            }
+            snapshot.lastError = reason
+            return changed
+        }
+        connectedGauge.record(0)
+        guard changed else { return }
+        logger.warning("replication disconnected; changes wait in the local store", metadata: [
+            "server": "\(current.server)", "error": "\(reason)", "retry_in": "\(delay)",
+        ])
+    }
+
+    func shipped(_ count: Int, at date: Date) {
+        snapshot.withLock { $0.lastShippedAt = date }
+        shippedCounter.increment(by: Int64(count))
+        lastShippedGauge.record(date.timeIntervalSince1970)
+    }
+
+    func pending(_ count: Int) {
+        pendingGauge.record(count)
+    }
+}

@@ -1,0 +1,149 @@
+import Foundation
+import WorkoutProtocol
+import WorkoutdTesting
+
+/// One hub under test: the real daemon with its own state directory, control socket, simulated wearables
+/// on ptys, and a `replication:` section pointing at the test's PostgreSQL.
+final class ReplicationHub: @unchecked Sendable {
+    let hubID: String
+    let directory: String
+    let configFile: String
+    let socket: String
+    let wearables: [SimulatedWearable]
+    var daemon: DaemonProcess?
+
+    init(hubID: String, devices: Int, postgresURL: String, passwordFile: String? = nil, cluster: PostgresCluster?) throws {
+        self.hubID = hubID
+        directory = FileManager.default.temporaryDirectory.appendingPathComponent("wd-repl-\(UUID().uuidString.prefix(8))").path
+        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+        configFile = directory + "/workoutd.yaml"
+        socket = directory + "/control.sock"
+        let password = try passwordFile ?? cluster?.writePasswordFile(in: directory) ?? ""
+        try """
+            log_level: info
+            discovery:
+              enabled: false
+            replication:
+              postgres_url: "\(postgresURL)"
+              password_file: "\(password)"
+              hub_id: "\(hubID)"
+
+            """.write(toFile: configFile, atomically: true, encoding: .utf8)
+        wearables = try (0..<devices).map { _ in try SimulatedWearable() }
+    }
+
+    func start() throws {
+        let daemon = try DaemonProcess(
+            arguments: ["--config", configFile, "--state-dir", directory + "/state", "--control-socket", socket]
+                + wearables.flatMap { ["--device", $0.devicePath] })
+        try daemon.waitForLog("replication on")
+        self.daemon = daemon
+    }
+
+    /// `cycles` start/end/share cycles on every wearable, one request at a time per wearable, the wearables
+    /// side by side; returns every reply. `activeAtEnd` leaves one more workout started on each wearable.
+    func runLoad(cycles: Int, activeAtEnd: Bool = false, tag: String = "c", afterEachCycle: @Sendable (Int) -> Void = { _ in }) throws -> [Reply] {
+        let results = LockedReplies()
+        DispatchQueue.concurrentPerform(iterations: wearables.count) { index in
+            let wearable = wearables[index]
+            do {
+                for n in 0..<cycles {
+                    for line in Self.cycle(n, device: index, tag: tag) {
+                        results.append(try decode(wearable.request(line, timeout: .seconds(30))))
+                    }
+                    if index == 0 { afterEachCycle(n) }
+                }
+                if activeAtEnd {
+                    results.append(try decode(wearable.request(Self.cycle(cycles, device: index, tag: tag)[0], timeout: .seconds(30))))
+                }
+            } catch {
+                results.fail(error)
+            }
+        }
+        return try results.all()
+    }
+
+    /// `body`'s result; its error carries the daemon's log, which says what the daemon was doing.
+    func withDaemonLogOnFailure<T>(_ body: () throws -> T) throws -> T {
+        do {
+            return try body()
+        } catch {
+            throw TestingError("\(error)\n\(daemon?.log ?? "")")
+        }
+    }
+
+    static func cycle(_ n: Int, device: Int, tag: String) -> [String] {
+        [
+            #"{"command_type":"start_workout","id":"\#(tag)-start-\#(device)-\#(n)","location":"Room \#(device)","date":"2020-03-16 19:45:13 +0000","intensityLevel":\#(n % 10 + 1)}"#,
+            #"{"command_type":"end_workout","id":"\#(tag)-end-\#(device)-\#(n)"}"#,
+            #"{"command_type":"share_workout","id":"\#(tag)-share-\#(device)-\#(n)","service":"twitter"}"#,
+        ]
+    }
+
+    /// `workoutctl status --json`'s `replication` object.
+    func replicationStatus() throws -> [String: Any] {
+        let output = try Workoutctl.run(["--socket", socket, "status", "--json"])
+        guard output.status == 0,
+              let object = try JSONSerialization.jsonObject(with: Data(output.stdout.utf8)) as? [String: Any],
+              let replication = object["replication"] as? [String: Any] else {
+            throw TestingError("workoutctl status --json gave no replication object: \(output.stdout) \(output.stderr)")
+        }
+        return replication
+    }
+
+    /// `workoutctl status`'s text line for replication.
+    func replicationStatusLine() throws -> String {
+        let output = try Workoutctl.run(["--socket", socket, "status"])
+        return output.lines.first { $0.hasPrefix("replication") } ?? ""
+    }
+
+    /// Waits until `condition` holds for the replication status; throws with the last status and the log.
+    @discardableResult
+    func waitForStatus(timeout: Duration = .seconds(120), _ what: String, _ condition: ([String: Any]) -> Bool) throws -> [String: Any] {
+        let deadline = ContinuousClock.now + timeout
+        var last: [String: Any] = [:]
+        while ContinuousClock.now < deadline {
+            last = try replicationStatus()
+            if condition(last) { return last }
+            usleep(100_000)
+        }
+        throw TestingError("replication never became \(what): \(last)\n\(daemon?.log ?? "")")
+    }
+
+    /// Waits until everything committed is shipped.
+    func waitUntilShipped(timeout: Duration = .seconds(180)) throws {
+        try waitForStatus(timeout: timeout, "connected with nothing pending") {
+            $0["state"] as? String == "connected" && $0["pending"] as? Int == 0
+        }
+    }
+
+    func stop() {
+        daemon?.stop()
+        daemon = nil
+    }
+
+    func remove() {
+        stop()
+        try? FileManager.default.removeItem(atPath: directory)
+    }
+}
+
+func decode(_ line: String) throws -> Reply {
+    try JSONDecoder().decode(Reply.self, from: Data(line.utf8))
+}
+
+/// Replies gathered from several wearables' threads.
+final class LockedReplies: @unchecked Sendable {
+    private let lock = NSLock()
+    private var replies: [Reply] = []
+    private var error: (any Error)?
+
+    func append(_ reply: Reply) { lock.withLock { replies.append(reply) } }
+    func fail(_ error: any Error) { lock.withLock { self.error = self.error ?? error } }
+    func all() throws -> [Reply] {
+        try lock.withLock {
+            if let error { throw error }
+            return replies
+        }
+    }
+}

@@ -1,0 +1,267 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+import Foundation
+import Synchronization
+import Testing
+import WorkoutProtocol
+import WorkoutdTesting
+
+/// Issue 18 against a real PostgreSQL cluster and the real daemon: every workout and share reaches the
+/// central tables exactly once, through outages, crashes and many hubs, and devices never wait for it.
+@Suite("replication to a central PostgreSQL", .serialized)
+struct ReplicationTests {
+    /// The central rows of one hub, as a gym owner would count them.
+    struct CentralRows: Equatable, CustomStringConvertible {
+        var workouts: Int
+        var distinctWorkouts: Int
+        var ended: Int
+        var endedWithDuration: Int
+        var shares: Int
+        var sharesOfKnownWorkouts: Int
+
+        init(hub: String, in cluster: PostgresCluster) throws {
+            let row = try cluster.psql("""
+                SELECT (SELECT count(*) FROM workouts WHERE hub_id = '\(hub)'),
+                       (SELECT count(DISTINCT workout_id) FROM workouts WHERE hub_id = '\(hub)'),
+                       (SELECT count(*) FROM workouts WHERE hub_id = '\(hub)' AND ended_at IS NOT NULL),
+                       (SELECT count(*) FROM workouts WHERE hub_id = '\(hub)' AND ended_at >= started_at AND duration_seconds >= 0),
+                       (SELECT count(*) FROM shares WHERE hub_id = '\(hub)'),
+                       (SELECT count(*) FROM shares s JOIN workouts w USING (hub_id, workout_id)
+                         WHERE s.hub_id = '\(hub)' AND w.ended_at IS NOT NULL AND s.service = 'twitter')
+                """).split(separator: "|").compactMap { Int($0) }
+            guard row.count == 6 else { throw TestingError("unexpected psql row for hub \(hub): \(row)") }
+            (workouts, distinctWorkouts, ended, endedWithDuration, shares, sharesOfKnownWorkouts) = (row[0], row[1], row[2], row[3], row[4], row[5])
+        }
+
+        /// `cycles` ended-and-shared workouts plus `active` still running.
+        static func expected(cycles: Int, active: Int) -> (workouts: Int, ended: Int, shares: Int) {
+            (cycles + active, cycles, cycles)
+        }
+
+        func isComplete(cycles: Int, active: Int) -> Bool {
+            workouts == cycles + active && distinctWorkouts == workouts && ended == cycles && endedWithDuration == cycles
+                && shares == cycles && sharesOfKnownWorkouts == cycles
+        }
+
+        var description: String {
+            "\(workouts) workouts (\(distinctWorkouts) distinct, \(ended) ended, \(endedWithDuration) with duration), \(shares) shares (\(sharesOfKnownWorkouts) of ended workouts)"
+        }
+    }
+
+    @Test func everyWorkoutAndShareArrivesExactlyOnce() throws {
+        let cluster = try PostgresCluster()
+        let hub = try ReplicationHub(hubID: "hub-exactly-once", devices: 3, postgresURL: cluster.url(), cluster: cluster)
+        defer { hub.remove() }
+        try hub.start()
+        let cycles = 40
+        let replies = try hub.runLoad(cycles: cycles, activeAtEnd: true)
+        #expect(replies.count == 3 * (3 * cycles + 1))
+        #expect(replies.allSatisfy({ $0.isSuccess }), "\(replies.first { !$0.isSuccess }.map(String.init(describing:)) ?? "")")
+        try hub.waitUntilShipped()
+
+        let rows = try CentralRows(hub: hub.hubID, in: cluster)
+        #expect(rows.isComplete(cycles: 3 * cycles, active: 3), "\(rows)")
+        #expect(try cluster.count("SELECT count(*) FROM workouts WHERE hub_id = 'hub-exactly-once' AND ended_at IS NULL AND duration_seconds IS NULL") == 3)
+        // Each device's workouts under its own device_id, with the command's fields.
+        #expect(try cluster.count("SELECT count(DISTINCT device_id) FROM workouts WHERE hub_id = 'hub-exactly-once'") == 3)
+        #expect(try cluster.count("SELECT count(*) FROM workouts WHERE location LIKE 'Room %' AND date = '2020-03-16 19:45:13+00' AND intensity_level BETWEEN 1 AND 10") == 3 * cycles + 3)
+        #expect(try cluster.psql("SELECT software_version IS NOT NULL AND last_seen IS NOT NULL FROM hubs WHERE hub_id = 'hub-exactly-once'") == "t")
+        #expect(try cluster.count("SELECT max(version) FROM workoutd_schema") == 1)
+
+        let status = try hub.replicationStatus()
+        #expect(status["last_shipped_at"] is String, "\(status)")
+        let line = try hub.replicationStatusLine()
+        #expect(line.contains("connected since") && line.contains("0 pending"), "\(line)")
+        let metrics = try Workoutctl.run(["--socket", hub.socket, "metrics"]).stdout
+        #expect(metrics.contains("workoutd_replication_pending") && metrics.contains("workoutd_replication_connected"), "\(metrics.prefix(2000))")
+    }
+
+    @Test func anOutageMidLoadLosesAndDoublesNothing() throws {
+        let cluster = try PostgresCluster()
+        let hub = try ReplicationHub(hubID: "hub-outage", devices: 2, postgresURL: cluster.url(), cluster: cluster)
+        defer { hub.remove() }
+        try hub.start()
+        let cycles = 60
+        let stopped = Atomic<Bool>(false)
+        let outageError = LockedText()
+        // The server dies a third of the way in and comes back at two thirds; the wearables never pause.
+        let replies = try hub.withDaemonLogOnFailure { try hub.runLoad(cycles: cycles, activeAtEnd: true) { n in
+            do {
+                if n == cycles / 3 {
+                    try cluster.stop(immediate: true)
+                    stopped.store(true, ordering: .relaxed)
+                } else if n == 2 * cycles / 3, stopped.load(ordering: .relaxed) {
+                    defer { outageError.note((try? cluster.start()) == nil ? " (restart failed)" : "") }
+                    // Seen while the server was down: the reason, and the backlog waiting locally.
+                    let status = try hub.waitForStatus("disconnected with a backlog") {
+                        $0["state"] as? String == "disconnected" && ($0["pending"] as? Int ?? 0) > 0 && $0["last_error"] is String
+                    }
+                    outageError.set("\(status["last_error"] ?? "")")
+                }
+            } catch {
+                outageError.set("outage step failed: \(error)")
+            }
+        } }
+        #expect(replies.count == 2 * (3 * cycles + 1))
+        #expect(replies.allSatisfy({ $0.isSuccess }), "devices are acked throughout the outage")
+        print("outage reason shown: \(outageError.value)")
+        #expect(!outageError.value.isEmpty && !outageError.value.hasPrefix("outage step failed"), "\(outageError.value)")
+        #expect(!outageError.value.contains("Generic description"), "a reason a person can act on: \(outageError.value)")
+        try hub.waitUntilShipped()
+        let rows = try CentralRows(hub: hub.hubID, in: cluster)
+        #expect(rows.isComplete(cycles: 2 * cycles, active: 2), "\(rows)")
+        // Logged when the reason changes, not once per retry: at least as many failed attempts as log lines, and no
+        // line repeats the reason of the one before.
+        let log = hub.daemon?.log ?? ""
+        let reasons = log.split(separator: "\n").filter { $0.contains("replication disconnected") }.map { line in
+            line.range(of: " error=").map { line[$0.upperBound...].components(separatedBy: " retry_in=")[0] } ?? String(line)
+        }
+        #expect(!reasons.isEmpty, "the outage is logged:\n\(log)")
+        #expect(zip(reasons, reasons.dropFirst()).allSatisfy { $0 != $1 }, "a reason logged twice in a row: \(reasons)")
+        // The server went away cleanly (FIN, refused connects): noticed from the connection itself, not by
+        // the shipper's operation deadline (which a query stuck on a dead connection would need).
+        #expect(!reasons.contains { $0.contains("no answer from the server") }, "\(reasons)")
+        let metrics = try Workoutctl.run(["--socket", hub.socket, "metrics"]).stdout
+        let failures = metrics.split(separator: "\n").first { $0.hasPrefix("workoutd_replication_failures_total") }
+            .flatMap { $0.split(separator: " ").last.flatMap { Double($0) } } ?? 0
+        #expect(Int(failures) >= reasons.count, "\(reasons.count) log lines for \(failures) failed attempts")
+    }
+
+    @Test func killDuringAShippedBatchStillShipsExactlyOnce() throws {
+        let cluster = try PostgresCluster()
+        let hub = try ReplicationHub(hubID: "hub-crash", devices: 2, postgresURL: cluster.url(), cluster: cluster)
+        defer { hub.remove() }
+        try hub.start()
+        let cycles = 30
+        #expect(try hub.runLoad(cycles: cycles, tag: "a").allSatisfy({ $0.isSuccess }))
+        try hub.waitUntilShipped()
+
+        // Hold the hubs table: the next batch writes its workouts, then waits for the lock inside its
+        // transaction. Kill -9 then, with that batch provably in flight.
+        let holder = Process()
+        holder.executableURL = URL(fileURLWithPath: "/bin/sh")
+        holder.arguments = ["-c", "exec runuser -u nobody -- psql -X -q -h '\(cluster.directory)' -p \(cluster.port) -U postgres -d gym -c 'BEGIN; LOCK TABLE hubs IN ACCESS EXCLUSIVE MODE; SELECT pg_sleep(600); COMMIT;' > /dev/null 2>&1"]
+        try holder.run()
+        defer { if holder.isRunning { holder.terminate() } }
+        try waitUntil("the lock is held") {
+            try cluster.count("SELECT count(*) FROM pg_locks l JOIN pg_class c ON c.oid = l.relation WHERE c.relname = 'hubs' AND l.mode = 'AccessExclusiveLock' AND l.granted") == 1
+        }
+        #expect(try hub.runLoad(cycles: cycles, tag: "b").allSatisfy({ $0.isSuccess }), "devices are acked while shipping is blocked")
+        try waitUntil("a batch waits on the lock") {
+            try cluster.count("SELECT count(*) FROM pg_stat_activity WHERE usename = 'workoutd' AND wait_event_type = 'Lock'") >= 1
+        }
+        let daemon = try #require(hub.daemon)
+        daemon.signal(SIGKILL)
+        #expect(try daemon.waitForExit() == SIGKILL)
+        hub.daemon = nil
+        holder.terminate()
+        try cluster.psql("SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE query LIKE '%pg_sleep(600)%' AND pid <> pg_backend_pid()")
+
+        try hub.start()
+        #expect(try hub.runLoad(cycles: cycles, tag: "c").allSatisfy({ $0.isSuccess }))
+        try hub.waitUntilShipped()
+        let rows = try CentralRows(hub: hub.hubID, in: cluster)
+        #expect(rows.isComplete(cycles: 2 * 3 * cycles, active: 0), "\(rows)")
+    }
+
+    @Test func twentyHubsShipToOneServerAtOnce() throws {
+        let cluster = try PostgresCluster()
+        let hubCount = 20
+        let cycles = 10
+        let hubs = try (0..<hubCount).map { index in
+            try ReplicationHub(hubID: "hub-\(index)", devices: 1, postgresURL: cluster.url(), cluster: cluster)
+        }
+        // Started and stopped side by side: one after the other, twenty debug daemons cost minutes.
+        defer { simultaneously(hubCount) { hubs[$0].remove() } }
+        let failures = LockedText()
+        simultaneously(hubCount) { index in
+            do { try hubs[index].start() } catch { failures.set("hub \(index) did not start: \(error)") }
+        }
+        try #require(failures.value.isEmpty, "\(failures.value)")
+        simultaneously(hubCount) { index in
+            do {
+                let replies = try hubs[index].runLoad(cycles: cycles)
+                if replies.count != 3 * cycles || !replies.allSatisfy({ $0.isSuccess }) { failures.set("hub \(index): \(replies.count) replies, not all ok") }
+            } catch {
+                failures.set("hub \(index): \(error)")
+            }
+        }
+        #expect(failures.value.isEmpty, "\(failures.value)")
+        for hub in hubs {
+            try hub.waitUntilShipped()
+            let rows = try CentralRows(hub: hub.hubID, in: cluster)
+            #expect(rows.isComplete(cycles: cycles, active: 0), "\(hub.hubID): \(rows)")
+        }
+        #expect(try cluster.count("SELECT count(*) FROM hubs") == hubCount)
+        #expect(try cluster.count("SELECT count(*) FROM workouts") == hubCount * cycles)
+    }
+
+    @Test(arguments: [
+        ("wrong password", "password authentication failed"),
+        ("unknown host", "connection failed"),
+        ("TLS required, not offered", "does not offer TLS"),
+    ])
+    func aServerItCannotUseLeavesDevicesServedAndSaysWhy(problem: String, expectedError: String) throws {
+        let cluster = try PostgresCluster()
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("wd-repl-bad-\(UUID().uuidString.prefix(8))").path
+        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let url: String
+        var passwordFile: String? = nil
+        switch problem {
+        case "wrong password":
+            url = cluster.url()
+            passwordFile = try cluster.writePasswordFile(in: directory, password: "not-the-password")
+        case "unknown host":
+            url = "postgresql://workoutd@no-such-host.invalid:\(cluster.port)/gym?sslmode=disable"
+        default:
+            url = cluster.url(sslmode: "require")
+        }
+        let hub = try ReplicationHub(hubID: "hub-bad", devices: 1, postgresURL: url, passwordFile: passwordFile, cluster: cluster)
+        defer { hub.remove() }
+        try hub.start()
+        let replies = try hub.runLoad(cycles: 3)
+        #expect(replies.count == 9 && replies.allSatisfy({ $0.isSuccess }), "devices are served whatever the server")
+        let status = try hub.waitForStatus(timeout: .seconds(60), "disconnected with the reason") {
+            $0["state"] as? String == "disconnected" && $0["pending"] as? Int == 9 && $0["last_error"] is String
+        }
+        let error = status["last_error"] as? String ?? ""
+        #expect(error.contains(expectedError), "\(problem): \(error)")
+        let line = try hub.replicationStatusLine()
+        #expect(line.contains("disconnected since") && line.contains("9 pending") && line.contains("last error"), "\(line)")
+        #expect(!(hub.daemon?.log ?? "").contains("not-the-password") && !(hub.daemon?.log ?? "").contains(PostgresCluster.password), "the password is never logged")
+        #expect(try cluster.count("SELECT count(*) FROM pg_tables WHERE tablename = 'workouts'") == 0)
+    }
+
+    private func waitUntil(_ what: String, timeout: Duration = .seconds(60), _ condition: () throws -> Bool) throws {
+        let deadline = ContinuousClock.now + timeout
+        while ContinuousClock.now < deadline {
+            if try condition() { return }
+            usleep(50_000)
+        }
+        throw TestingError("timed out waiting until \(what)")
+    }
+}
+
+/// Runs `body` for every index at once, each on its own thread (concurrentPerform runs only as many at a
+/// time as there are cores: two here, which is not "all loads at once").
+func simultaneously(_ count: Int, _ body: @escaping @Sendable (Int) -> Void) {
+    let group = DispatchGroup()
+    for index in 0..<count {
+        group.enter()
+        Thread.detachNewThread {
+            body(index)
+            group.leave()
+        }
+    }
+    group.wait()
+}
+
+final class LockedText: @unchecked Sendable {
+    private let lock = NSLock()
+    private var text = ""
+    func set(_ value: String) { lock.withLock { text = value } }
+    func note(_ value: String) { lock.withLock { text += value } }
+    var value: String { lock.withLock { text } }
+}

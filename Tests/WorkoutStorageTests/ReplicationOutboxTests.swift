@@ -1,0 +1,73 @@
+import Foundation
+import Testing
+import WorkoutEngine
+import WorkoutProtocol
+@testable import WorkoutStorage
+
+/// The SQLite side of replication: what a commit leaves for the shipper, and what retention may remove.
+@Suite struct ReplicationOutboxTests {
+    /// `cycles` workouts started and ended on one wearable, with the store recording for replication.
+    private func storeWithEndedWorkouts(_ cycles: Int, in directory: TemporaryDirectory) async throws -> SQLiteWorkoutStore {
+        let store = try SQLiteWorkoutStore(stateDirectory: directory.path, replicationDoorbell: ReplicationDoorbell())
+        let session = try await WorkoutEngine(store: store).session(for: "wearable-1")
+        for n in Int64(0)..<Int64(cycles) {
+            #expect(await session.handle([Lines.start(2 * n)]).allSatisfy(\.isSuccess))
+            #expect(await session.handle([Lines.end(2 * n + 1)]).allSatisfy(\.isSuccess))
+        }
+        return store
+    }
+
+    @Test func commitsQueueTheirRecordsInCommitOrderOnceEachInTheirNewestState() async throws {
+        let directory = try TemporaryDirectory()
+        defer { directory.remove() }
+        let store = try await storeWithEndedWorkouts(3, in: directory)
+        #expect(try await store.pendingChangeCount() == 6, "a start and an end per workout")
+        let batch = try await store.pendingChanges(limit: 100)
+        #expect(batch.throughSequence == 6)
+        let workouts = batch.changes.compactMap { change -> WorkoutRecord? in
+            if case .workout(let workout) = change.record { return workout }
+            return nil
+        }
+        #expect(workouts.map(\.id) == [1, 2, 3], "each workout once, in commit order")
+        #expect(workouts.allSatisfy { $0.endedAt != nil }, "shipped as it is now: ended")
+
+        // A limited read stops at its limit; marking covers exactly what was read.
+        #expect(try await store.pendingChanges(limit: 3).throughSequence == 3)
+        try await store.markShipped(through: 3, at: Date())
+        #expect(try await store.pendingChangeCount() == 3)
+        let rest = try await store.pendingChanges(limit: 100)
+        #expect(rest.changes.count == 2 && rest.throughSequence == 6, "workout 2's end and workout 3")
+    }
+
+    @Test func withoutReplicationNothingIsQueued() async throws {
+        let directory = try TemporaryDirectory()
+        defer { directory.remove() }
+        let store = try SQLiteWorkoutStore(stateDirectory: directory.path)
+        let session = try await WorkoutEngine(store: store).session(for: "wearable-1")
+        #expect(await session.handle([Lines.start(1), Lines.end(2)]).allSatisfy(\.isSuccess))
+        #expect(try await store.pendingChangeCount() == 0)
+    }
+
+    @Test func retentionPrunesOnlyOldShippedWorkouts() async throws {
+        let directory = try TemporaryDirectory()
+        defer { directory.remove() }
+        let store = try await storeWithEndedWorkouts(5, in: directory)
+        let later = Date().addingTimeInterval(3600)
+        // Nothing shipped yet: nothing may go, however old the cut-off.
+        #expect(try await store.pruneShipped(before: later) == 0)
+        #expect(try await store.workouts(device: nil, limit: nil).count == 5)
+
+        // Workouts 1 and 2 shipped (outbox entries 1…4); too young for a cut-off an hour ago.
+        try await store.markShipped(through: 4, at: Date())
+        #expect(try await store.pruneShipped(before: Date().addingTimeInterval(-3600)) == 0)
+        #expect(try await store.pruneShipped(before: later) == 2)
+        #expect(try await store.workouts(device: nil, limit: nil).map(\.id).sorted() == [3, 4, 5])
+        #expect(try await store.pendingChangeCount() == 6, "the unshipped changes are all still there")
+
+        // Everything shipped: the last workout stays (the device's last ended one, and the id watermark).
+        try await store.markShipped(through: 10, at: Date())
+        #expect(try await store.pruneShipped(before: later) == 2)
+        #expect(try await store.workouts(device: nil, limit: nil).map(\.id) == [5])
+        #expect(try await store.watermark().workout == 5)
+    }
+}
