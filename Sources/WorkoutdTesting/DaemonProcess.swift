@@ -90,10 +90,14 @@ public final class DaemonProcess: @unchecked Sendable {
         return true
     }
 
+    /// A zombie whose threads are all gone. The leader turns `Z` as soon as its own thread exits, while the
+    /// others may still be tearing down and holding the process's files (its state-directory lock among them).
     private var isZombie: Bool {
         guard let stat = try? String(contentsOfFile: "/proc/\(process.processIdentifier)/stat", encoding: .utf8),
               let afterName = stat.range(of: ") ", options: .backwards) else { return false }
-        return stat[afterName.upperBound...].hasPrefix("Z")
+        // Fields from the state on: state (3rd field of the line) … num_threads (20th).
+        let fields = stat[afterName.upperBound...].split(separator: " ")
+        return fields.count > 17 && fields[0] == "Z" && fields[17] == "1"
     }
 
     deinit {
