@@ -50,20 +50,8 @@ if [[ $EUID -ne 0 ]]; then
     exit 2
 fi
 
-# The Debian mirror this machine can reach is the one apt already uses (deb822 or one-line sources).
-mirror_from_apt_sources() {
-    local file
-    for file in /etc/apt/sources.list.d/*.sources; do
-        [[ -f "$file" ]] || continue
-        awk '/^URIs:/ { for (i = 2; i <= NF; i++) if ($i ~ /\/debian\/?$/) { print $i; exit } }' "$file"
-    done
-    if [[ -f /etc/apt/sources.list ]]; then
-        awk '$1 == "deb" { for (i = 2; i <= NF; i++) if ($i ~ /^https?:.*\/debian\/?$/) { print $i; exit } }' \
-            /etc/apt/sources.list
-    fi
-}
-mirror="${WORKOUTD_DEBIAN_MIRROR:-$(mirror_from_apt_sources | head -n 1)}"
-mirror="${mirror:-http://deb.debian.org/debian}"
+source "$(dirname "${BASH_SOURCE[0]}")/debian-mirror.sh"
+mirror=$(debian_mirror)
 
 if [[ -e "$root" ]]; then
     log "removing incomplete root $root (no completion stamp)"

@@ -15,7 +15,8 @@ suite=bookworm
 packages=(systemd systemd-sysv udev dbus kmod linux-image-amd64 initramfs-tools
           libsqlite3-0 libudev1 libsystemd0 libstdc++6 libgcc-s1 zlib1g procps python3
           e2fsprogs)
-key="$(sha256sum "${BASH_SOURCE[0]}" | cut -c1-16)"
+# The image is keyed on what builds it: this script and the mirror helper it sources.
+key="$(cat "${BASH_SOURCE[0]}" "$(dirname "${BASH_SOURCE[0]}")/debian-mirror.sh" | sha256sum | cut -c1-16)"
 dir="$cache/$key"
 stamp="$dir/.complete"
 
@@ -31,19 +32,8 @@ for tool in mmdebstrap mke2fs; do
 done
 [[ $EUID -eq 0 ]] || { log "building the image needs root"; exit 2; }
 
-mirror_from_apt_sources() {
-    local file
-    for file in /etc/apt/sources.list.d/*.sources; do
-        [[ -f "$file" ]] || continue
-        awk '/^URIs:/ { for (i = 2; i <= NF; i++) if ($i ~ /\/debian\/?$/) { print $i; exit } }' "$file"
-    done
-    if [[ -f /etc/apt/sources.list ]]; then
-        awk '$1 == "deb" { for (i = 2; i <= NF; i++) if ($i ~ /^https?:.*\/debian\/?$/) { print $i; exit } }' \
-            /etc/apt/sources.list
-    fi
-}
-mirror="${WORKOUTD_DEBIAN_MIRROR:-$(mirror_from_apt_sources | head -n 1)}"
-mirror="${mirror:-http://deb.debian.org/debian}"
+source "$(dirname "${BASH_SOURCE[0]}")/debian-mirror.sh"
+mirror=$(debian_mirror)
 
 rm -rf --one-file-system "$dir"
 mkdir -p "$dir"

@@ -14,12 +14,8 @@ session=workoutd-picocom-$$
 cleanup() { tmux kill-session -t "$session" 2>/dev/null; kill "$daemon" "$pair" 2>/dev/null; wait 2>/dev/null; rm -rf "$work"; }
 trap cleanup EXIT
 
-socat -d -d pty,raw,echo=0,link="$work/A" pty,raw,echo=0,link="$work/B" 2>"$work/socat.log" &
-pair=$!
-for _ in $(seq 100); do [ -e "$work/A" ] && [ -e "$work/B" ] && break; sleep 0.05; done
-"$workoutd" --device "$work/A" --state-dir "$work/state" --control-socket none 2>"$work/workoutd.log" &
-daemon=$!
-for _ in $(seq 200); do grep -q "device connected" "$work/workoutd.log" && break; sleep 0.05; done
+source "$here/pty-daemon.sh"
+start_daemon_on_pty_pair
 
 tmux new-session -d -s "$session" -x 200 -y 20 "picocom -q -b 115200 $work/B"
 sleep 1

@@ -25,13 +25,8 @@ if [ ! -f "$seeds" ]; then
 SEEDS
 fi
 
-socat -d -d pty,raw,echo=0,link="$work/A" pty,raw,echo=0,link="$work/B" 2>"$work/socat.log" &
-pair=$!
-for _ in $(seq 100); do [ -e "$work/A" ] && [ -e "$work/B" ] && break; sleep 0.05; done
-
-"$workoutd" --device "$work/A" --state-dir "$work/state" --control-socket none 2>"$work/workoutd.log" &
-daemon=$!
-for _ in $(seq 200); do grep -q "device connected" "$work/workoutd.log" && break; sleep 0.05; done
+source "$here/pty-daemon.sh"
+start_daemon_on_pty_pair
 
 # Send the seeds, then one bad line; keep B open long enough to read every reply.
 { cat "$seeds"; echo '{"command_type":"share_workout","service":"myspace","id":42}'; sleep 2; } \
