@@ -7,10 +7,16 @@ public final class CommandDecodingHandler: ChannelInboundHandler {
     public typealias InboundOut = CommandLine
 
     private let decoder = CommandLineDecoder()
-    private let maximumLineLength: Int
+    private let limit: LineLengthLimit
+    private var maximumLineLength: Int { limit.value }
 
     public init(maximumLineLength: Int) {
-        self.maximumLineLength = maximumLineLength
+        self.limit = LineLengthLimit(maximumLineLength)
+    }
+
+    /// Shares `limit` with the ``LineFrameDecoder`` in front of it, so a reload changes both at once.
+    public init(limit: LineLengthLimit) {
+        self.limit = limit
     }
 
     public func channelRead(context: ChannelHandlerContext, data: NIOAny) {
@@ -23,5 +29,10 @@ public final class CommandDecodingHandler: ChannelInboundHandler {
             context.fireChannelRead(wrapInboundOut(
                 CommandLine(id: nil, command: .failure(.lineTooLong(limit: maximumLineLength)), lineEnding: ending)))
         }
+    }
+
+    public func userInboundEventTriggered(context: ChannelHandlerContext, event: Any) {
+        if let change = event as? PipelineOptionsChanged { limit.value = change.options.maximumLineLength }
+        context.fireUserInboundEventTriggered(event)
     }
 }

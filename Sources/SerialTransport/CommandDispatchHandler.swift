@@ -25,7 +25,9 @@ public final class CommandDispatchHandler: ChannelDuplexHandler {
 
     private let process: Process
     private let processImmediately: ProcessImmediately?
-    private let maximumPendingLines: Int
+    private var maximumPendingLines: Int
+    /// Set once a reload changes `serial.reply_line_ending`; until then the reply encoder's own setting holds.
+    private var replyLineEnding: ReplyLineEnding?
     private let logger: Logger
     private var pending: [CommandLine] = []
     private var inFlight = false
@@ -83,6 +85,11 @@ public final class CommandDispatchHandler: ChannelDuplexHandler {
             submitIfIdle(context: context)
             resumeReadingIfPossible(context: context)
             closeIfDrained(context: context)
+        } else if let change = event as? PipelineOptionsChanged {
+            maximumPendingLines = change.options.maximumPendingLines
+            replyLineEnding = change.options.replyLineEnding
+            resumeReadingIfPossible(context: context)
+            context.fireUserInboundEventTriggered(event)
         } else {
             context.fireUserInboundEventTriggered(event)
         }
@@ -144,7 +151,7 @@ public final class CommandDispatchHandler: ChannelDuplexHandler {
         }
         if !replies.isEmpty {
             let promise = context.eventLoop.makePromise(of: Void.self)
-            context.writeAndFlush(wrapOutboundOut(ReplyBatch(replies: replies, answering: batch)), promise: promise)
+            context.writeAndFlush(wrapOutboundOut(ReplyBatch(replies: replies, answering: batch, lineEnding: replyLineEnding)), promise: promise)
             lastWrite = promise.futureResult
         }
         submitIfIdle(context: context)

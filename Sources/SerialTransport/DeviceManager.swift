@@ -66,11 +66,20 @@ public actor DeviceManager {
         attachments[spec.path] = Attachment(spec: spec, task: task, channel: nil, stats: stats)
     }
 
-    /// A reload's `serial.max_line_bytes` / `serial.max_pending_lines`: connections opened from now on (new
-    /// devices, reconnects) are framed with them. Open connections keep theirs, so a reload never cuts a
-    /// wearable off. (A new baud rate or reconnect delay comes with the device's spec: ``attach(_:)``.)
-    public func update(options: PipelineOptions) {
+    /// A reload's `serial.max_line_bytes`, `serial.max_pending_lines` and `serial.reply_line_ending`: pipelines
+    /// opened from now on are built with them, and every open one gets them as ``PipelineOptionsChanged`` on its
+    /// own event loop (no connection is closed for it; see that event for when each setting takes hold).
+    /// Returns once every open pipeline has the new options, so what the device sends after the reload is
+    /// framed by them. (A new baud rate or reconnect delay comes with the device's spec: ``attach(_:)``.)
+    public func update(options: PipelineOptions) async {
+        guard options != self.options else { return }
         self.options = options
+        for channel in attachments.values.compactMap(\.channel) {
+            // Fails only when the channel closed meanwhile: a reconnect builds its pipeline with the new options.
+            try? await channel.eventLoop.submit {
+                channel.pipeline.syncOperations.fireUserInboundEventTriggered(PipelineOptionsChanged(options))
+            }.get()
+        }
     }
 
     /// Stops serving `path` (the device was removed). Lines already read are still answered if the
@@ -177,8 +186,9 @@ public actor DeviceManager {
             repeats = 0
 
             let channel: any Channel
+            let builtWith = options
             do {
-                channel = try await bootstrap(session: session, stats: stats, options: options, logger: logger, fd: fd)
+                channel = try await bootstrap(session: session, stats: stats, options: builtWith, logger: logger, fd: fd)
                     .takingOwnershipOfDescriptor(inputOutput: fd).get()
             } catch {
                 // NIO hands the descriptor back when it refuses it: close it and retry like a failed open.
@@ -189,7 +199,7 @@ public actor DeviceManager {
                 do { try await Task.sleep(for: delay) } catch { break }
                 continue
             }
-            guard setChannel(channel, for: spec.path, stats: stats) else {
+            guard setChannel(channel, for: spec.path, stats: stats, builtWith: builtWith) else {
                 try? await channel.close()
                 break
             }
@@ -209,9 +219,13 @@ public actor DeviceManager {
         }
     }
 
-    private func setChannel(_ channel: any Channel, for path: String, stats: DeviceStats) -> Bool {
+    private func setChannel(
+        _ channel: any Channel, for path: String, stats: DeviceStats, builtWith: PipelineOptions
+    ) -> Bool {
         guard !shuttingDown, attachments[path]?.stats === stats else { return false }
         attachments[path]?.channel = channel
+        // A reload that came while the pipeline was being built did not reach it: bring it up to date.
+        if builtWith != options { channel.pipeline.fireUserInboundEventTriggered(PipelineOptionsChanged(options)) }
         return true
     }
 

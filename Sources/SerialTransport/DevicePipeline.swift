@@ -4,7 +4,7 @@ import WorkoutEngine
 import WorkoutProtocol
 
 /// Settings that shape every device's pipeline.
-public struct PipelineOptions: Sendable {
+public struct PipelineOptions: Sendable, Equatable {
     public var maximumLineLength: Int
     public var maximumPendingLines: Int
     public var replyLineEnding: ReplyLineEnding
@@ -17,6 +17,8 @@ public struct PipelineOptions: Sendable {
 }
 
 /// The per-device channel pipeline: bytes → lines → commands → session → replies → bytes.
+///
+/// A reload's new options reach an open pipeline as the user inbound event ``PipelineOptionsChanged``.
 public enum DevicePipeline {
     public static func addHandlers(
         to pipeline: ChannelPipeline.SynchronousOperations,
@@ -27,11 +29,23 @@ public enum DevicePipeline {
         process: @escaping CommandDispatchHandler.Process
     ) throws {
         try pipeline.addHandler(ByteCountingHandler())
-        try pipeline.addHandler(ByteToMessageHandler(LineFrameDecoder(maximumLineLength: options.maximumLineLength)))
-        try pipeline.addHandler(CommandDecodingHandler(maximumLineLength: options.maximumLineLength))
+        let limit = LineLengthLimit(options.maximumLineLength)
+        try pipeline.addHandler(ByteToMessageHandler(LineFrameDecoder(limit: limit)))
+        try pipeline.addHandler(CommandDecodingHandler(limit: limit))
         try pipeline.addHandler(MessageToByteHandler(ReplyLineEncoder(lineEnding: options.replyLineEnding)))
         try pipeline.addHandler(CommandDispatchHandler(
             maximumPendingLines: options.maximumPendingLines, logger: logger, unreadInput: unreadInput,
             processImmediately: processImmediately, process: process))
+    }
+}
+
+/// Fired into an open device pipeline when a reload changes its options. The handlers that hold a setting take
+/// it from the event: the line limit applies from the next read on (see ``LineFrameDecoder``), the pending-line
+/// limit at the next read decision, and the reply line ending to the next batch of replies written.
+public struct PipelineOptionsChanged: Sendable {
+    public var options: PipelineOptions
+
+    public init(_ options: PipelineOptions) {
+        self.options = options
     }
 }

@@ -16,10 +16,15 @@ public enum LineFrame: Sendable, Equatable {
 ///
 /// A line longer than `maximumLineLength` yields one ``LineFrame/tooLong`` and is then discarded
 /// up to the next line end without being buffered, so memory stays bounded whatever the device sends.
+///
+/// The limit is read at every decode step, so a reload that changes it (through a shared ``LineLengthLimit``)
+/// applies to the open connection from its next read on: a partial line already buffered is judged by the new
+/// limit, and a line already being discarded as too long stays discarded up to its end.
 public struct LineFrameDecoder: ByteToMessageDecoder {
     public typealias InboundOut = LineFrame
 
-    public let maximumLineLength: Int
+    public var maximumLineLength: Int { limit.value }
+    private let limit: LineLengthLimit
     /// The ending of the last line framed: a line reported too long before its end arrives is answered in
     /// the style the device has been using.
     private var previousEnding = LineEnding.lf
@@ -30,7 +35,12 @@ public struct LineFrameDecoder: ByteToMessageDecoder {
     private var scanned = 0
 
     public init(maximumLineLength: Int) {
-        self.maximumLineLength = maximumLineLength
+        self.init(limit: LineLengthLimit(maximumLineLength))
+    }
+
+    /// Framed with `limit`, which the pipeline's ``CommandDecodingHandler`` changes on a reload.
+    public init(limit: LineLengthLimit) {
+        self.limit = limit
     }
 
     public mutating func decode(context: ChannelHandlerContext, buffer: inout ByteBuffer) throws -> DecodingState {
@@ -107,5 +117,15 @@ public struct LineFrameDecoder: ByteToMessageDecoder {
 
     private static func isBlank(_ byte: UInt8) -> Bool {
         byte == UInt8(ascii: " ") || byte == UInt8(ascii: "\t") || byte == UInt8(ascii: "\r")
+    }
+}
+
+/// A device pipeline's line-length limit, shared by its framing decoder and ``CommandDecodingHandler`` (which
+/// sets it when a reload sends ``PipelineOptionsChanged``). Used only on the channel's event loop.
+public final class LineLengthLimit {
+    public var value: Int
+
+    public init(_ value: Int) {
+        self.value = value
     }
 }

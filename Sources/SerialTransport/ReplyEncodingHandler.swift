@@ -6,10 +6,13 @@ import WorkoutProtocol
 public struct ReplyBatch: Sendable {
     public var replies: [Reply]
     public var lines: [CommandLine]
+    /// Overrides the encoder's own setting: a reload's `serial.reply_line_ending` for an open connection.
+    public var lineEnding: ReplyLineEnding?
 
-    public init(replies: [Reply], answering lines: [CommandLine] = []) {
+    public init(replies: [Reply], answering lines: [CommandLine] = [], lineEnding: ReplyLineEnding? = nil) {
         self.replies = replies
         self.lines = lines
+        self.lineEnding = lineEnding
     }
 }
 
@@ -40,7 +43,7 @@ public struct ReplyLineEncoder: MessageToByteEncoder {
     }
 
     private func endsInCRLF(replyAt index: Int, of batch: ReplyBatch) -> Bool {
-        switch lineEnding {
+        switch batch.lineEnding ?? lineEnding {
         case .lf: false
         case .crlf: true
         case .auto: index < batch.lines.count && batch.lines[index].lineEnding.wantsCRLF

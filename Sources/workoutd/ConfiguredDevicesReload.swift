@@ -5,7 +5,7 @@ import WorkoutEngine
 extension ReloadHook {
     /// `devices:` (and `--device`), `serial.*`, `reconnect.*`: listed paths not being served are attached with the
     /// new settings; listed paths already served stay connected and take the new baud rate and reconnect delays
-    /// at their next (re)open, the new line limits with their next connection. Paths no longer listed stay
+    /// at their next (re)open, the new line limits and reply line ending at once. Paths no longer listed stay
     /// connected too: a reload never cuts a wearable off.
     static func configuredDevices(_ manager: DeviceManager) -> ReloadHook {
         ReloadHook(name: "devices") { configuration in

@@ -114,7 +114,7 @@ import WorkoutdTesting
         #expect(payload.contains("Gym"), "the workout JSON reached the command's stdin: \(payload)")
     }
 
-    /// log_level and the serial limits apply on reload; a restart-only key is named, never applied.
+    /// log_level and the serial limits apply on reload, to open connections too; a restart-only key is named, never applied.
     @Test func liveKeysApplyAndRestartOnlyKeysWaitForARestart() throws {
         let first = try SimulatedWearable()
         let second = try SimulatedWearable()
@@ -124,20 +124,25 @@ import WorkoutdTesting
         #expect(try first.request(start).contains("ok"))
 
         let debugFile = devicesYAML([first.devicePath, second.devicePath],
-                                    extra: "log_level: debug\nserial:\n  max_line_bytes: 128\nstorage:\n  backend: memory\nshutdown:\n  drain_timeout_ms: 100\n")
+                                    extra: "log_level: debug\nserial:\n  max_line_bytes: 128\n  reply_line_ending: crlf\nstorage:\n  backend: memory\nshutdown:\n  drain_timeout_ms: 100\n")
         try debugFile.write(toFile: daemon.configFile, atomically: true, encoding: .utf8)
         try reload(daemon, expecting: "configuration reloaded", occurrence: 1)
         #expect(!daemon.daemon.log.contains("command acknowledged"), "per-command lines are debug: not logged at info")
 
-        // log_level: debug is in force for a device connected before the reload.
-        #expect(try first.request(#"{"command_type":"end_workout"}"#).contains("ok"))
+        // log_level: debug and serial.reply_line_ending: crlf are in force for a device connected before the reload.
+        let ended = try first.request(#"{"command_type":"end_workout"}"#)
+        #expect(ended.contains("ok") && ended.hasSuffix("\r"), "the reply ends in CRLF now: \(ended.debugDescription)")
         try daemon.daemon.waitForLog("command acknowledged")
 
-        // serial.max_line_bytes: 128 frames the lines of a device connected after the reload.
+        // serial.max_line_bytes: 128 frames the lines of a device connected after the reload...
         try daemon.waitUntilConnected(second.devicePath)
         let long = #"{"command_type":"start_workout","location":"\#(String(repeating: "x", count: 80))","intensityLevel":5}"#
         #expect(try second.request(long).contains("line_too_long"), "a line longer than the new limit")
         #expect(try second.request(start).contains(#""status":"ok""#))
+        // ... and those of the device connected before it, without reconnecting it.
+        #expect(try first.request(long).contains("line_too_long"), "the open connection frames with the new limit")
+        let kept = try #require(try daemon.ctlJSON(["devices"], as: DeviceReport.self).first { $0.node == first.devicePath })
+        #expect(kept.connected && kept.connections == 1, "the open device was not reconnected to get it")
         let sent = try daemon.ctl(["send", "--device", first.devicePath, long])
         #expect(sent.status == 1 && sent.stdout.contains("line_too_long"), "workoutctl send holds a line to the new limit too: \(sent)")
 

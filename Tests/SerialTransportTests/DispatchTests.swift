@@ -157,6 +157,52 @@ struct DispatchTests {
         _ = try await channel.finish()
     }
 
+    @Test("a reload's line limit and reply ending reach an open connection, also for a line half read before it")
+    func reloadedOptionsApplyToAnOpenConnection() async throws {
+        let (channel, _) = try await makeChannel(options: PipelineOptions(maximumLineLength: 128, replyLineEnding: .lf))
+        let long = #"{"command_type":"start_workout","location":"\#(String(repeating: "x", count: 30))","date":"2020-03-16T19:45:13Z","intensityLevel":5}"#
+        #expect((65...128).contains(long.utf8.count))
+        try await channel.writeInbound(ByteBuffer(string: long + "\n"))
+        let before = try await replies(channel, count: 1)
+        #expect(before[0].contains(#""status":"ok""#) && !before[0].hasSuffix("\r"), "\(before)")
+
+        // The first half of the same line, then the reload, then the rest: the line ends after the reload.
+        try await channel.writeInbound(ByteBuffer(string: String(long.prefix(40))))
+        try await channel.eventLoop.submit {
+            channel.pipeline.syncOperations.fireUserInboundEventTriggered(
+                PipelineOptionsChanged(PipelineOptions(maximumLineLength: 64, replyLineEnding: .crlf)))
+        }.get()
+        try await channel.writeInbound(ByteBuffer(string: String(long.dropFirst(40)) + "\n" + #"{"command_type":"end_workout"}"# + "\n"))
+        let after = try await replies(channel, count: 2)
+        #expect(after[0].contains(#""code":"line_too_long""#) && after[0].contains("longer than 64 bytes"), "\(after)")
+        #expect(after[1].contains(#""status":"ok""#), "a short line still passes: \(after)")
+        #expect(after.allSatisfy { $0.hasSuffix("\r") }, "replies end in CRLF from the reload on: \(after)")
+        _ = try await channel.finish()
+    }
+
+    @Test("a reload that raises the pending-line limit releases a read held by the old one")
+    func reloadedPendingLimitAppliesToAnOpenConnection() async throws {
+        let gate = AsyncStream<Void>.makeStream()
+        let (channel, counter) = try await makeChannel(options: PipelineOptions(maximumPendingLines: 4), process: { lines in
+            for await _ in gate.stream { break }
+            return lines.map { _ in Reply.error(.nothingToShare, id: nil) }
+        })
+        // One batch in flight (blocked), five lines waiting: over the limit of 4, so reading is held.
+        for _ in 0..<6 { try await channel.writeInbound(ByteBuffer(string: "{\"command_type\":\"end_workout\"}\n")) }
+        let before = counter.reads.load(ordering: .relaxed)
+        channel.read()
+        try await channel.eventLoop.submit {}.get()
+        #expect(counter.reads.load(ordering: .relaxed) == before, "held under the old limit")
+        try await channel.eventLoop.submit {
+            channel.pipeline.syncOperations.fireUserInboundEventTriggered(
+                PipelineOptionsChanged(PipelineOptions(maximumPendingLines: 16)))
+        }.get()
+        #expect(counter.reads.load(ordering: .relaxed) == before + 1, "five waiting lines are within the new limit of 16")
+        gate.continuation.finish()
+        _ = try await replies(channel, count: 6)
+        _ = try await channel.finish()
+    }
+
     @Test("reading pauses while the device is not taking replies")
     func backPressureOnWritability() async throws {
         let (channel, counter) = try await makeChannel()
