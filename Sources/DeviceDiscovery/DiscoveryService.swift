@@ -11,15 +11,21 @@ import WorkoutEngine
 /// (and their draining at shutdown, through `SerialDeviceService`).
 public final class DiscoveryService: Service, Sendable {
     private let manager: DeviceManager
-    /// Swapped by a configuration reload; applies to devices seen from then on.
-    private let matcher: Mutex<DeviceMatcher>
+    /// Swapped by a configuration reload; applies to devices seen from then on. `nil`: discovery is disabled.
+    private let matcher: Mutex<DeviceMatcher?>
     private let baud: Mutex<UInt32>
     private let policy: ReconnectPolicy
     private let logger: Logger
     private let readiness = ReadinessSignal()
+    /// The monitor of the pass running now, stopped when a reload disables discovery.
+    private let monitor = Mutex<UdevMonitor?>(nil)
+    /// Wakes a disabled service when a reload enables it.
+    private let enabled: AsyncStream<Void>
+    private let enable: AsyncStream<Void>.Continuation
 
+    /// With `matcher` `nil` the service starts disabled: it touches no udev until a reload enables it.
     public init(
-        manager: DeviceManager, matcher: DeviceMatcher, baud: UInt32 = 115_200,
+        manager: DeviceManager, matcher: DeviceMatcher?, baud: UInt32 = 115_200,
         policy: ReconnectPolicy = .discovered, logger: Logger
     ) {
         self.manager = manager
@@ -27,23 +33,63 @@ public final class DiscoveryService: Service, Sendable {
         self.baud = Mutex(baud)
         self.policy = policy
         self.logger = logger
+        (enabled, enable) = AsyncStream.makeStream(bufferingPolicy: .bufferingNewest(1))
     }
 
     /// New match rules and baud rate (a reload): devices that appear or change from now on are matched against
-    /// them and opened at `baud` (when given); devices already served stay connected.
-    public func update(matcher: DeviceMatcher, baud: UInt32? = nil) {
-        self.matcher.withLock { $0 = matcher }
+    /// them and opened at `baud` (when given); devices already served stay connected. `nil` rules disable
+    /// discovery: the monitor stops and the devices it attached are released (configured ones are not its own).
+    /// Rules given to a disabled service start it: the ttys present are scanned and the matching ones served.
+    public func update(matcher: DeviceMatcher?, baud: UInt32? = nil) {
+        let wasEnabled = self.matcher.withLock { current in
+            defer { current = matcher }
+            return current != nil
+        }
         if let baud { self.baud.withLock { $0 = baud } }
-        logger.info("device match rules updated", metadata: ["rules": "\(matcher.rules.map(\.description))"])
+        switch (wasEnabled, matcher) {
+        case (true, nil):
+            logger.notice("device discovery disabled; releasing the devices it found")
+            monitor.withLock { $0 }?.stop()
+        case (false, let matcher?):
+            logger.notice("device discovery enabled", metadata: ["rules": "\(matcher.rules.map(\.description))"])
+            enable.yield()
+        case (true, let matcher?):
+            logger.info("device match rules updated", metadata: ["rules": "\(matcher.rules.map(\.description))"])
+        case (false, nil):
+            break
+        }
     }
 
     /// Returns once the hotplug monitor is armed and the devices present at start-up have been
-    /// handed to the manager (the moment to tell systemd `READY=1`); throws if libudev failed first.
+    /// handed to the manager (the moment to tell systemd `READY=1`), or at once when discovery is disabled;
+    /// throws if libudev failed first.
     public func waitUntilReady() async throws {
         try await readiness.wait()
     }
 
     public func run() async throws {
+        var started = false
+        while !Task.isShuttingDownGracefully && !Task.isCancelled {
+            if matcher.withLock({ $0 }) != nil {
+                do {
+                    try await discover()
+                } catch {
+                    // At start the daemon cannot do what it was asked; after a reload it keeps serving the rest.
+                    guard started else { throw error }
+                }
+            } else {
+                readiness.signal()
+            }
+            started = true
+            // Disabled (at start or by a reload), or failed to start after a reload: the next reload that
+            // enables discovery starts it again.
+            for await _ in enabled.cancelOnGracefulShutdown() { break }
+        }
+    }
+
+    /// One pass of discovery: arms a monitor, serves what is present and what appears, until shutdown or a
+    /// reload disables discovery (the monitor is stopped); then releases what it attached unless shutting down.
+    private func discover() async throws {
         let monitor: UdevMonitor
         let present: [DiscoveredDevice]
         do {
@@ -57,6 +103,10 @@ public final class DiscoveryService: Service, Sendable {
             throw error
         }
         defer { monitor.stop() }
+        self.monitor.withLock { $0 = monitor }
+        defer { self.monitor.withLock { $0 = nil } }
+        // A reload that disabled discovery while the monitor was being armed found no monitor to stop.
+        if matcher.withLock({ $0 }) == nil { monitor.stop() }
 
         var served: [String: DeviceIdentity] = [:]
         for device in present {
@@ -64,13 +114,19 @@ public final class DiscoveryService: Service, Sendable {
         }
         logger.info("device discovery ready", metadata: [
             "present": "\(present.count)", "served": "\(served.count)",
-            "rules": "\(matcher.withLock { $0 }.rules.map(\.description))",
+            "rules": "\(matcher.withLock { $0 }?.rules.map(\.description) ?? [])",
         ])
         readiness.signal()
 
         for await device in monitor.events.cancelOnGracefulShutdown() {
             await handle(device, served: &served)
         }
+        // At shutdown the manager drains every device; disabled by a reload, discovery lets go of its own.
+        guard !Task.isShuttingDownGracefully && !Task.isCancelled else { return }
+        for node in served.keys.sorted() {
+            await manager.detach(path: node)
+        }
+        logger.notice("device discovery stopped", metadata: ["released": "\(served.keys.sorted())"])
     }
 
     /// `served` maps the nodes this service attached to who is on them, so a remove only ever
@@ -83,7 +139,7 @@ public final class DiscoveryService: Service, Sendable {
 
         switch device.action {
         case .present, .add, .change:
-            guard let rule = matcher.withLock({ $0 }).firstMatch(device) else {
+            guard let rule = matcher.withLock({ $0 })?.firstMatch(device) else {
                 if served.removeValue(forKey: node) != nil {
                     logger.notice("device no longer matches any rule; closing it")
                     await manager.detach(path: node)

@@ -13,7 +13,7 @@ enum ConfigurationKeys {
         .init("serial.reply_line_ending", .string, .live),
         .init("reconnect.initial_delay_ms", .integer, .live),
         .init("reconnect.max_delay_ms", .integer, .live),
-        .init("discovery.enabled", .boolean, .restart),
+        .init("discovery.enabled", .boolean, .live),
         .init("discovery.match", .list, .live),
         .init("state_dir", .string, .restart),
         .init("storage.backend", .string, .restart),

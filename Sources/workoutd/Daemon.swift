@@ -50,14 +50,11 @@ enum Daemon {
             reloader.register(.controlLineLimit(control.responder))
         }
         // After `serial`, so shutdown (in reverse order) stops discovering before the devices drain.
-        var untilReady: @Sendable () async throws -> Void = {}
-        if let matcher = config.discovery {
-            let discovery = DiscoveryService(manager: manager, matcher: matcher, baud: config.baud, logger: logger)
-            services.append(discovery)
-            reloader.register(.discoveryRules(discovery))
-            untilReady = { try await discovery.waitUntilReady() }
-        }
-        services.append(systemd.status(manager: manager, engine: engine, untilReady: untilReady))
+        // Also when disabled: it then touches no udev, and a reload that enables it starts it.
+        let discovery = DiscoveryService(manager: manager, matcher: config.discovery, baud: config.baud, logger: logger)
+        services.append(discovery)
+        reloader.register(.discoveryRules(discovery))
+        services.append(systemd.status(manager: manager, engine: engine, untilReady: { try await discovery.waitUntilReady() }))
         var groupConfiguration = ServiceGroupConfiguration(
             services: services.map { .init(service: $0) },
             gracefulShutdownSignals: [.sigterm, .sigint],

@@ -6,7 +6,6 @@ extension DaemonConfiguration {
             "state_dir": stateDirectory,
             "storage.backend": storage.rawValue,
             "control_socket": controlSocket ?? "",
-            "discovery.enabled": "\(discovery != nil)",
             "shutdown.drain_timeout_ms": "\(drainTimeout)",
             // The URL's parts rather than its text: the password it may carry stays out of comparisons' logs.
             "replication.postgres_url": replication.map { "\($0.endpoint) \($0.username) \($0.database ?? "") \($0.sslMode) \($0.urlPassword != nil)" } ?? "",

@@ -17,15 +17,12 @@ extension ReloadHook {
         }
     }
 
-    /// `discovery.match`, `serial.baud`: devices that appear or change after the reload are matched against the
-    /// new rules and opened at the new rate;
-    /// devices already served stay connected.
+    /// `discovery.*`, `serial.baud`: devices that appear or change after the reload are matched against the
+    /// new rules and opened at the new rate; devices already served stay connected. `discovery.enabled: false`
+    /// stops the monitor and releases the devices discovery attached; `true` starts it and serves what matches.
     static func discoveryRules(_ discovery: DiscoveryService) -> ReloadHook {
         ReloadHook(name: "discovery") { configuration in
-            // `discovery.enabled: false` takes effect after a restart (the reload says so); until then the
-            // rules in force stay.
-            guard let matcher = configuration.discovery else { return {} }
-            return { discovery.update(matcher: matcher, baud: configuration.baud) }
+            { discovery.update(matcher: configuration.discovery, baud: configuration.baud) }
         }
     }
 

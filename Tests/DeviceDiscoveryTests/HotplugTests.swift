@@ -140,6 +140,33 @@ struct HotplugTests {
         await harness.stop()
     }
 
+    @Test func discoveryTurnedOffByAReloadReleasesItsDevicesAndTurnedOnServesWhatMatches() async throws {
+        let harness = try await DiscoveryHarness()
+        let found = try harness.plugWearable(node: "ttyACM0", port: "1-1", serial: "WRB-0020")
+        // A configured device (`devices:`) on a tty no rule matches: not discovery's to release.
+        let configured = try harness.plugWearable(node: "ttyACM1", port: "1-2", serial: "WRB-0021", properties: ["WORKOUTD_DEVICE": "0"])
+        await harness.manager.attach(DeviceSpec(path: configured.tty.devnode, identity: "configured"))
+        try await harness.start()
+        #expect(try await found.exchange(WireCommand.start(id: 1))?.startedWorkoutID != nil)
+        #expect(try await configured.exchange(WireCommand.start(id: 1))?.startedWorkoutID != nil)
+
+        // discovery.enabled: false
+        harness.service.update(matcher: nil)
+        #expect(await harness.waitForDevices { $0.map(\.path) == [configured.tty.devnode] }, "the discovered device is released")
+        #expect(!found.isNodeOpen, "its node is closed")
+        #expect(try await configured.exchange(WireCommand.end(id: 2))?.isSuccess == true, "the configured one stays connected")
+        // Plugged while discovery is off: nobody announces it to us again, so only the scan on enabling finds it.
+        let pluggedWhileOff = try harness.plugWearable(node: "ttyACM2", port: "1-3", serial: "WRB-0022")
+
+        // discovery.enabled: true
+        harness.service.update(matcher: try DeviceMatcher(parsing: DeviceMatcher.defaultRules))
+        #expect(try await found.exchange(WireCommand.end(id: 2))?.isSuccess == true, "served again, its workout intact")
+        #expect(try await pluggedWhileOff.exchange(WireCommand.start(id: 1))?.startedWorkoutID != nil)
+        #expect(Set(await harness.manager.devices().map(\.path))
+                == [found.tty.devnode, configured.tty.devnode, pluggedWhileOff.tty.devnode])
+        await harness.stop()
+    }
+
     @Test func opensANodeThatBecomesUsableOnlyAfterADelay() async throws {
         let harness = try await DiscoveryHarness()
         try await harness.start()
