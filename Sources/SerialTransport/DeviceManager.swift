@@ -162,9 +162,11 @@ public actor DeviceManager {
                         metadata: ["error": "\(error)", "hint": "\(OpenFailurePolicy.hint(errno: code))"])
                 }
                 // Once per reason, not per retry: a node that stays unusable the same way is one line.
+                // `retry_in` is the delay the reconnect policy in force (a reload may change it) gave this retry.
+                let retryIn = "\(Int((delay / .milliseconds(1)).rounded()))ms"
                 if error.summary != lastFailure {
                     if !report {
-                        var metadata: Logger.Metadata = ["error": "\(error)"]
+                        var metadata: Logger.Metadata = ["error": "\(error)", "retry_in": "\(retryIn)"]
                         if let lastFailure { metadata["previous"] = "\(lastFailure) (\(repeats) times)" }
                         logger.notice("device not openable yet; retrying", metadata: metadata)
                     }
@@ -172,6 +174,7 @@ public actor DeviceManager {
                     repeats = 1
                 } else {
                     repeats += 1
+                    logger.debug("device still not openable; retrying", metadata: ["retry_in": "\(retryIn)"])
                 }
                 attempt += 1
                 do { try await Task.sleep(for: delay) } catch { break }

@@ -178,4 +178,40 @@ import WorkoutdTesting
         #expect(try #require(try daemon.ctlJSON(["status"], as: StatusReport.self).first).pendingRestart.isEmpty)
         #expect(!(try daemon.ctl(["status"]).stdout.contains("pending restart")))
     }
+
+    /// The output speed of the pty pair `wearable` sits on: TCGETS on a Linux pty master reports the slave's
+    /// termios (tty_mode_ioctl uses the linked tty), i.e. the rate the daemon set when it opened the node.
+    private func speed(of wearable: SimulatedWearable) throws -> speed_t {
+        var settings = termios()
+        guard tcgetattr(wearable.fd, &settings) == 0 else { throw TestingError("tcgetattr: \(String(cString: strerror(errno)))") }
+        return cfgetospeed(&settings)
+    }
+
+    /// serial.baud and reconnect.* apply at a device's next open: a device the reload adds opens at the new rate,
+    /// and a configured node that cannot be opened yet is retried with the new delays.
+    @Test func baudAndReconnectDelaysApplyAtTheNextOpenAfterAReload() throws {
+        let first = try SimulatedWearable()
+        let second = try SimulatedWearable()
+        let missing = FileManager.default.temporaryDirectory.appendingPathComponent("workoutd-missing-\(UUID().uuidString)").path
+        let daemon = try ControlledDaemon(
+            configuration: devicesYAML([first.devicePath, missing], extra: "reconnect:\n  initial_delay_ms: 50\n  max_delay_ms: 100\n"),
+            logLevel: "debug")
+        try daemon.waitUntilConnected(first.devicePath)
+        #expect(try speed(of: first) == speed_t(B115200), "the default rate")
+        try daemon.daemon.waitForLog("retry_in=100ms")
+        #expect(!daemon.daemon.log.contains("retry_in=300ms"))
+
+        try devicesYAML([first.devicePath, missing, second.devicePath],
+                        extra: "serial:\n  baud: 9600\nreconnect:\n  initial_delay_ms: 300\n  max_delay_ms: 300\n")
+            .write(toFile: daemon.configFile, atomically: true, encoding: .utf8)
+        try reload(daemon, expecting: "configuration reloaded", occurrence: 1)
+        try daemon.waitUntilConnected(second.devicePath)
+        #expect(try speed(of: second) == speed_t(B9600), "the device opened after the reload runs at the new rate")
+        #expect(try second.request(start).contains("ok"))
+        #expect(try speed(of: first) == speed_t(B115200), "the open device is not reopened for it")
+        // The node attached before the reload is retried with the new delays (300 ms, never seen before it).
+        try daemon.daemon.waitForLog("retry_in=300ms")
+        let retried = daemon.daemon.log.split(separator: "\n").first { $0.contains("retry_in=300ms") }
+        #expect(retried?.contains("node=\(missing)") == true, "\(String(describing: retried))")
+    }
 }
