@@ -188,7 +188,8 @@ import WorkoutdTesting
     }
 
     /// serial.baud and reconnect.* apply at a device's next open: a device the reload adds opens at the new rate,
-    /// and a configured node that cannot be opened yet is retried with the new delays.
+    /// one open before it keeps its rate until it is reopened (after a hangup), and a configured node that cannot
+    /// be opened yet is retried with the new delays.
     @Test func baudAndReconnectDelaysApplyAtTheNextOpenAfterAReload() throws {
         let first = try SimulatedWearable()
         let second = try SimulatedWearable()
@@ -209,6 +210,18 @@ import WorkoutdTesting
         #expect(try speed(of: second) == speed_t(B9600), "the device opened after the reload runs at the new rate")
         #expect(try second.request(start).contains("ok"))
         #expect(try speed(of: first) == speed_t(B115200), "the open device is not reopened for it")
+        // A hangup of the device that was open before the reload: the daemon reopens its node, at the new rate.
+        let slave = open(first.devicePath, O_RDWR | O_NOCTTY | O_NONBLOCK)
+        #expect(slave >= 0 && ioctl(slave, UInt(TIOCVHANGUP)) == 0, "hang up \(first.devicePath)")
+        close(slave)
+        let deadline = ContinuousClock.now + .seconds(30)
+        while try daemon.ctlJSON(["devices"], as: DeviceReport.self).first(where: { $0.node == first.devicePath })
+            .map({ $0.connected && $0.connections == 2 }) != true {
+            guard ContinuousClock.now < deadline else { throw TestingError("no reconnect after the hangup:\n\(daemon.daemon.log)") }
+            usleep(20_000)
+        }
+        #expect(try speed(of: first) == speed_t(B9600), "reopened after the reload: the new rate")
+        #expect(try first.request(#"{"command_type":"end_workout"}"#).contains("no_active_workout"), "and served")
         // The node attached before the reload is retried with the new delays (300 ms, never seen before it).
         try daemon.daemon.waitForLog("retry_in=300ms")
         let retried = daemon.daemon.log.split(separator: "\n").first { $0.contains("retry_in=300ms") }
