@@ -25,7 +25,7 @@ enum ConfigurationKeys {
         .init("log_level", .string, .live),
         .init("shutdown.drain_timeout_ms", .integer, .restart),
         .init("replication.postgres_url", .string, .restart),
-        .init("replication.password_file", .string, .restart),
+        .init("replication.password_file", .string, .live),
         .init("replication.hub_id", .string, .restart),
         .init("replication.retention_days", .integer, .restart),
     ]

@@ -7,9 +7,8 @@ extension DaemonConfiguration {
             "storage.backend": storage.rawValue,
             "control_socket": controlSocket ?? "",
             "shutdown.drain_timeout_ms": "\(drainTimeout)",
-            // The URL's parts rather than its text: the password it may carry stays out of comparisons' logs.
-            "replication.postgres_url": replication.map { "\($0.endpoint) \($0.username) \($0.database ?? "") \($0.sslMode) \($0.urlPassword != nil)" } ?? "",
-            "replication.password_file": replication?.passwordFile ?? "",
+            // Redacted: a password written in the URL stays out of the comparison and its log line.
+            "replication.postgres_url": replication?.redactedDescription ?? "",
             "replication.hub_id": replication?.hubID ?? "",
             "replication.retention_days": replication?.retention.map { "\($0)" } ?? "",
         ]

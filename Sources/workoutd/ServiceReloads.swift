@@ -27,12 +27,13 @@ extension ReloadHook {
     }
 
     /// `replication.password_file`: read again and used from the next connection. The server and hub id
-    /// need a restart (a hub that changed its name mid-history would split it).
+    /// need a restart (a hub that changed its name mid-history would split it): the restart-only report names
+    /// them, and until then the running server keeps its password too.
     static func replicationPassword(_ shipper: ReplicationShipper, current: ReplicationConfiguration) -> ReloadHook {
         ReloadHook(name: "replication") { configuration in
             guard let replication = configuration.replication,
                   replication.redactedDescription == current.redactedDescription, replication.hubID == current.hubID else {
-                throw ConfigurationError(key: "replication", problem: "postgres_url and hub_id take effect on restart only")
+                return {}
             }
             let password: String?
             do { password = try replication.readPassword() } catch {

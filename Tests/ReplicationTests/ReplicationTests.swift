@@ -234,6 +234,37 @@ struct ReplicationTests {
         #expect(try cluster.count("SELECT count(*) FROM pg_tables WHERE tablename = 'workouts'") == 0)
     }
 
+    /// An administrator renames the hub and raises the log level in one edit: the rename waits for a restart
+    /// (and says so) without costing the live change, and shipping carries on under the hub's first name.
+    @Test func aReloadNamesTheHubChangeAsPendingAndAppliesTheRest() throws {
+        let cluster = try PostgresCluster()
+        let hub = try ReplicationHub(hubID: "hub-reload", devices: 1, postgresURL: cluster.url(), cluster: cluster)
+        defer { hub.remove() }
+        try hub.start()
+        let daemon = try #require(hub.daemon)
+        #expect(try hub.runLoad(cycles: 2).allSatisfy({ $0.isSuccess }))
+        try hub.waitUntilShipped()
+
+        let original = try String(contentsOfFile: hub.configFile, encoding: .utf8)
+        try original.replacingOccurrences(of: "hub_id: \"hub-reload\"", with: "hub_id: \"hub-renamed\"")
+            .replacingOccurrences(of: "log_level: info", with: "log_level: debug")
+            .write(toFile: hub.configFile, atomically: true, encoding: .utf8)
+        daemon.signal(SIGHUP)
+        try daemon.waitForLog("configuration reloaded")
+        #expect(daemon.log.contains("replication.hub_id changed; takes effect after restart"), "\(daemon.log)")
+        #expect(!daemon.log.contains("reload rejected"), "\(daemon.log)")
+        let status = try Workoutctl.run(["--socket", hub.socket, "status", "--json"])
+        let object = try JSONSerialization.jsonObject(with: Data(status.stdout.utf8)) as? [String: Any]
+        #expect(object?["pendingRestart"] as? [String] == ["replication.hub_id"], "\(status.stdout)")
+
+        // log_level applied: a command now leaves a debug line; the rows keep the running hub's name.
+        #expect(try hub.runLoad(cycles: 1, tag: "after").allSatisfy({ $0.isSuccess }))
+        try daemon.waitForLog("command acknowledged")  // the debug line of a command after the reload
+        try hub.waitUntilShipped()
+        #expect(try CentralRows(hub: "hub-reload", in: cluster).isComplete(cycles: 3, active: 0))
+        #expect(try cluster.count("SELECT count(*) FROM workouts WHERE hub_id = 'hub-renamed'") == 0)
+    }
+
     private func waitUntil(_ what: String, timeout: Duration = .seconds(60), _ condition: () throws -> Bool) throws {
         let deadline = ContinuousClock.now + timeout
         while ContinuousClock.now < deadline {
