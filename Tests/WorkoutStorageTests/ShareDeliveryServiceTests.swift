@@ -32,13 +32,14 @@ import WorkoutProtocol
         defer { running.cancel() }
         try await Task.sleep(for: .milliseconds(100))  // let the worker reach its wait
 
-        let start = ContinuousClock.now
+        // The poll is an hour away, so a delivery at all proves the queueing woke the worker; the wait below is
+        // only a bound for a broken build, generous for a loaded machine.
         let shareID = try await Self.queueShare(engine)
         let file = directory.path + "/outbox/twitter/share-\(shareID).json"
-        #expect(try await eventually(timeout: .seconds(10)) { FileManager.default.fileExists(atPath: file) })
+        #expect(try await eventually(timeout: .seconds(120)) { FileManager.default.fileExists(atPath: file) })
         #expect(try await eventually { try await store.shares(limit: nil).first?.status == .delivered })
-        #expect(ContinuousClock.now - start < .seconds(10))
-        #expect(delivered.withLock { $0 } == [shareID])
+        // The event follows the stored status: wait for it rather than read it at once.
+        #expect(try await eventually { delivered.withLock { $0 } == [shareID] }, "\(delivered.withLock { $0 })")
         let share = try #require(try await store.shares(limit: nil).first)
         #expect(share.attempts == 1 && share.deliveredAt != nil && share.lastError == nil)
     }
