@@ -23,13 +23,26 @@ final class Doorbell: Sendable {
         waiter?.resume()
     }
 
-    /// Returns when rung, when `timeout` passes, or when the task is cancelled.
-    func wait(timeout: Duration) async {
-        await withTaskGroup(of: Void.self) { group in
-            group.addTask { await self.waitForRing() }
-            group.addTask { try? await Task.sleep(for: timeout) }
-            await group.next()
+    /// Returns when rung (true), when `timeout` passes or the task is cancelled (false).
+    /// Without a `timeout` it waits for the ring alone: no timer at all.
+    @discardableResult
+    func wait(timeout: Duration?) async -> Bool {
+        guard let timeout else {
+            await waitForRing()
+            return !Task.isCancelled
+        }
+        return await withTaskGroup(of: Bool.self) { group in
+            group.addTask {
+                await self.waitForRing()
+                return !Task.isCancelled
+            }
+            group.addTask {
+                try? await Task.sleep(for: timeout)
+                return false
+            }
+            let rung = await group.next() ?? false
             group.cancelAll()
+            return rung
         }
     }
 

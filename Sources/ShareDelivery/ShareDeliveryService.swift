@@ -7,8 +7,8 @@ import WorkoutProtocol
 
 /// The delivery worker: sends due shares through their service's sink and records each attempt.
 ///
-/// Wakes as soon as the engine queues a share, and otherwise every `pollInterval` for retries whose
-/// backoff has passed. Delivery state lives in the store, so after a crash the shares still pending are
+/// Wakes as soon as the engine queues a share, and otherwise only when the earliest pending retry is due
+/// (a timer armed for that time); with nothing pending it sleeps until a share is queued, reading nothing. Delivery state lives in the store, so after a crash the shares still pending are
 /// sent again (at least once); the store marks a share delivered only once.
 public struct ShareDeliveryService: Service {
     private let store: any WorkoutStore
@@ -16,7 +16,6 @@ public struct ShareDeliveryService: Service {
     private let sinks: SinkTable
     private let events: EngineEvents
     private let backoff: RetryBackoff
-    private let pollInterval: Duration
     private let batchSize: Int
     /// How long a pass waits, once woken, for more shares to join it.
     private let gatherDelay: Duration
@@ -29,7 +28,7 @@ public struct ShareDeliveryService: Service {
 
     public init(
         store: any WorkoutStore, sinks: [ShareService: any ShareSink], events: EngineEvents,
-        backoff: RetryBackoff = RetryBackoff(), pollInterval: Duration = .seconds(1), batchSize: Int = 128,
+        backoff: RetryBackoff = RetryBackoff(), batchSize: Int = 128,
         gatherDelay: Duration = .milliseconds(50), dutyCycle: Double = 0.25,
         clock: @escaping @Sendable () -> Date = Date.init, logger: Logger = Logger(label: "workoutd.shares")
     ) {
@@ -37,7 +36,6 @@ public struct ShareDeliveryService: Service {
         self.sinks = SinkTable(sinks)
         self.events = events
         self.backoff = backoff
-        self.pollInterval = pollInterval
         self.batchSize = max(1, batchSize)
         self.gatherDelay = gatherDelay
         self.dutyCycle = min(1, max(0.01, dutyCycle))
@@ -69,14 +67,26 @@ public struct ShareDeliveryService: Service {
                         // backlog, rest in proportion, so devices keep most of the machine.
                         let busy = ContinuousClock.now - started
                         try? await Task.sleep(for: busy * ((1 - dutyCycle) / dutyCycle))
-                    } else {
-                        await doorbell.wait(timeout: pollInterval)
+                    } else if await doorbell.wait(timeout: await untilNextRetry()) {
                         // Shares queued close together go out in one pass (one fsync of a spool
                         // directory for many), so delivery I/O does not interleave with every command.
                         try? await Task.sleep(for: gatherDelay)
                     }
                 }
             }
+        }
+    }
+
+    /// How long until the earliest pending share is due again; nil when none is pending (wait for a ring).
+    private func untilNextRetry() async -> Duration? {
+        do {
+            guard let next = try await store.nextShareAttempt() else { return nil }
+            return .seconds(max(0, next.timeIntervalSince(clock())))
+        } catch {
+            if Task.isCancelled { return nil }
+            // Storage unreadable right now: look again after the first backoff step rather than never.
+            logger.warning("cannot read when pending shares are due", metadata: ["error": "\(error)"])
+            return backoff.initial
         }
     }
 

@@ -76,6 +76,9 @@ public protocol WorkoutStore: Sendable {
 
     /// Pending shares whose next attempt is due at `now`, oldest first.
     func dueShares(now: Date, limit: Int) async throws -> [ShareRecord]
+    /// When the earliest pending share is next due (nil when none is pending): what the delivery worker
+    /// arms its timer for, instead of polling.
+    func nextShareAttempt() async throws -> Date?
     /// Records an attempt: delivered, or failed with the error and the time of the next try.
     func recordDelivery(shareID: Int64, result: DeliveryResult) async throws
     /// Records several attempts at once, in one transaction where the store has them.
@@ -102,6 +105,10 @@ extension WorkoutStore {
 
     public func recordDeliveries(_ results: [(shareID: Int64, result: DeliveryResult)]) async throws {
         for (shareID, result) in results { try await recordDelivery(shareID: shareID, result: result) }
+    }
+
+    public func nextShareAttempt() async throws -> Date? {
+        try await dueShares(now: .distantFuture, limit: Int.max).map(\.nextAttemptAt).min()
     }
 }
 

@@ -22,6 +22,12 @@ public final class SQLiteWorkoutStore: WorkoutStore {
     }
 
     public let path: String
+    /// Whether opening ran SQLite's full `quick_check` (the file was small enough); when false, run
+    /// ``checkIntegrity()`` once serving has started.
+    public let integrityCheckedAtOpen: Bool
+    /// Up to this many bytes the whole file is checked before opening (cheap: one read of it); a larger file
+    /// gets only the header and schema checks at open, and its full check from ``checkIntegrity()``.
+    public static let defaultIntegrityCheckAtOpenLimit = 4 << 20
     /// Command ids remembered per device for replays; older ones are trimmed in the same transaction.
     public let replyWindow: Int
     let database: any DatabaseWriter
@@ -36,7 +42,7 @@ public final class SQLiteWorkoutStore: WorkoutStore {
     /// outbox (same transaction) and rings the doorbell once it is durable.
     public init(
         stateDirectory: String, mode: AccessMode = .readWrite, replyWindow: Int = RecentReplies.defaultCapacity,
-        replicationDoorbell: ReplicationDoorbell? = nil
+        replicationDoorbell: ReplicationDoorbell? = nil, integrityCheckAtOpenLimit: Int = defaultIntegrityCheckAtOpenLimit
     ) throws {
         self.replicationDoorbell = replicationDoorbell
         let path = URL(fileURLWithPath: stateDirectory).appendingPathComponent(Self.fileName).path
@@ -60,7 +66,13 @@ public final class SQLiteWorkoutStore: WorkoutStore {
                     detail: "the state directory could not be created (\(error.localizedDescription)).")
             }
         }
-        if exists { try StoreFileCheck.verify(path: path) }
+        if exists {
+            let size = (try? FileManager.default.attributesOfItem(atPath: path))?[.size] as? Int
+            integrityCheckedAtOpen = (size ?? Int.max) <= integrityCheckAtOpenLimit
+            try StoreFileCheck.verify(path: path, fullCheck: integrityCheckedAtOpen)
+        } else {
+            integrityCheckedAtOpen = true  // a new database: nothing to check
+        }
 
         var configuration = Configuration()
         configuration.foreignKeysEnabled = true
@@ -218,6 +230,15 @@ public final class SQLiteWorkoutStore: WorkoutStore {
         }
     }
 
+    /// One lookup in the `share_due` index (status, nextAttemptAt).
+    public func nextShareAttempt() async throws -> Date? {
+        try await reading { db in
+            try Double.fetchOne(
+                db, sql: "SELECT MIN(nextAttemptAt) FROM share WHERE status = ?", arguments: [ShareRecord.Status.pending.rawValue]
+            ).map { Date(timeIntervalSince1970: $0) }
+        }
+    }
+
     public func recordDelivery(shareID: Int64, result: DeliveryResult) async throws {
         try await recordDeliveries([(shareID, result)])
     }
@@ -251,6 +272,14 @@ public final class SQLiteWorkoutStore: WorkoutStore {
         try await reading { db in
             try DeviceSessionRow.filter(Column("activeWorkoutID") != nil).fetchCount(db)
         }
+    }
+
+    /// SQLite's `quick_check` over the whole database: `[]` when it is sound, otherwise the first problems
+    /// SQLite names. Reads every page, so on a large database on an SD card it takes seconds; it runs on a
+    /// reader connection (WAL), so commits go on meanwhile.
+    public func checkIntegrity() async throws -> [String] {
+        let check = try await reading { db in try String.fetchAll(db, sql: "PRAGMA quick_check(10)") }
+        return check == ["ok"] ? [] : check
     }
 
     /// Closes the database; later calls fail with ``StorageUnavailableError``. Deinit closes it too.

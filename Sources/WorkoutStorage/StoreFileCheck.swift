@@ -4,9 +4,11 @@ import GRDB
 /// Decides, without writing a byte, whether an existing file is a workoutd database we may open.
 ///
 /// Runs before the pool opens, because opening a pool switches the file to WAL mode and migrating
-/// adds tables: both would change a file that belongs to someone else.
+/// adds tables: both would change a file that belongs to someone else. The header, application id and
+/// schema checks read a few pages; SQLite's `quick_check` reads the whole file, so it runs here only with
+/// `fullCheck` (a small file) and otherwise after start-up (``SQLiteWorkoutStore/checkIntegrity()``).
 enum StoreFileCheck {
-    static func verify(path: String) throws {
+    static func verify(path: String, fullCheck: Bool = true) throws {
         let header = try readHeader(path: path)
         // An empty file is what SQLite itself creates before the first write: treat it as new.
         if header.isEmpty { return }
@@ -34,6 +36,7 @@ enum StoreFileCheck {
                         kind: .newerSchema, path: path,
                         detail: "the database was written by a newer workoutd with migrations this version does not know; run the newer version. It was not modified.")
                 }
+                guard fullCheck else { return }
                 let check = try String.fetchAll(db, sql: "PRAGMA quick_check")
                 guard check == ["ok"] else {
                     throw StorageOpenError(

@@ -21,15 +21,20 @@ enum Daemon {
             store: store, sessionExecutor: DeviceManager.sessionExecutor(on: MultiThreadedEventLoopGroup.singleton))
         observers.observe(engine)
         StorageFailureLog(logger: logger).observe(engine.events)
+        let systemd = SystemdServices(logger: logger)
+        systemd.observe(engine.events)
         let manager = DeviceManager(
             group: MultiThreadedEventLoopGroup.singleton, engine: engine,
-            options: config.pipelineOptions, logger: logger, observer: observers.deviceObserver)
+            options: config.pipelineOptions, logger: logger,
+            observer: { [events = observers.deviceObserver, status = systemd.deviceObserver] activity in
+                events(activity)
+                status(activity)
+            })
         let staticDevices = config.devices.map { path in
             DeviceSpec(path: path, identity: DeviceIdentity(path), baud: config.baud, policy: config.reconnect)
         }
         let serial = SerialDeviceService(manager: manager, staticDevices: staticDevices, drainTimeout: config.drainTimeout)
 
-        let systemd = SystemdServices(logger: logger)
         let reloader = ConfigurationReloader(config, tally: observers.tally, notifier: systemd.notifier, logger: logger)
         reloader.register(.logLevel)
         reloader.register(.configuredDevices(manager))
@@ -54,7 +59,16 @@ enum Daemon {
         let discovery = DiscoveryService(manager: manager, matcher: config.discovery, baud: config.baud, logger: logger)
         services.append(discovery)
         reloader.register(.discoveryRules(discovery))
-        services.append(systemd.status(manager: manager, engine: engine, untilReady: { try await discovery.waitUntilReady() }))
+        // A database too large to read whole before READY=1 is checked once serving has started.
+        let integrity = StorageIntegrityCheck.Outcome()
+        if let sqlite = store as? SQLiteWorkoutStore, !sqlite.integrityCheckedAtOpen {
+            services.append(StorageIntegrityCheck(
+                store: sqlite, outcome: integrity, logger: logger, untilReady: { try await discovery.waitUntilReady() },
+                failed: { systemd.noteStatusChange() }))
+        }
+        services.append(systemd.status(
+            manager: manager, engine: engine, untilReady: { try await discovery.waitUntilReady() },
+            storageProblem: { integrity.failure }))
         var groupConfiguration = ServiceGroupConfiguration(
             services: services.map { .init(service: $0) },
             gracefulShutdownSignals: [.sigterm, .sigint],

@@ -9,6 +9,37 @@ import WorkoutEngine
 struct SystemdServices {
     let notifier = SystemdNotifier()
     let logger: Logger
+    /// Rung when the status line may have changed; see ``observe(_:)`` and ``noteStatusChange()``.
+    private let statusChanges = SystemdStatusService.makeChangeStream()
+
+    init(logger: Logger) {
+        self.logger = logger
+    }
+
+    /// Rings the status line on what it describes: a device that came or went, a workout that started or
+    /// ended, storage that failed. Called for every device activity, so it only compares and yields.
+    var deviceObserver: DeviceActivity.Observer {
+        { [continuation = statusChanges.continuation] activity in
+            switch activity {
+            case .connected, .disconnected: continuation.yield()
+            case .received, .replied: break
+            }
+        }
+    }
+
+    func observe(_ events: EngineEvents) {
+        events.addObserver { [continuation = statusChanges.continuation] event in
+            switch event {
+            case .workoutStarted, .workoutEnded, .storageFailed: continuation.yield()
+            case .commandHandled, .shareQueued, .shareDelivered, .shareFailed: break
+            }
+        }
+    }
+
+    /// For changes other than devices and workouts (a failed background integrity check).
+    func noteStatusChange() {
+        statusChanges.continuation.yield()
+    }
 
     /// Goes first in the service group, so it is shut down last and keeps pinging while others drain.
     func watchdog(eventLoopGroup: any EventLoopGroup) -> WatchdogService {
@@ -17,25 +48,28 @@ struct SystemdServices {
 
     /// Goes last in the service group, so `STOPPING=1` is the first thing shutdown does.
     /// - Parameter untilReady: returns once devices can be served (discovery armed, first scan done).
+    /// - Parameter storageProblem: what the background integrity check found wrong, if anything.
     func status(
-        manager: DeviceManager, engine: WorkoutEngine, untilReady: @escaping @Sendable () async throws -> Void
+        manager: DeviceManager, engine: WorkoutEngine, untilReady: @escaping @Sendable () async throws -> Void,
+        storageProblem: @escaping @Sendable () -> String? = { nil }
     ) -> SystemdStatusService {
-        SystemdStatusService(notifier: notifier, logger: logger, untilReady: untilReady) {
-            await Self.describe(manager: manager, engine: engine)
+        SystemdStatusService(notifier: notifier, changes: statusChanges.stream, logger: logger, untilReady: untilReady) {
+            await Self.describe(manager: manager, engine: engine, storageProblem: storageProblem())
         }
     }
 
     /// "2 devices, 1 workout active": what `systemctl status workoutd` shows.
-    static func describe(manager: DeviceManager, engine: WorkoutEngine) async -> String {
+    static func describe(manager: DeviceManager, engine: WorkoutEngine, storageProblem: String? = nil) async -> String {
         let connected = await manager.devices().filter { $0.snapshot.connected }.count
         let devices = connected == 1 ? "1 device" : "\(connected) devices"
+        let problem = storageProblem.map { ", STORAGE: \($0) (see the log)" } ?? ""
         guard let active = try? await engine.store.activeSessionCount() else {
-            return "\(devices), storage unavailable"
+            return "\(devices), storage unavailable\(problem)"
         }
         switch active {
-        case 0: return "\(devices), no workout active"
-        case 1: return "\(devices), 1 workout active"
-        default: return "\(devices), \(active) workouts active"
+        case 0: return "\(devices), no workout active\(problem)"
+        case 1: return "\(devices), 1 workout active\(problem)"
+        default: return "\(devices), \(active) workouts active\(problem)"
         }
     }
 }

@@ -132,9 +132,10 @@ struct SystemdNotificationTests {
         let listener = try NotifySocketListener()
         let started = AsyncStream.makeStream(of: Void.self)
         let description = Mutex("0 devices, no workout active")
+        let changes = SystemdStatusService.makeChangeStream()
         try await withEnvironment(["NOTIFY_SOCKET": listener.path]) {
             let status = SystemdStatusService(
-                notifier: SystemdNotifier(), refreshInterval: .milliseconds(50), logger: logger,
+                notifier: SystemdNotifier(), changes: changes.stream, logger: logger,
                 untilReady: { for await _ in started.stream { return } },
                 describe: { description.withLock { $0 } }
             )
@@ -142,8 +143,11 @@ struct SystemdNotificationTests {
                 #expect(await listener.next(timeout: .milliseconds(300)) == nil, "no READY before start-up is done")
                 started.continuation.yield()
                 #expect(await listener.next(timeout: .seconds(2)) == "READY=1\nSTATUS=0 devices, no workout active")
+                changes.continuation.yield()
                 #expect(await listener.next(timeout: .milliseconds(200)) == nil, "unchanged status is not resent")
                 description.withLock { $0 = "1 device, 1 workout active" }
+                #expect(await listener.next(timeout: .milliseconds(200)) == nil, "no status line without a change signal")
+                changes.continuation.yield()
                 #expect(await listener.next(timeout: .seconds(2)) == "STATUS=1 device, 1 workout active")
             }
             #expect(await listener.next(timeout: .seconds(2)) == "STOPPING=1\nSTATUS=stopping: draining devices")
@@ -154,7 +158,7 @@ struct SystemdNotificationTests {
         let listener = try NotifySocketListener()
         try await withEnvironment(["NOTIFY_SOCKET": listener.path]) {
             let status = SystemdStatusService(
-                notifier: SystemdNotifier(), logger: logger,
+                notifier: SystemdNotifier(), changes: SystemdStatusService.makeChangeStream().stream, logger: logger,
                 untilReady: { try await Task.sleep(for: .seconds(60)) },
                 describe: { "never" }
             )

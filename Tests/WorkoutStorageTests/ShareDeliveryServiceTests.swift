@@ -17,13 +17,13 @@ import WorkoutProtocol
         return shareID
     }
 
-    @Test func aQueuedShareIsDeliveredPromptlyWithoutWaitingForThePoll() async throws {
+    @Test func aQueuedShareWakesTheIdleWorkerThatHasNoTimerArmed() async throws {
         let directory = try TemporaryDirectory()
         defer { directory.remove() }
         let store = try SQLiteWorkoutStore(stateDirectory: directory.path)
         let engine = try await WorkoutEngine(store: store)
         let sinks = ShareSinkConfiguration().makeSinks(stateDirectory: directory.path)
-        let service = ShareDeliveryService(store: store, sinks: sinks, events: engine.events, pollInterval: .seconds(3600))
+        let service = ShareDeliveryService(store: store, sinks: sinks, events: engine.events)
         let delivered = Mutex<[Int64]>([])
         engine.events.addObserver { event in
             if case .shareDelivered(let share) = event { delivered.withLock { $0.append(share.id) } }
@@ -32,8 +32,8 @@ import WorkoutProtocol
         defer { running.cancel() }
         try await Task.sleep(for: .milliseconds(100))  // let the worker reach its wait
 
-        // The poll is an hour away, so a delivery at all proves the queueing woke the worker; the wait below is
-        // only a bound for a broken build, generous for a loaded machine.
+        // Nothing is pending, so the worker has no timer armed: a delivery at all proves the queueing woke it; the
+        // wait below is only a bound for a broken build, generous for a loaded machine.
         let shareID = try await Self.queueShare(engine)
         let file = directory.path + "/outbox/twitter/share-\(shareID).json"
         #expect(try await eventually(timeout: .seconds(120)) { FileManager.default.fileExists(atPath: file) })
@@ -57,7 +57,7 @@ import WorkoutProtocol
         }
         let sinks = ShareSinkConfiguration().makeSinks(stateDirectory: directory.path)
         let service = ShareDeliveryService(
-            store: store, sinks: sinks, events: engine.events, pollInterval: .seconds(3600), batchSize: 8)
+            store: store, sinks: sinks, events: engine.events, batchSize: 8)
         let delivered = Mutex<[Int64]>([])
         engine.events.addObserver { event in
             if case .shareDelivered(let share) = event { delivered.withLock { $0.append(share.id) } }
@@ -106,6 +106,32 @@ import WorkoutProtocol
         try await server.stop()
         #expect(server.requests.count == 3)
         #expect(Set(server.requests.map(\.body)).count == 1, "every attempt posts the same document")
+    }
+
+    @Test func aFailedShareIsRetriedWhenItsBackoffIsDueWithoutAnotherRing() async throws {
+        let directory = try TemporaryDirectory()
+        defer { directory.remove() }
+        let server = try await TestHTTPServer(statuses: [.serviceUnavailable])
+        let store = try SQLiteWorkoutStore(stateDirectory: directory.path)
+        let engine = try await WorkoutEngine(store: store)
+        let configuration = ShareSinkConfiguration(sinks: [.facebook: .init(kind: .webhook(url: server.url), timeout: .seconds(5))])
+        let service = ShareDeliveryService(
+            store: store, sinks: configuration.makeSinks(stateDirectory: directory.path), events: engine.events,
+            backoff: RetryBackoff(initial: .milliseconds(300)))
+        let running = Task { try await service.run() }
+        defer { running.cancel() }
+
+        // One ring (the share queued); the second attempt comes from the timer the worker armed for the share's
+        // nextAttemptAt, as nothing else rings or polls.
+        let shareID = try await Self.queueShare(engine, service: .facebook)
+        #expect(try await eventually(timeout: .seconds(120)) { try await store.shares(limit: nil).first?.status == .delivered })
+        let share = try #require(try await store.shares(limit: nil).first)
+        #expect(share.id == shareID && share.attempts == 2 && share.lastError == nil)
+        #expect(try await store.nextShareAttempt() == nil, "nothing pending: no timer left to arm")
+        running.cancel()
+        _ = try? await running.value
+        try await server.stop()
+        #expect(server.requests.count == 2)
     }
 
     @Test func aDeliveryInterruptedByACrashResumesAfterRestartAndIsMarkedOnce() async throws {

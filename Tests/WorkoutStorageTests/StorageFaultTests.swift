@@ -99,9 +99,8 @@ import WorkoutdTesting
         #expect(try Data(contentsOf: URL(fileURLWithPath: directory.databasePath)) == bytes)
     }
 
-    @Test func aDamagedWorkoutdDatabaseIsRefusedAndLeftAlone() async throws {
-        let directory = try TemporaryDirectory()
-        defer { directory.remove() }
+    /// A workoutd database of 200 workouts with the middle of the file scribbled over; returns its bytes.
+    private func makeDamagedDatabase(in directory: TemporaryDirectory) async throws -> Data {
         do {
             let store = try SQLiteWorkoutStore(stateDirectory: directory.path)
             let engine = try await WorkoutEngine(store: store)
@@ -117,11 +116,42 @@ import WorkoutdTesting
         try #require(bytes.count > 8 * 4096)
         for offset in (2 * 4096)..<(bytes.count - 4096) where offset % 7 == 0 { bytes[offset] = 0xA5 }
         try bytes.write(to: url)
+        return bytes
+    }
+
+    @Test func aDamagedWorkoutdDatabaseIsRefusedAndLeftAlone() async throws {
+        let directory = try TemporaryDirectory()
+        defer { directory.remove() }
+        let bytes = try await makeDamagedDatabase(in: directory)
+        let url = URL(fileURLWithPath: directory.databasePath)
 
         let error = try #require(throws: StorageOpenError.self) { try SQLiteWorkoutStore(stateDirectory: directory.path) }
         #expect(error.kind == .corrupt)
         #expect(error.description.contains(directory.databasePath))
         #expect(try Data(contentsOf: url) == bytes)
+    }
+
+    @Test func aDatabaseTooLargeToCheckAtOpenIsCheckedAfterwardsAndTheDamageNamed() async throws {
+        let directory = try TemporaryDirectory()
+        defer { directory.remove() }
+        _ = try await makeDamagedDatabase(in: directory)
+
+        // Larger than the limit: only the header and schema are checked at open, and they are intact.
+        let store = try SQLiteWorkoutStore(stateDirectory: directory.path, integrityCheckAtOpenLimit: 4096)
+        #expect(!store.integrityCheckedAtOpen)
+        let problems = try await store.checkIntegrity()
+        #expect(!problems.isEmpty, "the full check finds the damage the open skipped")
+        try store.close()
+
+        // A sound database passes the same check.
+        let sound = try TemporaryDirectory()
+        defer { sound.remove() }
+        let fresh = try SQLiteWorkoutStore(stateDirectory: sound.path)
+        _ = try await WorkoutEngine(store: fresh).session(for: "wearable-1").handle([Lines.start(1), Lines.end(2)])
+        try fresh.close()
+        let reopened = try SQLiteWorkoutStore(stateDirectory: sound.path, integrityCheckAtOpenLimit: 0)
+        #expect(!reopened.integrityCheckedAtOpen)
+        #expect(try await reopened.checkIntegrity() == [])
     }
 
     @Test func inspectingAMissingDatabaseSaysSoAndCreatesNothing() throws {
