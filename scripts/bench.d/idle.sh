@@ -1,0 +1,63 @@
+#!/usr/bin/env bash
+# Benchmark part `idle` (issue 17): wakeups per second of the whole workoutd process while nothing happens,
+# with the watchdog on as systemd turns it on (NOTIFY_SOCKET, WATCHDOG_USEC at the unit's WatchdogSec=,
+# WATCHDOG_PID), the shipped configuration (discovery on, spool share sink), the durable store, and 1 and
+# then 64 ptys attached. Wakeups are the kernel's context-switch counters of every thread over the period
+# (bench/daemon_probe.py); threads and open fds are counted at the end. Needs python3.
+#
+# Environment: BENCH_IDLE_SECONDS (measured period, default 30), BENCH_IDLE_DEVICES ("1 64").
+set -euo pipefail
+
+root=${BENCH_ROOT:-$(cd "$(dirname "$0")/../.." && pwd)}
+scratch=${BENCH_SCRATCH:-$root/.build-bench}
+cd "$root"
+
+build=(swift build --scratch-path "$scratch" -c release ${BENCH_BUILD_FLAGS:-})  # e.g. --ignore-lock
+"${build[@]}" --product workoutd
+bin=$("${build[@]}" --show-bin-path)
+
+work=$(mktemp -d "${TMPDIR:-/tmp}/workoutd-bench-idle.XXXXXX")
+trap 'rm -rf "$work"' EXIT
+cp Config/workoutd.yaml "$work/workoutd.yaml"
+watchdog_sec=$(sed -n 's/^WatchdogSec=\([0-9]*\)s\{0,1\}$/\1/p' systemd/workoutd.service | head -n 1)
+watchdog_sec=${watchdog_sec:-10}
+seconds=${BENCH_IDLE_SECONDS:-30}
+
+for devices in ${BENCH_IDLE_DEVICES:-1 64}; do
+    python3 bench/daemon_probe.py idle --workoutd "${BENCH_WORKOUTD:-$bin/workoutd}" --config "$work/workoutd.yaml" \
+        --state-dir "$work/state-$devices" --devices "$devices" --seconds "$seconds" --watchdog-sec "$watchdog_sec" \
+        | tee -a "$work/runs.jsonl"
+done
+
+python3 - "$work/runs.jsonl" > "$work/section.md" <<'PY'
+import json, sys
+runs = [json.loads(line) for line in open(sys.argv[1])]
+floor = 1.5
+print("| devices attached | wakeups/s (floor ≤ 1.5) | | threads at idle | open fds | watchdog pings in the period | wakeups by thread over the period |")
+print("|---|---|---|---|---|---|---|")
+for run in runs:
+    verdict = "PASS" if run["wakeups_per_second"] <= floor else "MISS"
+    who = ", ".join(f"{name} {count}" for name, count in sorted(run["switches_by_thread"].items(), key=lambda kv: -kv[1]))
+    print(f"| {run['devices']} | {run['wakeups_per_second']:.2f} | {verdict} | {run['threads']} | {run['fds']} | "
+          f"{run['watchdog_pings']} (WatchdogSec={run['watchdog_sec']}s) | {who} |")
+if len(runs) >= 2:
+    one, many = runs[0], runs[-1]
+    verdict = "PASS" if many["wakeups_per_second"] <= max(one["wakeups_per_second"] * 1.1, one["wakeups_per_second"] + 0.2) else "MISS"
+    print()
+    print(f"{many['devices']} devices against {one['devices']}: {many['wakeups_per_second']:.2f} vs {one['wakeups_per_second']:.2f} wakeups/s "
+          f"(floor: no more than one device, within counting noise of 0.2/s): {verdict}.")
+print()
+print(f"Each row: {runs[0]['seconds']:.0f} s without traffic, after every device answered one command and 3 s to settle.")
+PY
+cat "$work/section.md"
+{
+    cat "$work/section.md"
+    echo
+    echo "Command: \`make bench\` (\`bash scripts/bench.sh idle\`): bench/daemon_probe.py starts the release build as systemd does"
+    echo "(NOTIFY_SOCKET on a datagram socket it reads, WATCHDOG_USEC from the unit's \`WatchdogSec=\`, WATCHDOG_PID), with"
+    echo "Config/workoutd.yaml (udev discovery on, spool share sink, durable SQLite store), and sums the voluntary and"
+    echo "nonvoluntary context switches of every thread in /proc/PID/task over the period, sampling every 0.2 s so a"
+    echo "thread that ends during it still counts. A wakeup of another process on this shared machine preempting one of"
+    echo "ours counts too (nonvoluntary), so a busy machine raises the figure a little. See \"Threads at idle\" below."
+} > "$work/record.md"
+bash "$root/scripts/bench-record.sh" idle "Idle wakeups, threads and fds (watchdog on)" "$work/record.md"

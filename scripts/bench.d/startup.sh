@@ -1,0 +1,69 @@
+#!/usr/bin/env bash
+# Benchmark part `startup` (issue 17): exec → READY=1 and READY=1 → the first reply on an attached pty, with
+# 100,000 stored workouts, from a cold page cache (sync; echo 3 > /proc/sys/vm/drop_caches: needs root) and a
+# warm one. The database is made by the daemon (its own schema and migrations) and then filled through
+# Python's sqlite3 in one transaction (bench/daemon_probe.py seed). Needs python3.
+#
+# Environment: BENCH_STARTUP_WORKOUTS (100000), BENCH_STARTUP_ROUNDS (3 of each).
+set -euo pipefail
+
+root=${BENCH_ROOT:-$(cd "$(dirname "$0")/../.." && pwd)}
+scratch=${BENCH_SCRATCH:-$root/.build-bench}
+cd "$root"
+
+build=(swift build --scratch-path "$scratch" -c release ${BENCH_BUILD_FLAGS:-})  # e.g. --ignore-lock
+"${build[@]}" --product workoutd
+bin=$("${build[@]}" --show-bin-path)
+workoutd=${BENCH_WORKOUTD:-$bin/workoutd}
+
+work=$(mktemp -d "${TMPDIR:-/tmp}/workoutd-bench-startup.XXXXXX")
+trap 'rm -rf "$work"' EXIT
+cp Config/workoutd.yaml "$work/workoutd.yaml"
+probe=(python3 bench/daemon_probe.py)
+state=$work/state
+
+"${probe[@]}" startup --workoutd "$workoutd" --config "$work/workoutd.yaml" --state-dir "$state" > /dev/null  # creates the schema
+"${probe[@]}" seed --state-dir "$state" --workouts "${BENCH_STARTUP_WORKOUTS:-100000}" | tee "$work/seed.json"
+
+cold=(--drop-caches)
+if [ "$(id -u)" != 0 ] || ! [ -w /proc/sys/vm/drop_caches ]; then
+    echo "startup: cannot drop the page cache (needs root); the cold rows are missing" >&2
+    cold=()
+fi
+for round in $(seq "${BENCH_STARTUP_ROUNDS:-3}"); do
+    if [ ${#cold[@]} -gt 0 ]; then
+        "${probe[@]}" startup --workoutd "$workoutd" --config "$work/workoutd.yaml" --state-dir "$state" "${cold[@]}" | tee -a "$work/runs.jsonl"
+    fi
+    "${probe[@]}" startup --workoutd "$workoutd" --config "$work/workoutd.yaml" --state-dir "$state" | tee -a "$work/runs.jsonl"
+done
+
+python3 - "$work/seed.json" "$work/runs.jsonl" > "$work/section.md" <<'PY'
+import json, statistics, sys
+seed = json.load(open(sys.argv[1]))
+runs = [json.loads(line) for line in open(sys.argv[2])]
+print(f"{seed['workouts']:,} stored workouts, database {seed['bytes'] / 2**20:.1f} MiB.")
+print()
+print("| page cache | runs | exec → READY=1, median (max) | floor ≤ 0.5 s | READY=1 → first reply, median (max) | floor ≤ 0.2 s |")
+print("|---|---|---|---|---|---|")
+for cold in (True, False):
+    chosen = [run for run in runs if run["cold"] == cold]
+    if not chosen:
+        continue
+    ready = [run["exec_to_ready"] for run in chosen]
+    reply = [run["ready_to_first_reply"] for run in chosen]
+    print(f"| {'cold' if cold else 'warm'} | {len(chosen)} | {statistics.median(ready):.3f} s ({max(ready):.3f}) | "
+          f"{'PASS' if max(ready) <= 0.5 else 'MISS'} | {statistics.median(reply):.3f} s ({max(reply):.3f}) | "
+          f"{'PASS' if max(reply) <= 0.2 else 'MISS'} |")
+PY
+cat "$work/section.md"
+{
+    cat "$work/section.md"
+    echo
+    echo "Command: \`make bench\` (\`bash scripts/bench.sh startup\`): bench/daemon_probe.py starts the release build as systemd"
+    echo "does (Type=notify, watchdog on) with Config/workoutd.yaml and one pty, times exec → READY=1 on its NOTIFY_SOCKET,"
+    echo "then writes one start_workout and times its reply. Cold rows drop the whole page cache first (binary and"
+    echo "libraries included). PASS needs the slowest run within the floor. A database larger than 4 MiB gets only"
+    echo "the header and schema checks before READY=1; SQLite's full \`quick_check\` runs after it, while devices are"
+    echo "served (the first reply above competes with it)."
+} > "$work/record.md"
+bash "$root/scripts/bench-record.sh" startup "Start-up with 100,000 stored workouts" "$work/record.md"
