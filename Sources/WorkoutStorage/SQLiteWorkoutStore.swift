@@ -278,7 +278,15 @@ public final class SQLiteWorkoutStore: WorkoutStore {
     /// SQLite names. Reads every page, so on a large database on an SD card it takes seconds; it runs on a
     /// reader connection (WAL), so commits go on meanwhile.
     public func checkIntegrity() async throws -> [String] {
-        let check = try await reading { db in try String.fetchAll(db, sql: "PRAGMA quick_check(10)") }
+        let check: [String]
+        do {
+            check = try await database.read { db in try String.fetchAll(db, sql: "PRAGMA quick_check(10)") }
+        } catch let error as DatabaseError where error.resultCode == .SQLITE_CORRUPT || error.resultCode == .SQLITE_NOTADB {
+            // Damage bad enough that the check itself stops on it (a page that is not a B-tree page).
+            return [Self.describe(error)]
+        } catch {
+            throw StorageUnavailableError(reason: Self.describe(error))
+        }
         return check == ["ok"] ? [] : check
     }
 

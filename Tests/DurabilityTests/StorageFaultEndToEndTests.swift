@@ -30,6 +30,41 @@ struct StorageFaultEndToEndTests {
                 "no journal, WAL or replacement beside it (only the state directory's lock)")
     }
 
+    @Test func aLargeDamagedDatabaseIsServedAndTheCheckAfterStartUpReportsTheDamage() throws {
+        let setup = try DurabilitySetup()
+        defer { setup.remove() }
+        let wearable = try SimulatedWearable()
+        func start(_ n: Int) -> String {
+            #"{"command_type":"start_workout","id":"start-\#(n)","location":"Gym","date":"2020-03-16 19:45:13 +0000","intensityLevel":5}"#
+        }
+        do {
+            let daemon = try setup.startDaemon(device: wearable.devicePath)
+            #expect(try decode(wearable.request(start(1))).isSuccess)
+            #expect(try decode(wearable.request(#"{"command_type":"end_workout","id":"end-1"}"#)).isSuccess)
+            daemon.stop()
+        }
+        // Past the size checked whole at open: a table of ~6 MB the daemon never reads while serving, added
+        // after its own pages, so the damage below is in pages start-up does not touch.
+        let database = setup.stateDirectory + "/workoutd.sqlite"
+        #expect(TmpfsMount.run("/usr/bin/sqlite3", database, """
+            CREATE TABLE filler(x BLOB);
+            WITH RECURSIVE c(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM c WHERE i < 6000) INSERT INTO filler SELECT randomblob(1000) FROM c;
+            """) == 0)
+        let url = URL(fileURLWithPath: database)
+        var bytes = try Data(contentsOf: url)
+        try #require(bytes.count > 5 << 20, "\(bytes.count) bytes")
+        // An invalid page type in the header of a page three quarters in (one of the filler's).
+        let page = (bytes.count / 4096) * 3 / 4
+        for offset in (page * 4096)..<(page * 4096 + 8) { bytes[offset] = 0xFF }
+        try bytes.write(to: url)
+
+        let daemon = try setup.startDaemon(device: wearable.devicePath)
+        defer { daemon.stop() }
+        try daemon.waitForLog("storage integrity check FAILED", timeout: .seconds(120))
+        #expect(daemon.process.isRunning, "a failed check does not stop the daemon:\n\(daemon.log)")
+        #expect(try decode(wearable.request(start(2))).isSuccess, "serving goes on:\n\(daemon.log)")
+    }
+
     @Test(.enabled(if: TmpfsMount.isPermitted, "mount -t tmpfs is not permitted here (needs root with CAP_SYS_ADMIN)"))
     func aFullDiskGivesStorageUnavailableAndTheDaemonRecoversByItself() throws {
         let disk = try TmpfsMount(sizeKiB: 1024)
