@@ -70,6 +70,16 @@ public final class ReplicationShipper: Service, Sendable {
     }
 
     /// The connection and what it has done; dropped on any error.
+    ///
+    /// Why one connection of our own and not postgres-nio's PostgresClient pool: shipping is one transaction
+    /// at a time in commit order, so a second connection would never be used; and the pool cannot keep the
+    /// guarantees the outage tests need. A query on a connection whose channel is torn down never completes
+    /// and ignores cancellation (postgres-nio 1.33.2), so its `withConnection` closure never returns and the
+    /// pool's lease is never given back: each such hang would take a connection from a small pool for good,
+    /// and with the pool empty every later batch waits. Here the deadline abandons the hung operation, the
+    /// connection is closed and forgotten, and the next attempt opens a new one. The pool also connects in
+    /// the background, away from the shipper, whose own connect is what reports the reason `status` shows
+    /// (wrong password, unknown host, no TLS) and drives the capped backoff.
     struct Session: ~Copyable {
         var connection: PostgresConnection?
         var generation = -1

@@ -24,6 +24,37 @@ enum ReplicationOutbox {
     }
 }
 
+extension ReplicationOutbox {
+    /// At open: keeps the outbox complete across periods without replication, so history committed while
+    /// replication was off (or before this version) is shipped too, exactly once centrally.
+    ///
+    /// With replication on, a store not known to be complete queues every workout and share it holds, in id
+    /// order, in one transaction with the mark that it is complete: a crash before the mark repeats the whole
+    /// step, after it nothing repeats. Records that were already shipped go again; the central upserts are
+    /// keyed by the primary keys and never move a row back, so that changes nothing there. With replication
+    /// off the mark is cleared, since the commits that follow write no outbox entries. Returns the records queued.
+    @discardableResult
+    static func backFill(replicating: Bool, in db: Database) throws -> Int {
+        let complete = try Bool.fetchOne(db, sql: "SELECT complete FROM replicationShipped WHERE id = 1") ?? false
+        guard replicating else {
+            if complete { try db.execute(sql: "UPDATE replicationShipped SET complete = 0 WHERE id = 1") }
+            return 0
+        }
+        guard !complete else { return 0 }
+        let now = Date().timeIntervalSince1970
+        try db.execute(sql: """
+            INSERT INTO replicationOutbox (kind, recordID, committedAt) SELECT ?, id, ? FROM workout ORDER BY id
+            """, arguments: [Kind.workout.rawValue, now])
+        var queued = db.changesCount
+        try db.execute(sql: """
+            INSERT INTO replicationOutbox (kind, recordID, committedAt) SELECT ?, id, ? FROM share ORDER BY id
+            """, arguments: [Kind.share.rawValue, now])
+        queued += db.changesCount
+        try db.execute(sql: "UPDATE replicationShipped SET complete = 1 WHERE id = 1")
+        return queued
+    }
+}
+
 extension SQLiteWorkoutStore: ReplicationLog {
     private struct Key: Hashable {
         var kind: ReplicationOutbox.Kind

@@ -93,6 +93,9 @@ enum StoreSchema {
                 t.column("id", .integer).primaryKey().check { $0 == 1 }
                 t.column("throughSequence", .integer).notNull()
                 t.column("shippedAt", .double)
+                // 1 while every workout and share in this file has an outbox entry for its newest state; 0 after
+                // the store was opened with replication off (or before this version), see ReplicationOutbox.backFill.
+                t.column("complete", .integer).notNull().defaults(to: 0)
             }
             try db.execute(sql: """
                 INSERT INTO replicationShipped (id, throughSequence, shippedAt)
