@@ -205,6 +205,19 @@ let package = Package(
             swiftSettings: strict
         ),
 
+        // `make bench` part replication: lag from a start_workout's reply on a pty to its row in PostgreSQL.
+        .executableTarget(
+            name: "ReplicationLag",
+            dependencies: [
+                "WorkoutdTesting", "WorkoutProtocol",
+                .product(name: "PostgresNIO", package: "postgres-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "Logging", package: "swift-log"),
+            ],
+            path: "Sources/Benchmarks/ReplicationLag",
+            swiftSettings: strict
+        ),
+
         // libsystemd (Debian libsystemd-dev): sd_notify and the watchdog, as a Swift module.
         .systemLibrary(name: "CSystemd", pkgConfig: "libsystemd", providers: [.apt(["libsystemd-dev"])]),
 

@@ -70,10 +70,22 @@ public final class ReplicationShipper: Service, Sendable {
     }
 
     /// The connection and what it has done; dropped on any error.
+    ///
+    /// Why one connection of our own and not postgres-nio's PostgresClient pool: shipping is one transaction
+    /// at a time in commit order, so a second connection would never be used; and the pool cannot keep the
+    /// guarantees the outage tests need. A query on a connection whose channel is torn down never completes
+    /// and ignores cancellation (postgres-nio 1.33.2), so its `withConnection` closure never returns and the
+    /// pool's lease is never given back: each such hang would take a connection from a small pool for good,
+    /// and with the pool empty every later batch waits. Here the deadline abandons the hung operation, the
+    /// connection is closed and forgotten, and the next attempt opens a new one. The pool also connects in
+    /// the background, away from the shipper, whose own connect is what reports the reason `status` shows
+    /// (wrong password, unknown host, no TLS) and drives the capped backoff.
     struct Session: ~Copyable {
         var connection: PostgresConnection?
         var generation = -1
         var nextConnectionID = 1
+        /// When the last batch was read, for ``ReplicationConfiguration/batchInterval``.
+        var lastBatch: ContinuousClock.Instant?
 
         mutating func close() {
             connection?.closeInBackground()
@@ -89,6 +101,11 @@ public final class ReplicationShipper: Service, Sendable {
         while true {
             try Task.checkCancellation()
             do {
+                if let last = session.lastBatch {
+                    let wait = configuration.batchInterval - last.duration(to: .now)
+                    if wait > .zero { try await Task.sleep(for: wait) }
+                }
+                session.lastBatch = .now
                 // The batch first, so that the connection's liveness is checked right before it is used.
                 let batch = try await log.pendingChanges(limit: configuration.batchSize)
                 let connection = try await connect(&session)
@@ -145,31 +162,22 @@ public final class ReplicationShipper: Service, Sendable {
         try await withOperationDeadline(configuration.operationTimeout, body)
     }
 
-    /// One transaction: every change of the batch, and the hub's last_seen.
+    /// One transaction: every change of the batch (one upsert per table), and the hub's last_seen.
     private func ship(_ changes: [ReplicationChange], on connection: PostgresConnection) async throws {
         let hubID = configuration.hubID
         let logger = self.logger
+        var workouts: [WorkoutRecord] = []
+        var shares: [ShareRecord] = []
+        for change in changes {
+            switch change.record {
+            case .workout(let workout): workouts.append(workout)
+            case .share(let share): shares.append(share)
+            }
+        }
+        let upserts = [try CentralUpserts.workouts(workouts, hubID: hubID), try CentralUpserts.shares(shares, hubID: hubID)]
         try await connection.inCentralTransaction(logger: logger) { connection in
-            for change in changes {
-                switch change.record {
-                case .workout(let workout):
-                    let duration = workout.endedAt.map { $0.timeIntervalSince(workout.startedAt) }
-                    // Started and ended columns only move forward: an ended row never goes back to active.
-                    try await connection.queryUnlessClosed("""
-                        INSERT INTO workouts (hub_id, workout_id, device_id, location, intensity_level, date, started_at, ended_at, duration_seconds)
-                        VALUES (\(hubID), \(workout.id), \(workout.device.rawValue), \(workout.location), \(workout.intensityLevel),
-                                \(workout.date), \(workout.startedAt), \(workout.endedAt), \(duration))
-                        ON CONFLICT (hub_id, workout_id) DO UPDATE SET
-                            ended_at = COALESCE(workouts.ended_at, excluded.ended_at),
-                            duration_seconds = COALESCE(workouts.duration_seconds, excluded.duration_seconds)
-                        """, logger: logger)
-                case .share(let share):
-                    try await connection.queryUnlessClosed("""
-                        INSERT INTO shares (hub_id, share_id, workout_id, service, queued_at)
-                        VALUES (\(hubID), \(share.id), \(share.workoutID), \(share.service.rawValue), \(share.queuedAt))
-                        ON CONFLICT (hub_id, share_id) DO NOTHING
-                        """, logger: logger)
-                }
+            for upsert in upserts.compactMap({ $0 }) {
+                try await connection.queryUnlessClosed(upsert, logger: logger)
             }
             try await self.touchHub(connection)
         }

@@ -33,6 +33,8 @@ public final class SQLiteWorkoutStore: WorkoutStore {
     let database: any DatabaseWriter
     /// Set when replication is on: commits then also append to the outbox, and ring it afterwards.
     let replicationDoorbell: ReplicationDoorbell?
+    /// Workouts and shares queued for replication at open because they were committed without it (0 when none).
+    public let backFilledForReplication: Int
 
     /// Opens (creating it in `readWrite` mode) the database in `stateDirectory`.
     ///
@@ -100,6 +102,8 @@ public final class SQLiteWorkoutStore: WorkoutStore {
                         detail: "the database can only be opened read-only (read-only file system or file permissions); make it writable, or use the read-only inspection commands.")
                 }
                 try StoreSchema.migrator.migrate(pool)
+                let replicating = replicationDoorbell != nil
+                backFilledForReplication = try pool.write { db in try ReplicationOutbox.backFill(replicating: replicating, in: db) }
                 database = pool
             case .readOnly:
                 let queue = try DatabaseQueue(path: path, configuration: configuration)
@@ -110,6 +114,7 @@ public final class SQLiteWorkoutStore: WorkoutStore {
                             detail: "the database has an older schema; start the daemon once to migrate it, then inspect it.")
                     }
                 }
+                backFilledForReplication = 0
                 database = queue
             }
         } catch let error as StorageOpenError {

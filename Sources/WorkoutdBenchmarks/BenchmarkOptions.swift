@@ -3,13 +3,15 @@
 /// Each program is `NAME=COMMAND`, where COMMAND is run by `/bin/sh -c` with `{device}` replaced by the
 /// pty's device path and `{run}` by the number of the program's start (each measurement starts it
 /// afresh). The baseline is the yardstick; the first subject is held to issue 2's floors against it; a
-/// durable subject is held to issue 4's floor against the first subject. A reference is measured like the
+/// durable subject is held to issue 4's floor against the first subject; a replicated subject (the same store with
+/// replication to PostgreSQL on) to issue 18's floor against the last durable subject. A reference is measured like the
 /// baseline (its replies are not workoutd's) and shown beside it, held to nothing.
 struct BenchmarkOptions {
     var baseline: ProgramUnderTest.Specification?
     var references: [ProgramUnderTest.Specification] = []
     var subjects: [ProgramUnderTest.Specification] = []
     var durableSubjects: [ProgramUnderTest.Specification] = []
+    var replicatedSubjects: [ProgramUnderTest.Specification] = []
     var pipelinedCommands = 100_000
     var throughputRounds = 3
     var roundTrips = 20_000
@@ -17,9 +19,10 @@ struct BenchmarkOptions {
 
     static let usage = """
         usage: WorkoutdBenchmarks --baseline NAME=COMMAND [--reference NAME=COMMAND]... --subject NAME=COMMAND
-                                  [--durable NAME=COMMAND]... [--commands N] [--rounds N] [--round-trips N] [--warm-up N]
+                                  [--durable NAME=COMMAND]... [--replicated NAME=COMMAND]... [--commands N] [--rounds N] [--round-trips N] [--warm-up N]
           COMMAND runs under /bin/sh -c; {device} is replaced by the pty's device path, {run} by the
           number of the start (every round and the latency run start the program afresh).
+          --replicated   a durable subject with replication on, held to issue 18's floor against the last --durable
           --commands     commands per pipelined round (default 100000, rounded up to whole start/end/share cycles)
           --rounds       pipelined rounds per program; the median is reported (default 3)
           --round-trips  single-flight round trips measured after warm-up (default 20000)
@@ -36,6 +39,7 @@ struct BenchmarkOptions {
             case "--reference": options.references.append(try .init(parsing: value))
             case "--subject": options.subjects.append(try .init(parsing: value))
             case "--durable": options.durableSubjects.append(try .init(parsing: value))
+            case "--replicated": options.replicatedSubjects.append(try .init(parsing: value))
             case "--commands": options.pipelinedCommands = try positive(value, flag)
             case "--rounds": options.throughputRounds = try positive(value, flag)
             case "--round-trips": options.roundTrips = try positive(value, flag)

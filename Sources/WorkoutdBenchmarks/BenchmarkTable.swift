@@ -8,6 +8,8 @@ struct BenchmarkTable {
     static let latencyCeiling = 1.5
     /// Issue 4: durable throughput at least this share of the same binary with the in-memory store.
     static let durableThroughputFloor = 0.5
+    /// Issue 18: durable throughput with replication on at least this share of the same store with it off.
+    static let replicatedThroughputFloor = 0.9
 
     var options: BenchmarkOptions
     var baseline: ProgramFigures
@@ -15,6 +17,8 @@ struct BenchmarkTable {
     var references: [ProgramFigures]
     var subjects: [ProgramFigures]
     var durableSubjects: [ProgramFigures]
+    /// Held against the last durable subject (the same store, replication off), or the first subject without one.
+    var replicatedSubjects: [ProgramFigures] = []
 
     /// Each floor's verdict, for the summary line.
     var floors: [(label: String, ratio: Double, requirement: String, passed: Bool)] {
@@ -31,6 +35,12 @@ struct BenchmarkTable {
             floors.append(("throughput \(durable.name) / \(reference.name)", ratio,
                            "≥ \(Self.durableThroughputFloor)", ratio >= Self.durableThroughputFloor))
         }
+        let unreplicated = durableSubjects.last ?? reference
+        for replicated in replicatedSubjects {
+            let ratio = replicated.throughput.commandsPerSecond / unreplicated.throughput.commandsPerSecond
+            floors.append(("throughput \(replicated.name) / \(unreplicated.name)", ratio,
+                           "≥ \(Self.replicatedThroughputFloor)", ratio >= Self.replicatedThroughputFloor))
+        }
         return floors
     }
 
@@ -46,7 +56,7 @@ struct BenchmarkTable {
             |---|---:|---:|---:|---|---:|---:|---:|---:|
 
             """
-        for figures in [baseline] + references + subjects + durableSubjects {
+        for figures in [baseline] + references + subjects + durableSubjects + replicatedSubjects {
             let t = figures.throughput
             let l = figures.latency
             text += "| \(figures.name) | \(Int(t.commandsPerSecond.rounded())) | \(format(t.megabytesPerSecondIn)) | "
@@ -58,7 +68,7 @@ struct BenchmarkTable {
         for floor in floors {
             text += "| \(floor.label) | \(format(floor.ratio, digits: 3)) | \(floor.requirement) | \(floor.passed ? "PASS" : "MISS") |\n"
         }
-        for subject in references + subjects.dropFirst() + durableSubjects {
+        for subject in references + subjects.dropFirst() + durableSubjects + replicatedSubjects {
             let throughput = subject.throughput.commandsPerSecond / baseline.throughput.commandsPerSecond
             let p99 = subject.latency.microseconds(atPercentile: 99) / baseline.latency.microseconds(atPercentile: 99)
             text += "| throughput \(subject.name) / \(baseline.name) | \(format(throughput, digits: 3)) | | |\n"

@@ -18,34 +18,47 @@ enum ProgramBenchmark {
     /// measurement starts from the same state: no backlog left by the round before (a round queues tens
     /// of thousands of shares, which the daemon goes on delivering in the background).
     static func run(_ specification: ProgramUnderTest.Specification, options: BenchmarkOptions, matchIDs: Bool) throws -> ProgramFigures {
-        var mix = CommandMix()
-        var starts = 0
+        try run([(specification, matchIDs)], options: options)[0]
+    }
 
-        var rounds: [PipelinedThroughput.Result] = []
+    /// Several programs measured round by round in turn (A, B, C, A, B, C…), so a change in the machine's
+    /// load during the run (other work on a shared machine) falls on all of them alike, not on one.
+    static func run(
+        _ programs: [(specification: ProgramUnderTest.Specification, matchIDs: Bool)], options: BenchmarkOptions
+    ) throws -> [ProgramFigures] {
+        var mixes = Array(repeating: CommandMix(), count: programs.count)
+        var starts = Array(repeating: 0, count: programs.count)
+        var rounds = Array(repeating: [PipelinedThroughput.Result](), count: programs.count)
         for _ in 0..<options.throughputRounds {
-            let commands = mix.next(options.pipelinedCommands)
-            starts += 1
-            var round = try withFreshProgram(specification, run: starts) { master, program in
-                try measured(specification, program) { try PipelinedThroughput.measure(master, commands: commands) }
+            for (index, program) in programs.enumerated() {
+                let specification = program.specification
+                let commands = mixes[index].next(options.pipelinedCommands)
+                starts[index] += 1
+                var round = try withFreshProgram(specification, run: starts[index]) { master, process in
+                    try measured(specification, process) { try PipelinedThroughput.measure(master, commands: commands) }
+                }
+                try ReplyCheck.verify(round.replies, against: commands, matchIDs: program.matchIDs)
+                round.replies = []
+                rounds[index].append(round)
             }
-            try ReplyCheck.verify(round.replies, against: commands, matchIDs: matchIDs)
-            round.replies = []
-            rounds.append(round)
         }
-        rounds.sort { $0.commandsPerSecond < $1.commandsPerSecond }
-
-        let warmUp = mix.next(options.warmUpRoundTrips)
-        let commands = mix.next(options.roundTrips)
-        starts += 1
-        var latency = try withFreshProgram(specification, run: starts) { master, program in
-            try measured(specification, program) { try SingleFlightLatency.measure(master, warmUp: warmUp, commands: commands) }
+        var figures: [ProgramFigures] = []
+        for (index, program) in programs.enumerated() {
+            let specification = program.specification
+            let warmUp = mixes[index].next(options.warmUpRoundTrips)
+            let commands = mixes[index].next(options.roundTrips)
+            starts[index] += 1
+            var latency = try withFreshProgram(specification, run: starts[index]) { master, process in
+                try measured(specification, process) { try SingleFlightLatency.measure(master, warmUp: warmUp, commands: commands) }
+            }
+            try ReplyCheck.verify(latency.replies, against: commands, matchIDs: program.matchIDs)
+            latency.replies = []
+            let sorted = rounds[index].sorted { $0.commandsPerSecond < $1.commandsPerSecond }
+            figures.append(ProgramFigures(
+                name: specification.name, throughput: sorted[sorted.count / 2],
+                throughputRounds: rounds[index].map(\.commandsPerSecond), latency: latency))
         }
-        try ReplyCheck.verify(latency.replies, against: commands, matchIDs: matchIDs)
-        latency.replies = []
-
-        return ProgramFigures(
-            name: specification.name, throughput: rounds[rounds.count / 2],
-            throughputRounds: rounds.map(\.commandsPerSecond), latency: latency)
+        return figures
     }
 
     /// Starts the program on a new pty, waits until it answers, runs `body`, stops the program.

@@ -17,6 +17,10 @@ enum Daemon {
         let observers = DaemonObservers()
         let doorbell = config.replication == nil ? nil : ReplicationDoorbell()
         let store = try openStore(config, replicationDoorbell: doorbell)
+        if let sqlite = store as? SQLiteWorkoutStore, sqlite.backFilledForReplication > 0 {
+            logger.info("replication: history committed without it queued for shipping", metadata: [
+                "records": "\(sqlite.backFilledForReplication)"])
+        }
         let engine = try await WorkoutEngine(
             store: store, sessionExecutor: DeviceManager.sessionExecutor(on: MultiThreadedEventLoopGroup.singleton))
         observers.observe(engine)

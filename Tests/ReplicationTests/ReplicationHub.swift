@@ -32,11 +32,19 @@ final class ReplicationHub: @unchecked Sendable {
         wearables = try (0..<devices).map { _ in try SimulatedWearable() }
     }
 
-    func start() throws {
+    /// `replication: false` starts the same hub (state directory, devices) with replication off.
+    func start(replication: Bool = true) throws {
+        let config: String
+        if replication {
+            config = configFile
+        } else {
+            config = directory + "/without-replication.yaml"
+            try "log_level: info\ndiscovery:\n  enabled: false\n".write(toFile: config, atomically: true, encoding: .utf8)
+        }
         let daemon = try DaemonProcess(
-            arguments: ["--config", configFile, "--state-dir", directory + "/state", "--control-socket", socket]
+            arguments: ["--config", config, "--state-dir", directory + "/state", "--control-socket", socket]
                 + wearables.flatMap { ["--device", $0.devicePath] })
-        try daemon.waitForLog("replication on")
+        try daemon.waitForLog(replication ? "replication on" : "workoutd started")
         self.daemon = daemon
     }
 

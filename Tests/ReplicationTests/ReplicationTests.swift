@@ -165,6 +165,39 @@ struct ReplicationTests {
         #expect(rows.isComplete(cycles: 2 * 3 * cycles, active: 0), "\(rows)")
     }
 
+    /// Back-fill: a hub's history from before replication was turned on, and from a later period with it off
+    /// again, reaches the central database when it is turned on, every workout and share exactly once.
+    @Test func historyCommittedWithoutReplicationIsShippedOnceItIsOn() throws {
+        let cluster = try PostgresCluster()
+        let hub = try ReplicationHub(hubID: "hub-back-fill", devices: 2, postgresURL: cluster.url(), cluster: cluster)
+        defer { hub.remove() }
+        let cycles = 25
+        try hub.start(replication: false)
+        #expect(try hub.runLoad(cycles: cycles, tag: "a").allSatisfy({ $0.isSuccess }))
+        hub.stop()
+        #expect(try cluster.count("SELECT count(*) FROM pg_tables WHERE tablename = 'workouts'") == 0, "nothing shipped while off")
+
+        try hub.start()
+        try hub.waitUntilShipped()
+        let before = try CentralRows(hub: hub.hubID, in: cluster)
+        #expect(before.isComplete(cycles: 2 * cycles, active: 0), "\(before)")
+        #expect(hub.daemon?.log.contains("history committed without it queued for shipping") == true)
+
+        // Off again for a while (workouts left active), then on; then a restart with nothing new.
+        hub.stop()
+        try hub.start(replication: false)
+        #expect(try hub.runLoad(cycles: cycles, activeAtEnd: true, tag: "b").allSatisfy({ $0.isSuccess }))
+        hub.stop()
+        try hub.start()
+        try hub.waitUntilShipped()
+        hub.stop()
+        try hub.start()
+        try hub.waitUntilShipped()
+        #expect(hub.daemon?.log.contains("history committed without it queued") == false, "a complete store queues nothing again")
+        let after = try CentralRows(hub: hub.hubID, in: cluster)
+        #expect(after.isComplete(cycles: 2 * 2 * cycles, active: 2), "\(after)")
+    }
+
     @Test func twentyHubsShipToOneServerAtOnce() throws {
         let cluster = try PostgresCluster()
         let hubCount = 20
