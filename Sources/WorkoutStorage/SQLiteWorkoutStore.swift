@@ -16,6 +16,8 @@ public final class SQLiteWorkoutStore: WorkoutStore {
     public static let fileName = "workoutd.sqlite"
     /// The page size of a new database, in bytes.
     static let pageSize = 1024
+    /// SQLite's page cache per connection, in KiB.
+    static let pageCacheKiB = 256
     /// WAL frames (pages) after which a commit checkpoints the WAL into the database.
     static let walAutocheckpointFrames = 4096
 
@@ -77,6 +79,10 @@ public final class SQLiteWorkoutStore: WorkoutStore {
         // only when the file is created (before WAL mode is set up); an existing database keeps its size.
         configuration.prepareDatabase { db in
             try db.execute(sql: "PRAGMA page_size = \(Self.pageSize)")
+            // SQLite's default page cache (2 MB per connection) fills as the database grows and is never
+            // given back: resident memory that stays after a load. Commits touch a few pages at the right
+            // edge of each B-tree; anything else comes from the kernel's page cache.
+            try db.execute(sql: "PRAGMA cache_size = -\(Self.pageCacheKiB)")
         }
         do {
             switch mode {

@@ -54,7 +54,10 @@ enum Daemon {
         let discovery = DiscoveryService(manager: manager, matcher: config.discovery, baud: config.baud, logger: logger)
         services.append(discovery)
         reloader.register(.discoveryRules(discovery))
-        services.append(systemd.status(manager: manager, engine: engine, untilReady: { try await discovery.waitUntilReady() }))
+        services.append(systemd.status(manager: manager, engine: engine, untilReady: {
+            try await discovery.waitUntilReady()
+            StartupCodeRelease.release()
+        }))
         var groupConfiguration = ServiceGroupConfiguration(
             services: services.map { .init(service: $0) },
             gracefulShutdownSignals: [.sigterm, .sigint],
