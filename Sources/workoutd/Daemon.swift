@@ -20,6 +20,8 @@ enum Daemon {
         let engine = try await WorkoutEngine(
             store: store, sessionExecutor: DeviceManager.sessionExecutor(on: MultiThreadedEventLoopGroup.singleton))
         observers.observe(engine)
+        let codeRelease = QuietCodeRelease(loop: MultiThreadedEventLoopGroup.singleton.any())
+        _ = engine.events.addObserver { _ in codeRelease.noteActivity() }
         StorageFailureLog(logger: logger).observe(engine.events)
         let manager = DeviceManager(
             group: MultiThreadedEventLoopGroup.singleton, engine: engine,
