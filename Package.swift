@@ -86,15 +86,19 @@ let package = Package(
         // A blocking client for the control socket, for workoutctl and tests.
         .target(name: "ControlClient", dependencies: ["ControlProtocol"], swiftSettings: strict),
 
-        // `workoutctl`: see and steer the running daemon through its control socket.
-        .executableTarget(
-            name: "workoutctl",
+        // `workoutctl`'s commands: see and steer the running daemon through its control socket. Linked into
+        // `workoutd` too, which runs them when invoked as `workoutctl` (the installed workoutctl is a symlink).
+        .target(
+            name: "WorkoutctlCommands",
             dependencies: [
                 "ControlClient", "ControlProtocol", "CommandLineOutput", "RecordTables", "WorkoutProtocol", "WorkoutEngine",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ],
+            path: "Sources/workoutctl",
             swiftSettings: strict
         ),
+        // A `workoutctl` of its own in debug builds, which the tests run by path; `make install` installs a symlink.
+        .executableTarget(name: "workoutctl", dependencies: ["WorkoutctlCommands"], path: "Sources/WorkoutctlMain", swiftSettings: strict),
 
         // Ready harness for tests: a simulated wearable on a pty and a daemon launcher.
         .target(
@@ -249,6 +253,7 @@ let package = Package(
                 "ControlProtocol",
                 "SystemdSupport",
                 "DeviceDiscovery",
+                "WorkoutctlCommands",
                 .product(name: "Yams", package: "Yams"),
                 .product(name: "Metrics", package: "swift-metrics"),
                 .product(name: "Prometheus", package: "swift-prometheus"),

@@ -1,8 +1,10 @@
 # Installing workoutd as a systemd service. Included by the top-level Makefile.
 #
-#   make install   [PREFIX=/usr/local] [DESTDIR=]   release binaries workoutd and workoutctl (Swift stdlib
-#                                                   linked statically), systemd unit, udev rule, modules-load.d
-#                                                   entry, man pages, bash completion, default configuration
+#   make install   [PREFIX=/usr/local] [DESTDIR=]   the release binary workoutd (Swift stdlib linked
+#                                                   statically) and workoutctl, a symlink to it (one binary
+#                                                   serves both commands), systemd unit, udev rule,
+#                                                   modules-load.d entry, man pages, bash completion,
+#                                                   default configuration
 #   make deb                                        the same as a Debian package: dist/workoutd_<version>_<arch>.deb
 #   make uninstall [PREFIX=/usr/local] [DESTDIR=]   removes them (an edited configuration stays)
 #
@@ -26,7 +28,11 @@ WORKOUTD_CONFIG   := Config/workoutd.yaml
 WORKOUTD_RULES    := $(wildcard udev/*.rules systemd/*.rules)
 # The tty drivers the unit's DeviceAllow=char-ttyACM/char-ttyUSB name, loaded at boot (see the file).
 WORKOUTD_MODULES  := systemd/workoutd-modules.conf
-RELEASE_BUILD     := swift build -c release --static-swift-stdlib --scratch-path $(RELEASE_SCRATCH)
+# The toolchain's static-stdlib link flags export every symbol of our own code (-export-dynamic): 4.5 MB of
+# dynamic symbol table nothing looks up (no plug-ins are loaded). Identical code folding (gold --icf=safe) merges
+# the copies generics leave. docs/benchmarks.md (part footprint) says where the remaining megabytes are.
+RELEASE_LINK      := -Xlinker --no-export-dynamic -Xlinker --icf=safe
+RELEASE_BUILD     := swift build -c release --static-swift-stdlib $(RELEASE_LINK) --scratch-path $(RELEASE_SCRATCH)
 RELEASE_BIN        = $$($(RELEASE_BUILD) --show-bin-path)
 # Man pages and bash completion, generated from the commands' argument-parser definitions.
 GENERATED         := $(RELEASE_SCRATCH)/generated
@@ -36,17 +42,19 @@ UNIT_DEFAULT_EXEC := /usr/local/bin/workoutd
 
 .PHONY: release-binary generated-docs install install-files uninstall deb
 
-# Builds the release binaries and refuses one that would need the Swift toolchain's shared libraries.
+# Builds the release binary and refuses one that would need the Swift toolchain's shared libraries.
+# workoutd runs workoutctl's commands when invoked under that name (Sources/workoutd/MultiCallEntry.swift):
+# one copy of the statically linked runtime instead of two. $(GENERATED)/workoutctl is that symlink, for
+# the man page and completion generated below.
 release-binary:
 	$(RELEASE_BUILD) --product workoutd
-	$(RELEASE_BUILD) --product workoutctl
-	@for bin in "$(RELEASE_BIN)/workoutd" "$(RELEASE_BIN)/workoutctl"; do \
-		if ldd "$$bin" | grep -E 'libswift|libFoundation|libdispatch|not found'; then \
-			echo "release-binary: $$bin links the Swift runtime dynamically (above); expected --static-swift-stdlib" >&2; \
-			exit 1; \
-		fi; \
-		echo "release-binary: $$bin (shared libraries: $$(ldd "$$bin" | awk '{print $$1}' | tr '\n' ' '))"; \
-	done
+	@bin="$(RELEASE_BIN)/workoutd"; \
+	if ldd "$$bin" | grep -E 'libswift|libFoundation|libdispatch|not found'; then \
+		echo "release-binary: $$bin links the Swift runtime dynamically (above); expected --static-swift-stdlib" >&2; \
+		exit 1; \
+	fi; \
+	echo "release-binary: $$bin (shared libraries: $$(ldd "$$bin" | awk '{print $$1}' | tr '\n' ' '))"; \
+	mkdir -p $(GENERATED) && ln -sfn "$$bin" $(GENERATED)/workoutctl
 
 # Man pages (help2man over each command's --help) and bash completion (argument-parser's own generator).
 generated-docs: release-binary
@@ -56,10 +64,10 @@ generated-docs: release-binary
 		--output=$(GENERATED)/workoutd.1 "$(RELEASE_BIN)/workoutd"
 	help2man --no-info --no-discard-stderr --version-string=$(WORKOUTD_VERSION) \
 		--name="see and steer the running workoutd" --section=1 \
-		--output=$(GENERATED)/workoutctl.1 "$(RELEASE_BIN)/workoutctl"
+		--output=$(GENERATED)/workoutctl.1 $(GENERATED)/workoutctl
 	@# A completion script is sourced, not run: no #! line (lintian: bash-completion-with-hashbang).
 	"$(RELEASE_BIN)/workoutd" --generate-completion-script bash | sed '1{/^#!/d}' > $(GENERATED)/workoutd.bash
-	"$(RELEASE_BIN)/workoutctl" --generate-completion-script bash | sed '1{/^#!/d}' > $(GENERATED)/workoutctl.bash
+	$(GENERATED)/workoutctl --generate-completion-script bash | sed '1{/^#!/d}' > $(GENERATED)/workoutctl.bash
 
 install: release-binary generated-docs install-files
 	@[ -n "$(DESTDIR)" ] || echo "install: now run: modprobe -a cdc_acm usbserial && systemctl daemon-reload && udevadm control --reload && udevadm trigger -s tty && systemctl enable --now workoutd"
@@ -69,7 +77,7 @@ install-files:
 	@test -f $(WORKOUTD_CONFIG) || { echo "install: $(WORKOUTD_CONFIG) is missing" >&2; exit 1; }
 	@test -n "$(WORKOUTD_RULES)" || { echo "install: no udev rule (udev/*.rules or systemd/*.rules)" >&2; exit 1; }
 	install -D -m 0755 "$(RELEASE_BIN)/workoutd" $(DESTDIR)$(BINDIR)/workoutd
-	install -D -m 0755 "$(RELEASE_BIN)/workoutctl" $(DESTDIR)$(BINDIR)/workoutctl
+	ln -sfn workoutd $(DESTDIR)$(BINDIR)/workoutctl
 	install -D -m 0644 $(GENERATED)/workoutd.1 $(DESTDIR)$(MANDIR)/man1/workoutd.1
 	install -D -m 0644 $(GENERATED)/workoutctl.1 $(DESTDIR)$(MANDIR)/man1/workoutctl.1
 	install -D -m 0644 $(GENERATED)/workoutd.bash $(DESTDIR)$(BASHCOMPDIR)/workoutd

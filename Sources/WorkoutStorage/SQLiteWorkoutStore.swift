@@ -14,6 +14,12 @@ import WorkoutProtocol
 /// The async methods hand their work to GRDB's own dispatch queues and never block Swift's cooperative pool.
 public final class SQLiteWorkoutStore: WorkoutStore {
     public static let fileName = "workoutd.sqlite"
+    /// The page size of a new database, in bytes.
+    static let pageSize = 1024
+    /// SQLite's page cache per connection, in KiB.
+    static let pageCacheKiB = 256
+    /// WAL frames (pages) after which a commit checkpoints the WAL into the database.
+    static let walAutocheckpointFrames = 4096
 
     /// Whether this store may change the database; `readOnly` is for offline inspection beside a running daemon.
     public enum AccessMode: Sendable {
@@ -81,6 +87,17 @@ public final class SQLiteWorkoutStore: WorkoutStore {
         configuration.readonly = mode == .readOnly
         configuration.busyMode = .timeout(5)
         configuration.label = "workoutd"
+        // A commit appends one WAL frame (a page plus 24 bytes) per page it changed: a workout row, its
+        // index entry, the device session. 1 KiB pages write a quarter of what 4 KiB pages do per
+        // single-flight command (SD-card wear; docs/benchmarks.md, part sdcard). The setting takes effect
+        // only when the file is created (before WAL mode is set up); an existing database keeps its size.
+        configuration.prepareDatabase { db in
+            try db.execute(sql: "PRAGMA page_size = \(Self.pageSize)")
+            // SQLite's default page cache (2 MB per connection) fills as the database grows and is never
+            // given back: resident memory that stays after a load. Commits touch a few pages at the right
+            // edge of each B-tree; anything else comes from the kernel's page cache.
+            try db.execute(sql: "PRAGMA cache_size = -\(Self.pageCacheKiB)")
+        }
         do {
             switch mode {
             case .readWrite:
@@ -94,6 +111,12 @@ public final class SQLiteWorkoutStore: WorkoutStore {
                 // becomes writable again: refuse to start rather than fail every command.
                 let readOnly = try pool.writeWithoutTransaction { db in
                     try db.execute(sql: "PRAGMA synchronous = FULL")
+                    // A checkpoint syncs the WAL and the database: every 4096 frames (4 MiB of 1 KiB pages,
+                    // what SQLite's default of 1000 frames is with 4 KiB pages) it adds 0.003 fsyncs to a
+                    // single-flight command, and pages changed again before it are written back once. A WAL
+                    // a large batch grew past that is cut back to it after the checkpoint.
+                    try db.execute(sql: "PRAGMA wal_autocheckpoint = \(Self.walAutocheckpointFrames)")
+                    try db.execute(sql: "PRAGMA journal_size_limit = \(Self.walAutocheckpointFrames * Self.pageSize)")
                     return sqlite3_db_readonly(db.sqliteConnection, "main") == 1
                 }
                 if readOnly {

@@ -19,8 +19,9 @@ public enum Workoutctl {
         try BuiltExecutable.path(named: "workoutctl", overriddenBy: "WORKOUTCTL_BINARY")
     }
 
-    /// Runs `workoutctl arguments…` to completion; kills it if it outlives `timeout`.
-    public static func run(_ arguments: [String], timeout: Duration = .seconds(60)) throws -> Output {
+    /// Runs `workoutctl arguments…` to completion; kills it if it outlives `timeout`. `binary` replaces the
+    /// built workoutctl (e.g. a symlink named workoutctl to workoutd, as installed).
+    public static func run(_ arguments: [String], binary: String? = nil, timeout: Duration = .seconds(60)) throws -> Output {
         let directory = FileManager.default.temporaryDirectory
         let out = directory.appendingPathComponent("workoutctl-\(UUID().uuidString).out")
         let err = directory.appendingPathComponent("workoutctl-\(UUID().uuidString).err")
@@ -32,7 +33,7 @@ public enum Workoutctl {
             try? FileManager.default.removeItem(at: err)
         }
         let process = Process()
-        process.executableURL = URL(fileURLWithPath: try binaryPath())
+        process.executableURL = URL(fileURLWithPath: try binary ?? binaryPath())
         process.arguments = arguments
         process.standardOutput = try FileHandle(forWritingTo: out)
         process.standardError = try FileHandle(forWritingTo: err)

@@ -1,7 +1,6 @@
 import ArgumentParser
 
 /// `workoutctl`: see and steer the running workoutd through its control socket.
-@main
 struct WorkoutctlCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "workoutctl",
@@ -18,4 +17,12 @@ struct WorkoutctlCommand: ParsableCommand {
     )
 
     @OptionGroup var options: GlobalOptions
+}
+
+/// Runs `workoutctl` with this process's arguments: the entry point of the `workoutctl` executable, and of
+/// `workoutd` when it is invoked under the name `workoutctl`.
+public enum Workoutctl {
+    public static func main() {
+        WorkoutctlCommand.main()
+    }
 }

@@ -24,6 +24,8 @@ enum Daemon {
         let engine = try await WorkoutEngine(
             store: store, sessionExecutor: DeviceManager.sessionExecutor(on: MultiThreadedEventLoopGroup.singleton))
         observers.observe(engine)
+        let codeRelease = QuietCodeRelease(loop: MultiThreadedEventLoopGroup.singleton.any())
+        _ = engine.events.addObserver { _ in codeRelease.noteActivity() }
         StorageFailureLog(logger: logger).observe(engine.events)
         let systemd = SystemdServices(logger: logger)
         systemd.observe(engine.events)
@@ -71,7 +73,11 @@ enum Daemon {
                 failed: { systemd.noteStatusChange() }))
         }
         services.append(systemd.status(
-            manager: manager, engine: engine, untilReady: { try await discovery.waitUntilReady() },
+            manager: manager, engine: engine,
+            untilReady: {
+                try await discovery.waitUntilReady()
+                StartupCodeRelease.release()
+            },
             storageProblem: { integrity.failure }))
         var groupConfiguration = ServiceGroupConfiguration(
             services: services.map { .init(service: $0) },

@@ -5,7 +5,6 @@ import WorkoutStorage
 import SystemdSupport
 
 /// `workoutd`: serves wearables on serial devices; subcommands inspect what it stored.
-@main
 struct WorkoutdCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "workoutd",

@@ -100,7 +100,10 @@ struct StorageFaultEndToEndTests {
         }
         let (refusedCycle, retries, refusal) = try #require(refused, "the disk never filled up")
         #expect(refusal.errorCode == .storageUnavailable, "\(refusal)")
-        #expect(try send(share).errorCode == .storageUnavailable)
+        // A share is small enough to fit in room the WAL file may still have (more so with 1 KiB pages): it is
+        // then acked and kept, and its retry below is a replay. Either way it is not acked and lost.
+        let shareOnFullDisk = try send(share)
+        #expect(shareOnFullDisk.isSuccess || shareOnFullDisk.errorCode == .storageUnavailable, "\(shareOnFullDisk)")
         #expect(daemon.process.isRunning, "the daemon must stay up on a full disk")
 
         try disk.free()
@@ -109,7 +112,8 @@ struct StorageFaultEndToEndTests {
             let reply = try send(line)
             #expect(reply.isSuccess && !reply.replayed, "\(reply)")
         }
-        #expect(try send(share).isSuccess)
+        let shareRetried = try send(share)
+        #expect(shareRetried.isSuccess && shareRetried.replayed == shareOnFullDisk.isSuccess, "\(shareRetried)")
         acknowledged.insert("start-\(refusedCycle)")
 
         daemon.stop()

@@ -34,7 +34,11 @@ import WorkoutdTesting
             }
         }
         #expect(!refused.isEmpty && refused.allSatisfy { $0.errorCode == .storageUnavailable })
-        #expect(await session.handle([Lines.share(6)]).first?.errorCode == .storageUnavailable)
+        // A small commit may still fit in room the WAL file already has (1 KiB pages leave more such room than
+        // 4 KiB ones): it is then acked and kept. Either way it is not acked and lost.
+        let shareOnFullDisk = await session.handle([Lines.share(6)]).first
+        let shareKept = shareOnFullDisk?.isSuccess == true
+        #expect(shareKept || shareOnFullDisk?.errorCode == .storageUnavailable)
 
         try disk.free()
         let after = await session.handle([Lines.start(3), Lines.end(4), Lines.share(5)])
@@ -45,7 +49,7 @@ import WorkoutdTesting
         let stored = Set(try await reopened.workouts(device: nil, limit: nil).compactMap(\.startCommandID))
         #expect(stored == acknowledged)
         #expect(stored.isDisjoint(with: refusedIDs))
-        #expect(try await reopened.shares(limit: nil).count == 1)
+        #expect(try await reopened.shares(limit: nil).count == (shareKept ? 2 : 1))
         try reopened.close()
     }
 

@@ -1,0 +1,3 @@
+import WorkoutctlCommands
+
+Workoutctl.main()
