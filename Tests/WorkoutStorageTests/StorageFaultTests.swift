@@ -114,11 +114,12 @@ import WorkoutdTesting
             _ = try await store.database.writeWithoutTransaction { db in try db.checkpoint(.truncate) }
             try store.close()
         }
-        // Scribble over the middle of the file, past the header and the schema page.
+        // Scribble over the second half of the file: the workouts' pages. The schema's pages (several with small
+        // pages) were written first, by the migrations, so they stay intact and the file still opens.
         let url = URL(fileURLWithPath: directory.databasePath)
         var bytes = try Data(contentsOf: url)
-        try #require(bytes.count > 8 * 4096)
-        for offset in (2 * 4096)..<(bytes.count - 4096) where offset % 7 == 0 { bytes[offset] = 0xA5 }
+        try #require(bytes.count > 16 * 4096)
+        for offset in (bytes.count / 2)..<(bytes.count - 4096) where offset % 7 == 0 { bytes[offset] = 0xA5 }
         try bytes.write(to: url)
         return bytes
     }
