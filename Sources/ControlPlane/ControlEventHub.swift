@@ -24,6 +24,8 @@ public final class ControlEventHub: Sendable {
     /// Engine events: workouts and shares. Commands are published from the device's own path
     /// (the `DeviceActivity` overload) or by `send`, which see them before and after they run.
     public func publish(_ event: EngineEvent) {
+        // Before the switch: matching the event copies it out, twice per command, for nobody.
+        guard hasSubscribers else { return }
         switch event {
         case .commandHandled:
             return

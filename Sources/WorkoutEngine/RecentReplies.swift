@@ -10,7 +10,9 @@ public struct RecentReplies: Sendable, Hashable {
     /// The window, oldest at `oldest`, as a ring once full; a reply is stored once, here.
     private var ring: [(id: CommandID, reply: Reply)] = []
     private var oldest = 0
-    /// Where each id's reply is in `ring`.
+    /// Where each id's reply is in `ring`, or was: an evicted id's entry stays until the next compaction and
+    /// is recognised as stale because its slot now holds another id. Removing it at eviction cost a fifth of
+    /// remembering (a dictionary deletion re-hashes the keys after it), once per command in a full window.
     private var positions: [CommandID: Int] = [:]
 
     public init(capacity: Int = RecentReplies.defaultCapacity) {
@@ -24,7 +26,12 @@ public struct RecentReplies: Sendable, Hashable {
     }
 
     public subscript(id: CommandID) -> Reply? {
-        positions[id].map { ring[$0].reply }
+        position(of: id).map { ring[$0].reply }
+    }
+
+    private func position(of id: CommandID) -> Int? {
+        guard let position = positions[id], ring[position].id == id else { return nil }
+        return position
     }
 
     public var count: Int { ring.count }
@@ -35,17 +42,26 @@ public struct RecentReplies: Sendable, Hashable {
     }
 
     public mutating func remember(_ reply: Reply, for id: CommandID) {
-        if let position = positions[id] {
+        if let position = position(of: id) {
             ring[position].reply = reply
         } else if ring.count < capacity {
             positions[id] = ring.count
             ring.append((id, reply))
         } else {
-            positions[ring[oldest].id] = nil
             positions[id] = oldest
             ring[oldest] = (id, reply)
             oldest = (oldest + 1) % capacity
+            if positions.count >= Self.compactionFactor * capacity { compactPositions() }
         }
+    }
+
+    /// Stale positions allowed, as a multiple of the window, before they are dropped in one pass: a
+    /// compaction re-inserts the window's ids, so its cost per remembered reply is a fraction of one insert.
+    private static let compactionFactor = 4
+
+    private mutating func compactPositions() {
+        positions.removeAll(keepingCapacity: true)
+        for (position, entry) in ring.enumerated() { positions[entry.id] = position }
     }
 
     public static func == (lhs: RecentReplies, rhs: RecentReplies) -> Bool {

@@ -10,6 +10,12 @@ struct BenchmarkTable {
     static let durableThroughputFloor = 0.5
     /// Issue 18: durable throughput with replication on at least this share of the same store with it off.
     static let replicatedThroughputFloor = 0.9
+    /// Issue 17: workoutd's pipelined throughput at least this share of the echo baseline's (CPU per command).
+    static let reanchoredThroughputFloor = 0.3
+    /// Issue 17: workoutd's single-flight p50 at most this multiple of its own transport's echo (the first reference).
+    static let transportP50Ceiling = 1.2
+    /// Issue 17: workoutd's single-flight p99 at most this multiple of its own transport's echo.
+    static let transportP99Ceiling = 1.3
 
     var options: BenchmarkOptions
     var baseline: ProgramFigures
@@ -30,6 +36,17 @@ struct BenchmarkTable {
         let p99 = reference.latency.microseconds(atPercentile: 99) / baseline.latency.microseconds(atPercentile: 99)
         floors.append(("p99 latency \(reference.name) / \(baseline.name)", p99,
                        "≤ \(Self.latencyCeiling)", p99 <= Self.latencyCeiling))
+        floors.append(("throughput \(reference.name) / \(baseline.name) (issue 17)", throughput,
+                       "≥ \(Self.reanchoredThroughputFloor)", throughput >= Self.reanchoredThroughputFloor))
+        // Issue 17 re-anchors latency on the echo over workoutd's own transport, measured as the first reference.
+        if let transport = references.first {
+            for (percentile, ceiling) in [(50.0, Self.transportP50Ceiling), (99.0, Self.transportP99Ceiling)] {
+                let ratio = reference.latency.microseconds(atPercentile: percentile)
+                    / transport.latency.microseconds(atPercentile: percentile)
+                floors.append(("p\(Int(percentile)) latency \(reference.name) / \(transport.name)", ratio,
+                               "≤ \(ceiling)", ratio <= ceiling))
+            }
+        }
         for durable in durableSubjects {
             let ratio = durable.throughput.commandsPerSecond / reference.throughput.commandsPerSecond
             floors.append(("throughput \(durable.name) / \(reference.name)", ratio,

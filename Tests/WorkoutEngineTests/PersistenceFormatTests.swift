@@ -51,4 +51,19 @@ struct PersistenceFormatTests {
         #expect(recent.entries.map(\.0) == [.integer(2), .integer(3), .string("4")])
         #expect(recent[.integer(1)] == nil)
     }
+
+    @Test("an evicted id is forgotten, also across many wraps of the window, and can be remembered again")
+    func recentRepliesEvictionAcrossWraps() {
+        var recent = RecentReplies(capacity: 3)
+        for i in 0..<40 {
+            recent.remember(.error(.nothingToShare, id: .integer(Int64(i))), for: .integer(Int64(i)))
+            // Every id older than the window is unknown at every step, whatever the index keeps internally.
+            for old in 0..<max(0, i - 2) { #expect(recent[.integer(Int64(old))] == nil) }
+        }
+        #expect(recent.entries.map(\.0) == [.integer(37), .integer(38), .integer(39)])
+        recent.remember(.error(.noActiveWorkout, id: .integer(5)), for: .integer(5))
+        #expect(recent[.integer(5)]?.errorCode == .noActiveWorkout)
+        #expect(recent[.integer(37)] == nil)
+        #expect(recent.entries.map(\.0) == [.integer(38), .integer(39), .integer(5)])
+    }
 }

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Benchmark part `pty` (issue 2): pipelined throughput and single-flight latency of workoutd through a
-# real pty, beside the C echo baseline (bench/echo-baseline.c) driven the same way in the same run.
+# real pty, beside the C echo baseline (bench/echo-baseline.c) driven the same way in the same run, and the
+# same echo over workoutd's own transport (NIOEchoBaseline), against which issue 17 re-anchors latency.
 # Run through `bash scripts/bench.sh pty`; needs a C compiler (cc).
 #
 # Environment: BENCH_COMMANDS (pipelined commands per round, default 100000), BENCH_ROUNDS (3),
@@ -49,7 +50,8 @@ fi
     cat "$work/pty.md"
     echo
     echo "Command: \`make bench\` (\`bash scripts/bench.sh pty\`). The echo baseline answers every line with one fixed"
-    echo "reply, i.e. the limit of a pty on this machine; floors from issue 2 (and issue 4 for the durable store)."
+    echo "reply, i.e. the limit of a pty on this machine; floors from issue 2 (and issue 4 for the durable store),"
+    echo "and issue 17's: in-memory throughput ≥ 0.3 of the C echo, single-flight p50 ≤ 1.2× and p99 ≤ 1.3× the echo over NIO."
     echo "The echo over NIO (Sources/Benchmarks/NIOEchoBaseline) gives the same reply through workoutd's own transport"
     echo "(the tty opened by SerialPort, one NIOPipeBootstrap channel), so what lies between it and workoutd is the protocol:"
     echo "framing, decoding, the session, storage, events, encoding and share delivery."
