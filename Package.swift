@@ -273,7 +273,7 @@ let package = Package(
         .testTarget(
             name: "SerialTransportTests",
             dependencies: [
-                "SerialTransport", "WorkoutEngine", "WorkoutProtocol", "WorkoutdTesting",
+                "SerialTransport", "WorkoutEngine", "WorkoutProtocol", "WorkoutStorage", "WorkoutdTesting",
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOEmbedded", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),

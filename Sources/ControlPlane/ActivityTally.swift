@@ -40,8 +40,10 @@ public final class ActivityTally: Sendable {
 
     public func record(_ event: EngineEvent) {
         switch event {
-        case .commandHandled(_, let line, let reply):
-            recordCommand(line, reply: reply)
+        case .batchAnswered(let batch):
+            for (line, reply) in batch.handled { recordCommand(line, reply: reply) }
+        case .batchReceived:
+            break
         case .workoutStarted:
             state.withLock { $0.counters.workoutsStarted += 1 }
         case .workoutEnded:

@@ -21,14 +21,16 @@ public final class ControlEventHub: Sendable {
 
     public init() {}
 
-    /// Engine events: workouts and shares. Commands are published from the device's own path
-    /// (the `DeviceActivity` overload) or by `send`, which see them before and after they run.
+    /// Engine events: batches (whether from the device or `send`), workouts and shares, in the order their
+    /// session emitted them.
     public func publish(_ event: EngineEvent) {
-        // Before the switch: matching the event copies it out, twice per command, for nobody.
+        // Before the switch: matching the event copies it out, for nobody.
         guard hasSubscribers else { return }
         switch event {
-        case .commandHandled:
-            return
+        case .batchReceived(let batch):
+            publishReceived(batch.device, batch.lines, origin: ControlEvent.Origin(batch.origin))
+        case .batchAnswered(let batch):
+            publishReplies(batch.device, batch.replies, origin: ControlEvent.Origin(batch.origin))
         case .workoutStarted(let workout):
             broadcast(.workoutStarted(workout))
         case .workoutEnded(let workout):
@@ -51,20 +53,16 @@ public final class ControlEventHub: Sendable {
             broadcast(.deviceAdded(device: stats.identity.rawValue, node: stats.path))
         case .disconnected(let stats):
             broadcast(.deviceRemoved(device: stats.identity.rawValue, node: stats.path))
-        case .received(let device, let lines):
-            publishReceived(device, lines, origin: .device)
-        case .replied(let device, let replies):
-            publishReplies(device, replies, origin: .device)
         }
     }
 
-    func publishReceived(_ device: DeviceIdentity, _ lines: [CommandLine], origin: ControlEvent.Origin) {
+    private func publishReceived(_ device: DeviceIdentity, _ lines: [CommandLine], origin: ControlEvent.Origin) {
         for line in lines {
             broadcast(.commandReceived(device: device.rawValue, commandType: try? line.command.get().type, id: line.id, origin: origin))
         }
     }
 
-    func publishReplies(_ device: DeviceIdentity, _ replies: [Reply], origin: ControlEvent.Origin) {
+    private func publishReplies(_ device: DeviceIdentity, _ replies: [Reply], origin: ControlEvent.Origin) {
         for reply in replies {
             broadcast(.replySent(device: device.rawValue, reply: reply, origin: origin))
         }
@@ -95,6 +93,15 @@ public final class ControlEventHub: Sendable {
         state.withLock { state in
             state.subscribers[ObjectIdentifier(subscriber)] = nil
             subscriberCount.store(state.subscribers.count, ordering: .relaxed)
+        }
+    }
+}
+
+extension ControlEvent.Origin {
+    init(_ origin: CommandOrigin) {
+        switch origin {
+        case .device: self = .device
+        case .control: self = .control
         }
     }
 }

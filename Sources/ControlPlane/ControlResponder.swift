@@ -118,9 +118,8 @@ public final class ControlResponder: Sendable {
         let decoded = bytes.count > maximumLineLength
             ? CommandLine(id: nil, command: .failure(.lineTooLong(limit: maximumLineLength)))
             : CommandLineDecoder().decode(bytes)
-        hub.publishReceived(identity, [decoded], origin: .control)
-        let replies = await engine.session(for: identity).handle([decoded])
-        hub.publishReplies(identity, replies, origin: .control)
+        // Its session publishes the command and its reply, as `origin: control`.
+        let replies = await engine.session(for: identity).handle([decoded], from: .control)
         guard let reply = replies.first else {
             throw ControlError(.unavailable, "The session returned no reply.")
         }

@@ -4,6 +4,7 @@ import Glibc
 import CPosixTTY
 import Logging
 import Metrics
+import Synchronization
 import NIOCore
 import NIOPosix
 import WorkoutEngine
@@ -24,7 +25,9 @@ public actor DeviceManager {
     /// Identities that have been connected before, so coming back counts as a reconnect.
     private var everConnected: Set<DeviceIdentity> = []
     private let reconnects = Counter(label: "workoutd_reconnects_total")
-    private let handlerLatency = Metrics.Timer(label: "workoutd_handler_duration_seconds")
+    /// The attached devices' counters by identity, fed from the engine's answered batches.
+    private let statsByDevice = StatsByDevice()
+    private let statsObserver: Int
 
     private struct Attachment {
         var spec: DeviceSpec
@@ -42,6 +45,13 @@ public actor DeviceManager {
         self.options = options
         self.logger = logger
         self.observer = observer
+        statsObserver = engine.events.addObserver { [statsByDevice] event in
+            if case .batchAnswered(let batch) = event, batch.origin == .device { statsByDevice.count(batch) }
+        }
+    }
+
+    deinit {
+        engine.events.removeObserver(statsObserver)
     }
 
     /// For ``WorkoutEngine``'s `sessionExecutor`: places each new session on one of `group`'s event loops;
@@ -62,6 +72,7 @@ public actor DeviceManager {
         }
         detach(path: spec.path)
         let stats = DeviceStats(identity: spec.identity, path: spec.path)
+        statsByDevice.add(stats)
         let task = Task { await self.serve(spec, stats: stats) }
         attachments[spec.path] = Attachment(spec: spec, task: task, channel: nil, stats: stats)
     }
@@ -86,6 +97,7 @@ public actor DeviceManager {
     /// device can take them; nothing committed is affected.
     public func detach(path: String) {
         guard let attachment = attachments.removeValue(forKey: path) else { return }
+        statsByDevice.remove(attachment.stats)
         attachment.task.cancel()
         attachment.channel?.close(promise: nil)
     }
@@ -119,6 +131,7 @@ public actor DeviceManager {
             if !closed { try? await channel.close() }
         }
         for attachment in attachments.values { await attachment.task.value }
+        for attachment in attachments.values { statsByDevice.remove(attachment.stats) }
         attachments.removeAll()
     }
 
@@ -191,7 +204,7 @@ public actor DeviceManager {
             let channel: any Channel
             let builtWith = options
             do {
-                channel = try await bootstrap(session: session, stats: stats, options: builtWith, logger: logger, fd: fd)
+                channel = try await bootstrap(session: session, options: builtWith, logger: logger, fd: fd)
                     .takingOwnershipOfDescriptor(inputOutput: fd).get()
             } catch {
                 // NIO hands the descriptor back when it refuses it: close it and retry like a failed open.
@@ -219,6 +232,7 @@ public actor DeviceManager {
         }
         if attachments[spec.path]?.stats === stats, !shuttingDown {
             attachments[spec.path] = nil
+            statsByDevice.remove(stats)
         }
     }
 
@@ -237,10 +251,8 @@ public actor DeviceManager {
     }
 
     private nonisolated func bootstrap(
-        session: DeviceSession, stats: DeviceStats, options: PipelineOptions, logger: Logger, fd: CInt
+        session: DeviceSession, options: PipelineOptions, logger: Logger, fd: CInt
     ) -> NIOPipeBootstrap {
-        let observer = self.observer
-        let handlerLatency = self.handlerLatency
         // On the session's loop when it has one, so its batches never leave the channel's thread.
         let loop = session.executor as? any EventLoop
         return NIOPipeBootstrap(group: loop ?? group)
@@ -249,32 +261,35 @@ public actor DeviceManager {
             .channelOption(.writeBufferWaterMark, value: .init(low: 8 * 1024, high: 16 * 1024))
             .channelInitializer { channel in
                 channel.eventLoop.makeCompletedFuture {
-                    @Sendable func handled(_ replies: [Reply], since start: ContinuousClock.Instant) {
-                        handlerLatency.record(duration: ContinuousClock.now - start)
-                        stats.handled(commands: replies.count, errors: replies.count { !$0.isSuccess })
-                        observer?(.replied(session.identity, replies))
-                    }
                     // The session runs on this channel's loop, so the handler may enter it directly.
                     let immediately: CommandDispatchHandler.ProcessImmediately? = loop.map { _ in
-                        { lines in
-                            let start = ContinuousClock.now
-                            guard let replies = session.assumeIsolated({ $0.handleImmediately(lines) }) else { return nil }
-                            observer?(.received(session.identity, lines))
-                            handled(replies, since: start)
-                            return replies
-                        }
+                        { lines in session.assumeIsolated { $0.handleImmediately(lines) } }
                     }
+                    // The session emits the batch's events (received, what it caused, answered) itself.
                     try DevicePipeline.addHandlers(
                         to: channel.pipeline.syncOperations, options: options, logger: logger,
                         unreadInput: { Int(wd_bytes_available(fd)) }, processImmediately: immediately
-                    ) { lines in
-                        observer?(.received(session.identity, lines))
-                        let start = ContinuousClock.now
-                        let replies = await session.handle(lines)
-                        handled(replies, since: start)
-                        return replies
-                    }
+                    ) { lines in await session.handle(lines) }
                 }
             }
+    }
+}
+
+/// Attached devices' ``DeviceStats`` by identity, so one engine observer can count every device's batches.
+private final class StatsByDevice: Sendable {
+    private let byIdentity = Mutex<[DeviceIdentity: DeviceStats]>([:])
+
+    func add(_ stats: DeviceStats) {
+        byIdentity.withLock { $0[stats.identity] = stats }
+    }
+
+    /// Forgets `stats` unless its identity is already served by a newer attachment.
+    func remove(_ stats: DeviceStats) {
+        byIdentity.withLock { if $0[stats.identity] === stats { $0[stats.identity] = nil } }
+    }
+
+    func count(_ batch: AnsweredBatch) {
+        guard let stats = byIdentity.withLock({ $0[batch.device] }) else { return }
+        stats.handled(commands: batch.replies.count, errors: batch.replies.count { !$0.isSuccess })
     }
 }

@@ -48,11 +48,28 @@ public actor DeviceSession {
     }
 
     /// Runs a batch of decoded lines and returns one reply per line, in order.
-    public func handle(_ lines: [CommandLine]) async -> [Reply] {
+    ///
+    /// Its events (``EngineEvent/batchReceived(_:)``, what the commands caused, ``EngineEvent/batchAnswered(_:)``)
+    /// are emitted here, once the batch's turn has come, so batches of one device never interleave in them.
+    public func handle(_ lines: [CommandLine], from origin: CommandOrigin = .device) async -> [Reply] {
         guard !lines.isEmpty else { return [] }
         await acquire()
         defer { release() }
-        return await run(lines)
+        let started = received(lines, from: origin)
+        let replies = await run(lines)
+        answered(lines, replies, from: origin, started: started)
+        return replies
+    }
+
+    /// Announces a batch about to run; returns when it started.
+    private func received(_ lines: [CommandLine], from origin: CommandOrigin) -> ContinuousClock.Instant {
+        events.emit(.batchReceived(ReceivedBatch(device: identity, origin: origin, lines: lines)))
+        return ContinuousClock.now
+    }
+
+    private func answered(_ lines: [CommandLine], _ replies: [Reply], from origin: CommandOrigin, started: ContinuousClock.Instant) {
+        events.emit(.batchAnswered(AnsweredBatch(
+            device: identity, origin: origin, lines: lines, replies: replies, started: started)))
     }
 
     private func acquire() async {
@@ -74,16 +91,20 @@ public actor DeviceSession {
     /// Runs a batch at once when nothing in it has to wait: the session is already restored, no other
     /// batch is running and the store commits in place (``ImmediatelyCommittingStore``). Returns `nil`
     /// otherwise, and the caller uses ``handle(_:)``. Same replies, same order, same commit rule.
-    public func handleImmediately(_ lines: [CommandLine]) -> [Reply]? {
+    /// Emits the same events, in the same order, as ``handle(_:from:)``; nothing when it returns `nil`.
+    public func handleImmediately(_ lines: [CommandLine], from origin: CommandOrigin = .device) -> [Reply]? {
         guard !busy, let immediateStore, var machine = self.machine else { return nil }
         guard !lines.isEmpty else { return [] }
+        let started = received(lines, from: origin)
         self.machine = nil
         let step = machine.run(lines, ids: ids, now: clock)
         var failure: (any Error)?
         if step.hasChanges {
             do { try immediateStore.commitImmediately(step.batch) } catch { failure = error }
         }
-        return conclude(step, advanced: machine, lines: lines, failure: failure)
+        let replies = conclude(step, advanced: machine, lines: lines, failure: failure)
+        answered(lines, replies, from: origin, started: started)
+        return replies
     }
 
     private func run(_ lines: [CommandLine]) async -> [Reply] {

@@ -3,14 +3,48 @@ import Synchronization
 import WorkoutProtocol
 
 /// Something that happened in the engine, for observers such as the control socket and metrics.
+///
+/// For one device, a batch's events come in the order things happened, from its session alone:
+/// ``batchReceived(_:)``, then what its commands caused (workouts, shares, a storage failure), then
+/// ``batchAnswered(_:)`` — whether the batch ran at once or waited for storage.
 public enum EngineEvent: Sendable {
-    case commandHandled(device: DeviceIdentity, command: CommandLine, reply: Reply)
+    /// A batch of lines about to run on its device's session.
+    case batchReceived(ReceivedBatch)
+    /// The batch's replies, one per line, as they go back to whoever sent it: "a command was handled",
+    /// reported once per batch for every observer (counters, latency, the event stream).
+    case batchAnswered(AnsweredBatch)
     case workoutStarted(WorkoutRecord)
     case workoutEnded(WorkoutRecord)
     case shareQueued(ShareRecord)
     case shareDelivered(ShareRecord)
     case shareFailed(ShareRecord, error: String)
     case storageFailed(device: DeviceIdentity, reason: String)
+}
+
+/// Who sent a batch: the device itself, or an operator through the control socket (`workoutctl send`).
+public enum CommandOrigin: Sendable, Hashable {
+    case device
+    case control
+}
+
+/// A batch as its session starts running it.
+public struct ReceivedBatch: Sendable {
+    public let device: DeviceIdentity
+    public let origin: CommandOrigin
+    public let lines: [CommandLine]
+}
+
+/// A batch with its replies (`replies[i]` answers `lines[i]`).
+public struct AnsweredBatch: Sendable {
+    public let device: DeviceIdentity
+    public let origin: CommandOrigin
+    public let lines: [CommandLine]
+    public let replies: [Reply]
+    /// When the session started running the batch (after any batch ahead of it), for the handler latency.
+    public let started: ContinuousClock.Instant
+
+    /// Each line with its reply, in order.
+    public var handled: Zip2Sequence<[CommandLine], [Reply]> { zip(lines, replies) }
 }
 
 /// Fan-out of ``EngineEvent``s to observers. Observers must not block: they run inline.

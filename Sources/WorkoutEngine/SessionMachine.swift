@@ -14,6 +14,7 @@ public struct SessionMachine: Sendable {
         /// Whether each reply depends on the batch being committed (a replay or a decode error does not).
         public var needsCommit: [Bool]
         public var batch: StoreBatch
+        /// What the commands caused (workouts, shares), in order; the batch's own events are the session's.
         public var events: [EngineEvent]
 
         public var hasChanges: Bool { !batch.isEmpty }
@@ -54,7 +55,6 @@ public struct SessionMachine: Sendable {
             }
             step.replies.append(reply)
             step.needsCommit.append(committed)
-            step.events.append(.commandHandled(device: identity, command: line, reply: reply))
         }
         step.batch.state = snapshot.state
         return step

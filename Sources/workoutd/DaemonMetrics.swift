@@ -11,6 +11,11 @@ enum DaemonMetrics {
         .milliseconds(50), .milliseconds(100), .milliseconds(250), .seconds(1),
     ]
 
+    /// How long device batches take on their session, from its start to its replies (`ContinuousClock`).
+    static func handlerLatency() -> Metrics.Timer {
+        Metrics.Timer(label: "workoutd_handler_duration_seconds")
+    }
+
     /// Installs the backend; must run before any metric is created (they bind to the backend at creation).
     static func bootstrap() -> PrometheusCollectorRegistry {
         let registry = PrometheusCollectorRegistry()

@@ -15,15 +15,20 @@ struct DaemonObservers: Sendable {
     let tally = ActivityTally()
     let hub = ControlEventHub()
 
-    /// Feeds the engine's events to the tallies and the event stream.
+    /// Feeds the engine's events to the tallies, the handler latency and the event stream: a batch's
+    /// ``EngineEvent/batchAnswered(_:)`` is the one report of its commands having been handled.
     func observe(_ engine: WorkoutEngine) {
+        let handlerLatency = DaemonMetrics.handlerLatency()
         engine.events.addObserver { [tally, hub] event in
             tally.record(event)
+            if case .batchAnswered(let batch) = event, batch.origin == .device {
+                handlerLatency.record(duration: ContinuousClock.now - batch.started)
+            }
             hub.publish(event)
         }
     }
 
-    /// For `DeviceManager(observer:)`: device connections and command traffic into the event stream.
+    /// For `DeviceManager(observer:)`: device connections into the event stream.
     var deviceObserver: DeviceActivity.Observer {
         { [hub] activity in hub.publish(activity) }
     }

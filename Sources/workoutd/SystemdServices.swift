@@ -17,21 +17,16 @@ struct SystemdServices {
     }
 
     /// Rings the status line on what it describes: a device that came or went, a workout that started or
-    /// ended, storage that failed. Called for every device activity, so it only compares and yields.
+    /// ended, storage that failed. Device activity is connections coming and going: each one rings.
     var deviceObserver: DeviceActivity.Observer {
-        { [continuation = statusChanges.continuation] activity in
-            switch activity {
-            case .connected, .disconnected: continuation.yield()
-            case .received, .replied: break
-            }
-        }
+        { [continuation = statusChanges.continuation] _ in continuation.yield() }
     }
 
     func observe(_ events: EngineEvents) {
         events.addObserver { [continuation = statusChanges.continuation] event in
             switch event {
             case .workoutStarted, .workoutEnded, .storageFailed: continuation.yield()
-            case .commandHandled, .shareQueued, .shareDelivered, .shareFailed: break
+            case .batchReceived, .batchAnswered, .shareQueued, .shareDelivered, .shareFailed: break
             }
         }
     }

@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 import Testing
 import WorkoutEngine
 import WorkoutProtocol
@@ -79,5 +80,34 @@ struct ImmediateHandlingTests {
         let retried = await session.handle([Lines.start(1)])
         #expect(retried[0].isSuccess && !retried[0].replayed)
         #expect(try await store.workouts(device: nil, limit: nil).count == 1)
+    }
+
+    @Test("both paths emit a batch's events in the documented order; a batch sent to the awaited path emits nothing twice")
+    func eventOrder() async throws {
+        let events = EngineEvents()
+        let trace = Mutex<[String]>([])
+        events.addObserver { event in
+            let entry = switch event {
+            case .batchReceived(let batch): "received \(batch.lines.count) from \(batch.origin)"
+            case .batchAnswered(let batch): "answered \(batch.replies.count) from \(batch.origin)"
+            case .workoutStarted: "workout_started"
+            case .workoutEnded: "workout_ended"
+            case .shareQueued: "share_queued"
+            case .shareDelivered, .shareFailed, .storageFailed: "other"
+            }
+            trace.withLock { $0.append(entry) }
+        }
+        let session = try await WorkoutEngine(store: InMemoryWorkoutStore(), events: events).session(for: "w")
+        #expect(await session.handleImmediately([Lines.end(1)]) == nil, "not restored yet")
+        #expect(trace.withLock { $0 }.isEmpty, "a batch not run announces nothing")
+        _ = await session.handle([Lines.end(1)])
+        let immediate = try #require(await session.handleImmediately([Lines.start(2), Lines.end(3)]))
+        #expect(immediate.allSatisfy { $0.isSuccess })
+        _ = await session.handle([Lines.share(4)], from: .control)
+        #expect(trace.withLock { $0 } == [
+            "received 1 from device", "answered 1 from device",
+            "received 2 from device", "workout_started", "workout_ended", "answered 2 from device",
+            "received 1 from control", "share_queued", "answered 1 from control",
+        ])
     }
 }
