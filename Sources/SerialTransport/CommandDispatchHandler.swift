@@ -9,11 +9,9 @@ public struct DrainRequest: Sendable {
 
 /// Runs decoded lines through the device's session and writes the replies, in arrival order.
 ///
-/// Lines that arrive in one read form one batch (one store transaction). A batch that needs no waiting
-/// (a session on an in-memory store) is answered before the handler returns; any other runs as a task on
-/// the channel's loop, and while it is processed the next one accumulates. Reading pauses when too many
-/// lines are waiting or the device is not taking replies, so a device that never reads cannot grow the
-/// daemon's memory.
+/// A thin shell around ``BatchRunner``, which decides when a batch runs and when reading pauses: this handler
+/// feeds it the channel's events and carries out its actions. A batch that needs no waiting (a session on
+/// an in-memory store) is answered before the handler returns; any other runs as a task on the channel's loop.
 public final class CommandDispatchHandler: ChannelDuplexHandler {
     public typealias InboundIn = CommandLine
     public typealias OutboundIn = ReplyBatch
@@ -22,27 +20,18 @@ public final class CommandDispatchHandler: ChannelDuplexHandler {
     public typealias Process = @Sendable ([CommandLine]) async -> [Reply]
     /// Answers a batch within the current turn of the loop when it can; `nil` sends the batch to ``Process``.
     public typealias ProcessImmediately = ([CommandLine]) -> [Reply]?
+    public typealias UnreadInput = BatchRunner.UnreadInput
 
     private let process: Process
     private let processImmediately: ProcessImmediately?
-    private var maximumPendingLines: Int
+    private var runner: BatchRunner
     /// Set once a reload changes `serial.reply_line_ending`; until then the reply encoder's own setting holds.
     private var replyLineEnding: ReplyLineEnding?
     private let logger: Logger
-    private var pending: [CommandLine] = []
-    private var inFlight = false
-    private var readHeld = false
-    private var draining = false
-    private var closing = false
     /// Completes when the most recent reply has been written to the device.
     private var lastWrite: EventLoopFuture<Void>?
     /// Batches run as tasks that prefer the channel's loop (made once, on first use).
     private var loopExecutor: EventLoopTaskExecutor?
-
-    /// Bytes the device sent that the kernel still holds: while draining, those lines are answered too.
-    public typealias UnreadInput = @Sendable () -> Int
-
-    private let unreadInput: UnreadInput
 
     public init(
         maximumPendingLines: Int = 256, logger: Logger, unreadInput: @escaping UnreadInput = { 0 },
@@ -50,45 +39,36 @@ public final class CommandDispatchHandler: ChannelDuplexHandler {
     ) {
         self.process = process
         self.processImmediately = processImmediately
-        self.unreadInput = unreadInput
-        self.maximumPendingLines = maximumPendingLines
+        self.runner = BatchRunner(maximumPendingLines: maximumPendingLines, unreadInput: unreadInput)
         self.logger = logger
     }
 
     public func channelRead(context: ChannelHandlerContext, data: NIOAny) {
-        pending.append(unwrapInboundIn(data))
+        runner.lineArrived(unwrapInboundIn(data))
     }
 
     public func channelReadComplete(context: ChannelHandlerContext) {
-        submitIfIdle(context: context)
+        execute(runner.readComplete(isWritable: context.channel.isWritable), context: context)
         context.fireChannelReadComplete()
-        closeIfDrained(context: context)
     }
 
     public func read(context: ChannelHandlerContext) {
-        if mustPauseReading(context: context) {
-            readHeld = true
-        } else {
-            context.read()
-        }
+        if runner.readRequested(isWritable: context.channel.isWritable) { context.read() }
     }
 
     public func channelWritabilityChanged(context: ChannelHandlerContext) {
-        submitIfIdle(context: context)
-        resumeReadingIfPossible(context: context)
+        execute(runner.writabilityChanged(isWritable: context.channel.isWritable), context: context)
         context.fireChannelWritabilityChanged()
     }
 
     public func userInboundEventTriggered(context: ChannelHandlerContext, event: Any) {
         if event is DrainRequest {
-            draining = true
-            submitIfIdle(context: context)
-            resumeReadingIfPossible(context: context)
-            closeIfDrained(context: context)
+            execute(runner.drainRequested(isWritable: context.channel.isWritable), context: context)
         } else if let change = event as? PipelineOptionsChanged {
-            maximumPendingLines = change.options.maximumPendingLines
             replyLineEnding = change.options.replyLineEnding
-            resumeReadingIfPossible(context: context)
+            execute(
+                runner.pendingLimitChanged(change.options.maximumPendingLines, isWritable: context.channel.isWritable),
+                context: context)
             context.fireUserInboundEventTriggered(event)
         } else {
             context.fireUserInboundEventTriggered(event)
@@ -101,27 +81,13 @@ public final class CommandDispatchHandler: ChannelDuplexHandler {
         context.close(promise: nil)
     }
 
-    private func mustPauseReading(context: ChannelHandlerContext) -> Bool {
-        // Draining stops reading only once the lines the device already sent have all been read.
-        (draining && unreadInput() <= 0) || pending.count >= maximumPendingLines || !context.channel.isWritable
+    private func execute(_ actions: BatchRunner.Actions, context: ChannelHandlerContext) {
+        if let batch = actions.runBatch { run(batch, context: context) }
+        if actions.resumeReading { context.read() }
+        if actions.close { closeAfterLastWrite(context: context) }
     }
 
-    private func resumeReadingIfPossible(context: ChannelHandlerContext) {
-        if readHeld && !mustPauseReading(context: context) {
-            readHeld = false
-            context.read()
-        }
-    }
-
-    private func submitIfIdle(context: ChannelHandlerContext) {
-        // No new batch while the device is not taking replies: every committed but unsent reply is one
-        // the wearable may retry, and retries are recognised only within the last remembered ids, so
-        // how far the daemon runs ahead of the device's reading must stay well inside that window.
-        guard !inFlight, !pending.isEmpty, context.channel.isWritable else { return }
-        let batch = pending
-        pending = []
-        pending.reserveCapacity(batch.count)
-        inFlight = true
+    private func run(_ batch: [CommandLine], context: ChannelHandlerContext) {
         if let processImmediately, let replies = processImmediately(batch) {
             batchFinished(replies, for: batch, context: context)
             return
@@ -145,7 +111,6 @@ public final class CommandDispatchHandler: ChannelDuplexHandler {
     }
 
     private func batchFinished(_ replies: [Reply], for batch: [CommandLine], context: ChannelHandlerContext) {
-        inFlight = false
         for (line, reply) in zip(batch, replies) {
             logReply(reply, for: line)
         }
@@ -154,14 +119,11 @@ public final class CommandDispatchHandler: ChannelDuplexHandler {
             context.writeAndFlush(wrapOutboundOut(ReplyBatch(replies: replies, answering: batch, lineEnding: replyLineEnding)), promise: promise)
             lastWrite = promise.futureResult
         }
-        submitIfIdle(context: context)
-        resumeReadingIfPossible(context: context)
-        closeIfDrained(context: context)
+        // After the write: whether the next batch may run depends on the device taking these replies.
+        execute(runner.batchFinished(isWritable: context.channel.isWritable), context: context)
     }
 
-    private func closeIfDrained(context: ChannelHandlerContext) {
-        guard draining, !inFlight, pending.isEmpty, !closing, unreadInput() <= 0 else { return }
-        closing = true
+    private func closeAfterLastWrite(context: ChannelHandlerContext) {
         // Close only once the flushed replies have reached the device.
         guard let lastWrite else {
             context.close(promise: nil)

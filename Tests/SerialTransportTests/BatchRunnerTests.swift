@@ -1,0 +1,123 @@
+import SerialTransport
+import Synchronization
+import Testing
+import WorkoutProtocol
+
+/// The batch runner's decisions, with no channel: what runs when, when reading pauses and resumes, when a
+/// draining connection closes.
+@Suite struct BatchRunnerTests {
+    static func line(_ id: Int) -> CommandLine {
+        CommandLine(id: .integer(Int64(id)), command: .success(.endWorkout))
+    }
+
+    static func ids(_ lines: [CommandLine]?) -> [Int64]? {
+        lines?.map { line in if case .integer(let id) = line.id { id } else { -1 } }
+    }
+
+    @Test func linesOfOneReadRunAsOneBatchAndTheNextWaitsForIt() {
+        var runner = BatchRunner()
+        runner.lineArrived(Self.line(1))
+        runner.lineArrived(Self.line(2))
+        let first = runner.readComplete(isWritable: true)
+        #expect(Self.ids(first.runBatch) == [1, 2])
+        #expect(!first.close && !first.resumeReading)
+
+        runner.lineArrived(Self.line(3))
+        let r1 = runner.readComplete(isWritable: true)
+        #expect(r1.runBatch == nil, "one batch at a time")
+        #expect(runner.pendingLines == 1)
+        let next = runner.batchFinished(isWritable: true)
+        #expect(Self.ids(next.runBatch) == [3], "the waiting lines run next, as one batch")
+        let r2 = runner.batchFinished(isWritable: true)
+        #expect(r2.runBatch == nil, "nothing left")
+    }
+
+    @Test func readingPausesAtThePendingLimitAndResumesWhenTheBatchTakesTheLines() {
+        var runner = BatchRunner(maximumPendingLines: 2)
+        runner.lineArrived(Self.line(1))
+        _ = runner.readComplete(isWritable: true)
+        runner.lineArrived(Self.line(2))
+        let r3 = runner.readRequested(isWritable: true)
+        #expect(r3, "below the limit")
+        runner.lineArrived(Self.line(3))
+        let r4 = runner.readRequested(isWritable: true)
+        #expect(!r4, "two lines wait behind the batch in flight")
+        let finished = runner.batchFinished(isWritable: true)
+        #expect(Self.ids(finished.runBatch) == [2, 3])
+        #expect(finished.resumeReading, "the held read resumes once the waiting lines run")
+        let r5 = runner.batchFinished(isWritable: true)
+        #expect(!r5.resumeReading, "resumed once only")
+    }
+
+    @Test func aLimitRaisedByAReloadReleasesAHeldRead() {
+        var runner = BatchRunner(maximumPendingLines: 1)
+        runner.lineArrived(Self.line(1))
+        _ = runner.readComplete(isWritable: true)
+        runner.lineArrived(Self.line(2))
+        let r6 = runner.readRequested(isWritable: true)
+        #expect(!r6)
+        let r7 = runner.pendingLimitChanged(10, isWritable: true)
+        #expect(r7.resumeReading)
+        #expect(runner.maximumPendingLines == 10)
+    }
+
+    @Test func nothingRunsAndNothingIsReadWhileTheDeviceTakesNoReplies() {
+        var runner = BatchRunner()
+        runner.lineArrived(Self.line(1))
+        let r8 = runner.readComplete(isWritable: false)
+        #expect(r8.runBatch == nil)
+        let r9 = runner.readRequested(isWritable: false)
+        #expect(!r9)
+        let writable = runner.writabilityChanged(isWritable: true)
+        #expect(Self.ids(writable.runBatch) == [1])
+        #expect(writable.resumeReading)
+    }
+
+    @Test func aFinishedBatchWhoseRepliesFilledTheDeviceHoldsTheNextOne() {
+        var runner = BatchRunner()
+        runner.lineArrived(Self.line(1))
+        _ = runner.readComplete(isWritable: true)
+        runner.lineArrived(Self.line(2))
+        _ = runner.readComplete(isWritable: true)
+        let r10 = runner.batchFinished(isWritable: false)
+        #expect(r10.runBatch == nil, "the replies just written filled the device")
+        let writable = runner.writabilityChanged(isWritable: true)
+        #expect(Self.ids(writable.runBatch) == [2])
+    }
+
+    @Test func drainingAnswersWhatWasReadThenClosesOnce() {
+        var runner = BatchRunner()
+        runner.lineArrived(Self.line(1))
+        let drain = runner.drainRequested(isWritable: true)
+        #expect(Self.ids(drain.runBatch) == [1])
+        #expect(!drain.close, "a batch is still in flight")
+        let r11 = runner.readRequested(isWritable: true)
+        #expect(!r11, "nothing more to read: the kernel holds none")
+        let r12 = runner.batchFinished(isWritable: true)
+        #expect(r12.close)
+        let r13 = runner.readComplete(isWritable: true)
+        #expect(!r13.close, "close is asked for once")
+    }
+
+    @Test func drainingReadsWhatTheKernelStillHoldsBeforeClosing() {
+        let unread = Atomic<Int>(12)
+        var runner = BatchRunner(unreadInput: { unread.load(ordering: .relaxed) })
+        let drain = runner.drainRequested(isWritable: true)
+        #expect(!drain.close, "bytes the device sent are still in the kernel")
+        let r14 = runner.readRequested(isWritable: true)
+        #expect(r14, "so reading goes on")
+        unread.store(0, ordering: .relaxed)
+        runner.lineArrived(Self.line(1))
+        let read = runner.readComplete(isWritable: true)
+        #expect(Self.ids(read.runBatch) == [1])
+        #expect(!read.close)
+        let r15 = runner.batchFinished(isWritable: true)
+        #expect(r15.close)
+    }
+
+    @Test func anIdleConnectionClosesAtOnceWhenDrained() {
+        var runner = BatchRunner()
+        let r16 = runner.drainRequested(isWritable: true)
+        #expect(r16.close)
+    }
+}
