@@ -125,6 +125,8 @@ let package = Package(
             dependencies: [
                 "WorkoutEngine",
                 "WorkoutProtocol",
+                // For its task executor and backoff (one of each in the daemon).
+                "SerialTransport",
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
@@ -284,6 +286,7 @@ let package = Package(
             name: "WorkoutStorageTests",
             dependencies: [
                 "WorkoutStorage", "ShareDelivery", "CommandLineOutput", "WorkoutEngine", "WorkoutProtocol", "WorkoutdTesting",
+                "SerialTransport",
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),

@@ -15,6 +15,8 @@ import WorkoutProtocol
 /// Devices come and go independently; one that fails to open or misbehaves never holds up another.
 public actor DeviceManager {
     private let group: any EventLoopGroup
+    /// Where the engine placed the devices' sessions, when it used this transport's placement.
+    private let placement: SessionPlacement?
     private let engine: WorkoutEngine
     /// For pipelines built from now on; a reload may change it (``update(options:)``).
     private var options: PipelineOptions
@@ -37,10 +39,11 @@ public actor DeviceManager {
     }
 
     public init(
-        group: any EventLoopGroup, engine: WorkoutEngine, options: PipelineOptions, logger: Logger,
-        observer: DeviceActivity.Observer? = nil
+        group: any EventLoopGroup, placement: SessionPlacement? = nil, engine: WorkoutEngine, options: PipelineOptions,
+        logger: Logger, observer: DeviceActivity.Observer? = nil
     ) {
         self.group = group
+        self.placement = placement
         self.engine = engine
         self.options = options
         self.logger = logger
@@ -52,12 +55,6 @@ public actor DeviceManager {
 
     deinit {
         engine.events.removeObserver(statsObserver)
-    }
-
-    /// For ``WorkoutEngine``'s `sessionExecutor`: places each new session on one of `group`'s event loops;
-    /// its device's channel is then opened on that loop (every time it reconnects).
-    public static func sessionExecutor(on group: any EventLoopGroup) -> WorkoutEngine.SessionExecutor {
-        { _ in group.next().executor }
     }
 
     /// Starts serving `spec.path`. A path already attached keeps its connection; its spec is updated and used
@@ -253,8 +250,8 @@ public actor DeviceManager {
     private nonisolated func bootstrap(
         session: DeviceSession, options: PipelineOptions, logger: Logger, fd: CInt
     ) -> NIOPipeBootstrap {
-        // On the session's loop when it has one, so its batches never leave the channel's thread.
-        let loop = session.executor as? any EventLoop
+        // On the session's loop when it was placed on one, so its batches never leave the channel's thread.
+        let loop = placement?.loop(for: session.identity)
         return NIOPipeBootstrap(group: loop ?? group)
             .channelOption(.autoRead, value: true)
             // Small marks (a few hundred replies) bound how many committed replies can wait unsent.

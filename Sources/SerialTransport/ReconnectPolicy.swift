@@ -23,10 +23,9 @@ public struct ReconnectPolicy: Sendable, Hashable {
         self.refusedRetryDelay = refusedRetryDelay
     }
 
+    /// The wait before retry number `attempt` (0 for the first retry).
     func delay(after attempt: Int) -> Duration {
-        var delay = initialDelay
-        for _ in 0..<min(attempt, 32) where delay < maximumDelay { delay *= 2 }
-        return min(delay, maximumDelay)
+        RetryBackoff(initial: min(initialDelay, maximumDelay), maximum: maximumDelay).delay(afterAttempts: attempt + 1)
     }
 }
 

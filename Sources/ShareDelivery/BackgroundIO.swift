@@ -3,6 +3,7 @@ import Glibc
 #endif
 import NIOCore
 import NIOPosix
+import SerialTransport
 
 /// The thread share delivery runs on, at the lowest CPU priority: its passes and its blocking file I/O.
 ///
@@ -19,7 +20,7 @@ enum BackgroundIO {
     }()
 
     /// For `withTaskExecutorPreference`: a task's nonisolated async code then runs on the thread.
-    static let executor = LoopExecutor(loop)
+    static let executor = EventLoopTaskExecutor(loop)
 
     /// Runs blocking `body` on the thread.
     static func run<T: Sendable>(_ body: @escaping @Sendable () throws -> T) async throws -> T {
@@ -33,20 +34,6 @@ enum BackgroundIO {
         var parameters = sched_param(sched_priority: 0)
         if sched_setscheduler(0, schedIdle, &parameters) != 0 {
             _ = setpriority(__priority_which_t(PRIO_PROCESS.rawValue), 0, 19)
-        }
-    }
-
-    /// Runs jobs on the event loop's thread.
-    final class LoopExecutor: TaskExecutor {
-        let eventLoop: any EventLoop
-
-        init(_ eventLoop: any EventLoop) {
-            self.eventLoop = eventLoop
-        }
-
-        func enqueue(_ job: consuming ExecutorJob) {
-            let job = UnownedJob(job)
-            eventLoop.execute { job.runSynchronously(on: self.asUnownedTaskExecutor()) }
         }
     }
 }

@@ -1,6 +1,7 @@
 import Foundation
 import Logging
 import Synchronization
+import SerialTransport
 import ServiceLifecycle
 import WorkoutEngine
 import WorkoutProtocol

@@ -19,9 +19,8 @@ public actor DeviceSession {
     /// connections may both submit): actor isolation alone would let them interleave at `await`.
     private var busy = false
     private var waiting: [CheckedContinuation<Void, Never>] = []
-    /// The executor the session was placed on, if any (the transport puts it on its device's event loop,
-    /// so a batch that does not wait for storage never leaves that loop's thread).
-    public nonisolated let executor: (any SerialExecutor)?
+    /// The executor the session was placed on, if any (see ``WorkoutEngine/SessionExecutor``).
+    private nonisolated let executor: (any SerialExecutor)?
     /// Where the session runs when it was placed on none: the default executor of an empty actor.
     private nonisolated let defaultExecutorOwner = DefaultExecutorOwner()
 

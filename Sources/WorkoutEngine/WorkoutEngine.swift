@@ -14,8 +14,9 @@ public final class WorkoutEngine: Sendable {
     private let sessions = Mutex<[DeviceIdentity: DeviceSession]>([:])
     private let sessionExecutor: SessionExecutor?
 
-    /// Chooses the executor a new session runs on (see ``DeviceSession/executor``); it is kept for the
-    /// session's lifetime, across reconnections.
+    /// Chooses the executor a new session runs on; it is kept for the session's lifetime, across
+    /// reconnections. The transport supplies it (a device's event loop, so that batches that need not
+    /// wait run on the thread that read them); the engine knows it only as an executor.
     public typealias SessionExecutor = @Sendable (DeviceIdentity) -> any SerialExecutor
 
     /// Reads the store's id watermark, so it throws when the store cannot be read at start.

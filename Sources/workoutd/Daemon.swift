@@ -21,8 +21,9 @@ enum Daemon {
             logger.info("replication: history committed without it queued for shipping", metadata: [
                 "records": "\(sqlite.backFilledForReplication)"])
         }
-        let engine = try await WorkoutEngine(
-            store: store, sessionExecutor: DeviceManager.sessionExecutor(on: MultiThreadedEventLoopGroup.singleton))
+        // The transport decides where sessions run: each on its device's event loop.
+        let placement = SessionPlacement(group: MultiThreadedEventLoopGroup.singleton)
+        let engine = try await WorkoutEngine(store: store, sessionExecutor: placement.sessionExecutor)
         observers.observe(engine)
         let codeRelease = QuietCodeRelease(loop: MultiThreadedEventLoopGroup.singleton.any())
         _ = engine.events.addObserver { _ in codeRelease.noteActivity() }
@@ -30,7 +31,7 @@ enum Daemon {
         let systemd = SystemdServices(logger: logger)
         systemd.observe(engine.events)
         let manager = DeviceManager(
-            group: MultiThreadedEventLoopGroup.singleton, engine: engine,
+            group: MultiThreadedEventLoopGroup.singleton, placement: placement, engine: engine,
             options: config.pipelineOptions, logger: logger,
             observer: { [events = observers.deviceObserver, status = systemd.deviceObserver] activity in
                 events(activity)

@@ -53,10 +53,11 @@ import WorkoutdTesting
         let events = EngineEvents()
         events.addObserver { trace.record($0) }
         // Placed as the daemon places sessions: on their device's loop, where an in-memory batch runs at once.
-        let engine = try await WorkoutEngine(
-            store: store, events: events, sessionExecutor: DeviceManager.sessionExecutor(on: MultiThreadedEventLoopGroup.singleton))
+        let placement = SessionPlacement(group: MultiThreadedEventLoopGroup.singleton)
+        let engine = try await WorkoutEngine(store: store, events: events, sessionExecutor: placement.sessionExecutor)
         let manager = DeviceManager(
-            group: MultiThreadedEventLoopGroup.singleton, engine: engine, options: PipelineOptions(), logger: Logger(label: "test"))
+            group: MultiThreadedEventLoopGroup.singleton, placement: placement, engine: engine, options: PipelineOptions(),
+            logger: Logger(label: "test"))
         let wearable = try SimulatedWearable()
         await manager.attach(DeviceSpec(path: wearable.devicePath, identity: "order"))
         while await manager.devices().first?.snapshot.connected != true {

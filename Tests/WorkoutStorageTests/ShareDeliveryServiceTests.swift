@@ -2,6 +2,7 @@ import Foundation
 import Logging
 import NIOHTTP1
 import Synchronization
+import SerialTransport
 import Testing
 import WorkoutEngine
 import WorkoutProtocol

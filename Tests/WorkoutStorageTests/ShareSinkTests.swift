@@ -1,4 +1,5 @@
 import Foundation
+import SerialTransport
 import Testing
 import WorkoutEngine
 import WorkoutProtocol
