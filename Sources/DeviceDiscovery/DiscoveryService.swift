@@ -25,7 +25,7 @@ public final class DiscoveryService: Service, Sendable {
 
     /// With `matcher` `nil` the service starts disabled: it touches no udev until a reload enables it.
     public init(
-        manager: DeviceManager, matcher: DeviceMatcher?, baud: UInt32 = 115_200,
+        manager: DeviceManager, matcher: DeviceMatcher?, baud: UInt32 = SerialTransportConfiguration.defaultBaud,
         policy: ReconnectPolicy = .discovered, logger: Logger
     ) {
         self.manager = manager

@@ -33,7 +33,7 @@ public struct BatchRunner {
     private var draining = false
     private var closing = false
 
-    public init(maximumPendingLines: Int = 256, unreadInput: @escaping UnreadInput = { 0 }) {
+    public init(maximumPendingLines: Int = PipelineOptions.defaultMaximumPendingLines, unreadInput: @escaping UnreadInput = { 0 }) {
         self.maximumPendingLines = maximumPendingLines
         self.unreadInput = unreadInput
     }

@@ -34,7 +34,7 @@ public final class CommandDispatchHandler: ChannelDuplexHandler {
     private var loopExecutor: EventLoopTaskExecutor?
 
     public init(
-        maximumPendingLines: Int = 256, logger: Logger, unreadInput: @escaping UnreadInput = { 0 },
+        maximumPendingLines: Int = PipelineOptions.defaultMaximumPendingLines, logger: Logger, unreadInput: @escaping UnreadInput = { 0 },
         processImmediately: ProcessImmediately? = nil, process: @escaping Process
     ) {
         self.process = process

@@ -106,7 +106,7 @@ public actor DeviceManager {
 
     /// Graceful shutdown: stop reading everywhere, answer what was read, flush, close.
     /// Devices that cannot take their replies within `timeout` are closed regardless.
-    public func drainAll(timeout: Duration = .seconds(5)) async {
+    public func drainAll(timeout: Duration = SerialTransportConfiguration.defaultDrainTimeout) async {
         shuttingDown = true
         let channels = attachments.values.compactMap(\.channel)
         for attachment in attachments.values { attachment.task.cancel() }

@@ -3,13 +3,19 @@ import NIOCore
 import WorkoutEngine
 import WorkoutProtocol
 
-/// Settings that shape every device's pipeline.
+/// Settings that shape every device's pipeline (part of ``SerialTransportConfiguration``).
 public struct PipelineOptions: Sendable, Equatable {
+    public static let defaultMaximumLineLength = 4096
+    public static let defaultMaximumPendingLines = 256
+
     public var maximumLineLength: Int
     public var maximumPendingLines: Int
     public var replyLineEnding: ReplyLineEnding
 
-    public init(maximumLineLength: Int = 4096, maximumPendingLines: Int = 256, replyLineEnding: ReplyLineEnding = .auto) {
+    public init(
+        maximumLineLength: Int = defaultMaximumLineLength, maximumPendingLines: Int = defaultMaximumPendingLines,
+        replyLineEnding: ReplyLineEnding = .auto
+    ) {
         self.maximumLineLength = maximumLineLength
         self.maximumPendingLines = maximumPendingLines
         self.replyLineEnding = replyLineEnding

@@ -36,7 +36,7 @@ public struct DeviceSpec: Sendable, Hashable {
     public var baud: UInt32
     public var policy: ReconnectPolicy
 
-    public init(path: String, identity: DeviceIdentity, baud: UInt32 = 115_200, policy: ReconnectPolicy = ReconnectPolicy()) {
+    public init(path: String, identity: DeviceIdentity, baud: UInt32 = SerialTransportConfiguration.defaultBaud, policy: ReconnectPolicy = ReconnectPolicy()) {
         self.path = path
         self.identity = identity
         self.baud = baud

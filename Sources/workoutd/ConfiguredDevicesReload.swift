@@ -10,10 +10,10 @@ extension ReloadHook {
     static func configuredDevices(_ manager: DeviceManager) -> ReloadHook {
         ReloadHook(name: "devices") { configuration in
             return {
-                await manager.update(options: configuration.pipelineOptions)
+                await manager.update(options: configuration.serial.pipeline)
                 for path in configuration.devices {
                     await manager.attach(DeviceSpec(
-                        path: path, identity: DeviceIdentity(path), baud: configuration.baud, policy: configuration.reconnect))
+                        path: path, identity: DeviceIdentity(path), baud: configuration.serial.baud, policy: configuration.serial.reconnect))
                 }
             }
         }
@@ -22,7 +22,7 @@ extension ReloadHook {
     /// `serial.max_line_bytes` for `workoutctl send`: an injected line is held to the same limit as a device's.
     static func controlLineLimit(_ responder: ControlResponder) -> ReloadHook {
         ReloadHook(name: "control") { configuration in
-            { responder.update(maximumLineLength: configuration.maximumLineLength) }
+            { responder.update(maximumLineLength: configuration.serial.pipeline.maximumLineLength) }
         }
     }
 }

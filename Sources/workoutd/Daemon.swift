@@ -32,15 +32,15 @@ enum Daemon {
         systemd.observe(engine.events)
         let manager = DeviceManager(
             group: MultiThreadedEventLoopGroup.singleton, placement: placement, engine: engine,
-            options: config.pipelineOptions, logger: logger,
+            options: config.serial.pipeline, logger: logger,
             observer: { [events = observers.deviceObserver, status = systemd.deviceObserver] activity in
                 events(activity)
                 status(activity)
             })
         let staticDevices = config.devices.map { path in
-            DeviceSpec(path: path, identity: DeviceIdentity(path), baud: config.baud, policy: config.reconnect)
+            DeviceSpec(path: path, identity: DeviceIdentity(path), baud: config.serial.baud, policy: config.serial.reconnect)
         }
-        let serial = SerialDeviceService(manager: manager, staticDevices: staticDevices, drainTimeout: config.drainTimeout)
+        let serial = SerialDeviceService(manager: manager, staticDevices: staticDevices, drainTimeout: config.serial.drainTimeout)
 
         let reloader = ConfigurationReloader(config, tally: observers.tally, notifier: systemd.notifier, logger: logger)
         reloader.register(.logLevel)
@@ -63,7 +63,7 @@ enum Daemon {
         }
         // After `serial`, so shutdown (in reverse order) stops discovering before the devices drain.
         // Also when disabled: it then touches no udev, and a reload that enables it starts it.
-        let discovery = DiscoveryService(manager: manager, matcher: config.discovery, baud: config.baud, logger: logger)
+        let discovery = DiscoveryService(manager: manager, matcher: config.discovery, baud: config.serial.baud, logger: logger)
         services.append(discovery)
         reloader.register(.discoveryRules(discovery))
         // A database too large to read whole before READY=1 is checked once serving has started.
@@ -86,7 +86,7 @@ enum Daemon {
             logger: logger)
         // Shutdown is bounded: devices get their drain time, then whatever still runs is cancelled, so a
         // stuck service can never outlast systemd's stop timeout and end in SIGKILL.
-        groupConfiguration.maximumGracefulShutdownDuration = config.drainTimeout + .seconds(5)
+        groupConfiguration.maximumGracefulShutdownDuration = config.serial.drainTimeout + .seconds(5)
         groupConfiguration.maximumCancellationDuration = .seconds(2)
         let group = ServiceGroup(configuration: groupConfiguration)
         logger.info("workoutd started", metadata: [

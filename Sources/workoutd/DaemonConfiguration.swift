@@ -18,14 +18,10 @@ struct DaemonConfiguration: Sendable {
     static let environmentPrefix = "WORKOUTD_"
 
     var devices: [String] = []
-    var baud: UInt32 = 115_200
-    var maximumLineLength = 4096
-    var replyLineEnding = ReplyLineEnding.auto
-    var maximumPendingLines = 256
+    /// `serial.*`, `reconnect.*`, `shutdown.drain_timeout_ms`, over the transport's own defaults.
+    var serial = SerialTransportConfiguration()
     var stateDirectory = "/var/lib/workoutd"
     var logLevel: Logger.Level = .info
-    var reconnect = ReconnectPolicy()
-    var drainTimeout: Duration = .seconds(5)
     /// Which udev ttys to serve (`discovery.match`); `nil` when `discovery.enabled` is false.
     var discovery: DeviceMatcher? = .standard
     /// The control socket's path; `nil` when disabled (`control_socket: ""` or `--control-socket none`).
@@ -48,10 +44,6 @@ struct DaemonConfiguration: Sendable {
         var file: String?
         var environment: [String: String] = [:]
         var overrides = Overrides()
-    }
-
-    var pipelineOptions: PipelineOptions {
-        PipelineOptions(maximumLineLength: maximumLineLength, maximumPendingLines: maximumPendingLines, replyLineEnding: replyLineEnding)
     }
 
     /// Command-line values, which win over the file and the environment.
@@ -101,21 +93,23 @@ struct DaemonConfiguration: Sendable {
         let reader = try await makeReader(file: file, environment: environment)
         var config = DaemonConfiguration()
         config.devices = try reader.strings("devices") ?? []
-        config.baud = try reader.integer("serial.baud", default: config.baud) { SerialPort.isSupported(baud: $0) ? nil : "is not a supported baud rate" }
-        config.maximumLineLength = try reader.integer("serial.max_line_bytes", default: config.maximumLineLength) { (64...1 << 20).contains($0) ? nil : "must be between 64 and 1048576" }
-        config.maximumPendingLines = try reader.integer("serial.max_pending_lines", default: config.maximumPendingLines) { (1...65536).contains($0) ? nil : "must be between 1 and 65536" }
+        config.serial.baud = try reader.integer("serial.baud", default: config.serial.baud) { SerialPort.isSupported(baud: $0) ? nil : "is not a supported baud rate" }
+        config.serial.pipeline.maximumLineLength = try reader.integer("serial.max_line_bytes", default: config.serial.pipeline.maximumLineLength) { (64...1 << 20).contains($0) ? nil : "must be between 64 and 1048576" }
+        config.serial.pipeline.maximumPendingLines = try reader.integer("serial.max_pending_lines", default: config.serial.pipeline.maximumPendingLines) { (1...65536).contains($0) ? nil : "must be between 1 and 65536" }
         if let ending = try reader.string("serial.reply_line_ending") {
             guard let value = ReplyLineEnding(rawValue: ending) else {
                 throw ConfigurationError(key: "serial.reply_line_ending", problem: "must be auto, lf or crlf")
             }
-            config.replyLineEnding = value
+            config.serial.pipeline.replyLineEnding = value
         }
         config.stateDirectory = try reader.string("state_dir") ?? config.stateDirectory
         config.logLevel = try parseLogLevel(try reader.string("log_level"), key: "log_level") ?? config.logLevel
-        let initialDelay = try reader.integer("reconnect.initial_delay_ms", default: 50) { $0 > 0 ? nil : "must be positive" }
-        let maximumDelay = try reader.integer("reconnect.max_delay_ms", default: 2000) { $0 >= initialDelay ? nil : "must be at least reconnect.initial_delay_ms" }
-        config.reconnect = ReconnectPolicy(initialDelay: .milliseconds(initialDelay), maximumDelay: .milliseconds(maximumDelay))
-        config.drainTimeout = .milliseconds(try reader.integer("shutdown.drain_timeout_ms", default: 5000) { $0 >= 0 ? nil : "must not be negative" })
+        func milliseconds(_ duration: Duration) -> Int { Int(duration / .milliseconds(1)) }
+        let initialDelay = try reader.integer("reconnect.initial_delay_ms", default: milliseconds(config.serial.reconnect.initialDelay)) { $0 > 0 ? nil : "must be positive" }
+        let maximumDelay = try reader.integer("reconnect.max_delay_ms", default: milliseconds(config.serial.reconnect.maximumDelay)) { $0 >= initialDelay ? nil : "must be at least reconnect.initial_delay_ms" }
+        config.serial.reconnect.initialDelay = .milliseconds(initialDelay)
+        config.serial.reconnect.maximumDelay = .milliseconds(maximumDelay)
+        config.serial.drainTimeout = .milliseconds(try reader.integer("shutdown.drain_timeout_ms", default: milliseconds(config.serial.drainTimeout)) { $0 >= 0 ? nil : "must not be negative" })
         if try reader.bool("discovery.enabled", default: true) {
             let rules = try reader.strings("discovery.match") ?? DeviceMatcher.defaultRules
             do {

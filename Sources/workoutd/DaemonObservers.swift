@@ -44,7 +44,7 @@ struct DaemonObservers: Sendable {
         if let shipper { replication = { await shipper.report() } }
         let responder = ControlResponder(
             identity: .init(version: WorkoutdVersion.current), engine: engine, manager: manager, tally: tally, hub: hub,
-            maximumLineLength: config.maximumLineLength, metricsText: { registry.emitToString() },
+            maximumLineLength: config.serial.pipeline.maximumLineLength, metricsText: { registry.emitToString() },
             replication: replication)
         return ControlServer(options: ControlServerOptions(path: path), responder: responder, group: group, logger: logger)
     }

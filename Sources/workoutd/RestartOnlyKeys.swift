@@ -6,7 +6,7 @@ extension DaemonConfiguration {
             "state_dir": stateDirectory,
             "storage.backend": storage.rawValue,
             "control_socket": controlSocket ?? "",
-            "shutdown.drain_timeout_ms": "\(drainTimeout)",
+            "shutdown.drain_timeout_ms": "\(serial.drainTimeout)",
             // Redacted: a password written in the URL stays out of the comparison and its log line.
             "replication.postgres_url": replication?.redactedDescription ?? "",
             "replication.hub_id": replication?.hubID ?? "",

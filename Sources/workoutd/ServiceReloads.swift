@@ -22,7 +22,7 @@ extension ReloadHook {
     /// stops the monitor and releases the devices discovery attached; `true` starts it and serves what matches.
     static func discoveryRules(_ discovery: DiscoveryService) -> ReloadHook {
         ReloadHook(name: "discovery") { configuration in
-            { discovery.update(matcher: configuration.discovery, baud: configuration.baud) }
+            { discovery.update(matcher: configuration.discovery, baud: configuration.serial.baud) }
         }
     }
 
