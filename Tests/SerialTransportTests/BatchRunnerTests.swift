@@ -23,13 +23,13 @@ import WorkoutProtocol
         #expect(!first.close && !first.resumeReading)
 
         runner.lineArrived(Self.line(3))
-        let r1 = runner.readComplete(isWritable: true)
-        #expect(r1.runBatch == nil, "one batch at a time")
+        let secondRead = runner.readComplete(isWritable: true)
+        #expect(secondRead.runBatch == nil, "one batch at a time")
         #expect(runner.pendingLines == 1)
         let next = runner.batchFinished(isWritable: true)
         #expect(Self.ids(next.runBatch) == [3], "the waiting lines run next, as one batch")
-        let r2 = runner.batchFinished(isWritable: true)
-        #expect(r2.runBatch == nil, "nothing left")
+        let last = runner.batchFinished(isWritable: true)
+        #expect(last.runBatch == nil, "nothing left")
     }
 
     @Test func readingPausesAtThePendingLimitAndResumesWhenTheBatchTakesTheLines() {
@@ -37,16 +37,16 @@ import WorkoutProtocol
         runner.lineArrived(Self.line(1))
         _ = runner.readComplete(isWritable: true)
         runner.lineArrived(Self.line(2))
-        let r3 = runner.readRequested(isWritable: true)
-        #expect(r3, "below the limit")
+        let mayRead = runner.readRequested(isWritable: true)
+        #expect(mayRead, "below the limit")
         runner.lineArrived(Self.line(3))
-        let r4 = runner.readRequested(isWritable: true)
-        #expect(!r4, "two lines wait behind the batch in flight")
+        let mayReadMore = runner.readRequested(isWritable: true)
+        #expect(!mayReadMore, "two lines wait behind the batch in flight")
         let finished = runner.batchFinished(isWritable: true)
         #expect(Self.ids(finished.runBatch) == [2, 3])
         #expect(finished.resumeReading, "the held read resumes once the waiting lines run")
-        let r5 = runner.batchFinished(isWritable: true)
-        #expect(!r5.resumeReading, "resumed once only")
+        let last = runner.batchFinished(isWritable: true)
+        #expect(!last.resumeReading, "resumed once only")
     }
 
     @Test func aLimitRaisedByAReloadReleasesAHeldRead() {
@@ -54,20 +54,20 @@ import WorkoutProtocol
         runner.lineArrived(Self.line(1))
         _ = runner.readComplete(isWritable: true)
         runner.lineArrived(Self.line(2))
-        let r6 = runner.readRequested(isWritable: true)
-        #expect(!r6)
-        let r7 = runner.pendingLimitChanged(10, isWritable: true)
-        #expect(r7.resumeReading)
+        let mayRead = runner.readRequested(isWritable: true)
+        #expect(!mayRead)
+        let raised = runner.pendingLimitChanged(10, isWritable: true)
+        #expect(raised.resumeReading)
         #expect(runner.maximumPendingLines == 10)
     }
 
     @Test func nothingRunsAndNothingIsReadWhileTheDeviceTakesNoReplies() {
         var runner = BatchRunner()
         runner.lineArrived(Self.line(1))
-        let r8 = runner.readComplete(isWritable: false)
-        #expect(r8.runBatch == nil)
-        let r9 = runner.readRequested(isWritable: false)
-        #expect(!r9)
+        let read = runner.readComplete(isWritable: false)
+        #expect(read.runBatch == nil)
+        let mayRead = runner.readRequested(isWritable: false)
+        #expect(!mayRead)
         let writable = runner.writabilityChanged(isWritable: true)
         #expect(Self.ids(writable.runBatch) == [1])
         #expect(writable.resumeReading)
@@ -79,8 +79,8 @@ import WorkoutProtocol
         _ = runner.readComplete(isWritable: true)
         runner.lineArrived(Self.line(2))
         _ = runner.readComplete(isWritable: true)
-        let r10 = runner.batchFinished(isWritable: false)
-        #expect(r10.runBatch == nil, "the replies just written filled the device")
+        let finished = runner.batchFinished(isWritable: false)
+        #expect(finished.runBatch == nil, "the replies just written filled the device")
         let writable = runner.writabilityChanged(isWritable: true)
         #expect(Self.ids(writable.runBatch) == [2])
     }
@@ -91,12 +91,12 @@ import WorkoutProtocol
         let drain = runner.drainRequested(isWritable: true)
         #expect(Self.ids(drain.runBatch) == [1])
         #expect(!drain.close, "a batch is still in flight")
-        let r11 = runner.readRequested(isWritable: true)
-        #expect(!r11, "nothing more to read: the kernel holds none")
-        let r12 = runner.batchFinished(isWritable: true)
-        #expect(r12.close)
-        let r13 = runner.readComplete(isWritable: true)
-        #expect(!r13.close, "close is asked for once")
+        let mayRead = runner.readRequested(isWritable: true)
+        #expect(!mayRead, "nothing more to read: the kernel holds none")
+        let finished = runner.batchFinished(isWritable: true)
+        #expect(finished.close)
+        let laterRead = runner.readComplete(isWritable: true)
+        #expect(!laterRead.close, "close is asked for once")
     }
 
     @Test func drainingReadsWhatTheKernelStillHoldsBeforeClosing() {
@@ -104,20 +104,20 @@ import WorkoutProtocol
         var runner = BatchRunner(unreadInput: { unread.load(ordering: .relaxed) })
         let drain = runner.drainRequested(isWritable: true)
         #expect(!drain.close, "bytes the device sent are still in the kernel")
-        let r14 = runner.readRequested(isWritable: true)
-        #expect(r14, "so reading goes on")
+        let mayRead = runner.readRequested(isWritable: true)
+        #expect(mayRead, "so reading goes on")
         unread.store(0, ordering: .relaxed)
         runner.lineArrived(Self.line(1))
         let read = runner.readComplete(isWritable: true)
         #expect(Self.ids(read.runBatch) == [1])
         #expect(!read.close)
-        let r15 = runner.batchFinished(isWritable: true)
-        #expect(r15.close)
+        let finished = runner.batchFinished(isWritable: true)
+        #expect(finished.close)
     }
 
     @Test func anIdleConnectionClosesAtOnceWhenDrained() {
         var runner = BatchRunner()
-        let r16 = runner.drainRequested(isWritable: true)
-        #expect(r16.close)
+        let drain = runner.drainRequested(isWritable: true)
+        #expect(drain.close)
     }
 }
