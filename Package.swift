@@ -64,7 +64,7 @@ let package = Package(
         ),
 
         // Control socket wire format shared by the daemon and workoutctl: Codable requests, replies, events. No I/O.
-        .target(name: "ControlProtocol", dependencies: ["WorkoutProtocol", "WorkoutEngine"], swiftSettings: strict),
+        .target(name: "ControlProtocol", dependencies: ["WorkoutProtocol"], swiftSettings: strict),
 
         // The daemon's control socket: a Unix-socket JSON-lines server, its methods, the event stream, metrics tallies.
         .target(
@@ -164,6 +164,7 @@ let package = Package(
                 "CLibudev",
                 "SerialTransport",
                 "WorkoutEngine",
+                "WorkoutProtocol",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ],

@@ -6,6 +6,7 @@ import PostgresNIO
 import ServiceLifecycle
 import Synchronization
 import WorkoutEngine
+import WorkoutProtocol
 
 /// Ships the store's committed changes to the central PostgreSQL, in commit order, exactly once.
 ///

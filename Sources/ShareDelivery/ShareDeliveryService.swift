@@ -11,7 +11,7 @@ import WorkoutProtocol
 /// (a timer armed for that time); with nothing pending it sleeps until a share is queued, reading nothing. Delivery state lives in the store, so after a crash the shares still pending are
 /// sent again (at least once); the store marks a share delivered only once.
 public struct ShareDeliveryService: Service {
-    private let store: any WorkoutStore
+    private let store: any ShareQueueStore
     /// Swapped by a configuration reload; each delivery uses the sinks in force when it starts.
     private let sinks: SinkTable
     private let events: EngineEvents
@@ -27,7 +27,7 @@ public struct ShareDeliveryService: Service {
     private let logger: Logger
 
     public init(
-        store: any WorkoutStore, sinks: [ShareService: any ShareSink], events: EngineEvents,
+        store: any ShareQueueStore, sinks: [ShareService: any ShareSink], events: EngineEvents,
         backoff: RetryBackoff = RetryBackoff(), batchSize: Int = 128,
         gatherDelay: Duration = .milliseconds(50), dutyCycle: Double = 0.25,
         clock: @escaping @Sendable () -> Date = Date.init, logger: Logger = Logger(label: "workoutd.shares")

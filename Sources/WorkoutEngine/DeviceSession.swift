@@ -8,7 +8,7 @@ import WorkoutProtocol
 /// always describes something already durable.
 public actor DeviceSession {
     public nonisolated let identity: DeviceIdentity
-    private let store: any WorkoutStore
+    private let store: any SessionStore
     /// The same store when it commits in place, which lets ``handleImmediately(_:)`` run batches.
     private let immediateStore: (any ImmediatelyCommittingStore)?
     private let ids: IDAllocator
@@ -30,7 +30,7 @@ public actor DeviceSession {
     }
 
     init(
-        identity: DeviceIdentity, store: any WorkoutStore, ids: IDAllocator, clock: @escaping @Sendable () -> Date,
+        identity: DeviceIdentity, store: any SessionStore, ids: IDAllocator, clock: @escaping @Sendable () -> Date,
         events: EngineEvents, executor: (any SerialExecutor)? = nil
     ) {
         self.identity = identity

@@ -147,7 +147,7 @@ public final class SQLiteWorkoutStore: WorkoutStore {
         }
     }
 
-    // MARK: - WorkoutStore
+    // MARK: - SessionStore, ShareQueueStore, RecordQueries
 
     public func watermark() async throws -> IDWatermark {
         try await reading { db in
@@ -299,6 +299,12 @@ public final class SQLiteWorkoutStore: WorkoutStore {
     public func activeSessionCount() async throws -> Int {
         try await reading { db in
             try DeviceSessionRow.filter(Column("activeWorkoutID") != nil).fetchCount(db)
+        }
+    }
+
+    public func pendingShareCount() async throws -> Int {
+        try await reading { db in
+            try ShareRow.filter(Column("status") == ShareRecord.Status.pending.rawValue).fetchCount(db)
         }
     }
 

@@ -8,6 +8,7 @@ import DeviceDiscovery
 import Replication
 import ShareDelivery
 import WorkoutEngine
+import WorkoutProtocol
 import WorkoutStorage
 
 /// The composition root: builds the engine, storage and transports from the configuration and runs
@@ -55,7 +56,7 @@ enum Daemon {
             reloader.register(.replicationPassword(shipper, current: replication))
         }
         if let control = observers.controlServer(
-            config, engine: engine, manager: manager, group: MultiThreadedEventLoopGroup.singleton, logger: logger,
+            config, engine: engine, records: store, manager: manager, group: MultiThreadedEventLoopGroup.singleton, logger: logger,
             replication: shipper) {
             services.append(control)
             reloader.register(.controlLineLimit(control.responder))
@@ -73,7 +74,7 @@ enum Daemon {
                 failed: { systemd.noteStatusChange() }))
         }
         services.append(systemd.status(
-            manager: manager, engine: engine,
+            manager: manager, records: store,
             untilReady: {
                 try await discovery.waitUntilReady()
                 StartupCodeRelease.release()

@@ -3,6 +3,7 @@ import CommandLineOutput
 import Foundation
 import RecordTables
 import WorkoutEngine
+import WorkoutProtocol
 import WorkoutStorage
 
 /// `workoutd workouts`: lists stored workouts, newest first, without a running daemon.

@@ -3,6 +3,7 @@ import ControlProtocol
 import Foundation
 import Testing
 import WorkoutEngine
+import WorkoutProtocol
 import WorkoutdTesting
 
 /// SIGHUP re-reads the configuration file: a valid one takes effect without cutting off open devices,

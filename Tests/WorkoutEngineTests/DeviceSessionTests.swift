@@ -5,7 +5,7 @@ import WorkoutEngine
 import WorkoutProtocol
 
 /// Wraps the in-memory store so a test can make it fail like a full disk would.
-final class FailingStore: WorkoutStore {
+final class FailingStore: SessionStore, RecordQueries {
     let inner = InMemoryWorkoutStore()
     let failing = Atomic<Bool>(false)
     let commits = Atomic<Int>(0)
@@ -24,9 +24,8 @@ final class FailingStore: WorkoutStore {
     func workouts(device: DeviceIdentity?, limit: Int?) async throws -> [WorkoutRecord] { try await inner.workouts(device: device, limit: limit) }
     func shares(limit: Int?) async throws -> [ShareRecord] { try await inner.shares(limit: limit) }
     func workout(id: Int64) async throws -> WorkoutRecord? { try await inner.workout(id: id) }
-    func dueShares(now: Date, limit: Int) async throws -> [ShareRecord] { try await inner.dueShares(now: now, limit: limit) }
-    func recordDelivery(shareID: Int64, result: DeliveryResult) async throws { try await inner.recordDelivery(shareID: shareID, result: result) }
     func activeSessionCount() async throws -> Int { try await inner.activeSessionCount() }
+    func pendingShareCount() async throws -> Int { try await inner.pendingShareCount() }
 }
 
 @Suite("Device sessions")
