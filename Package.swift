@@ -80,18 +80,14 @@ let package = Package(
             swiftSettings: strict
         ),
 
-        // Stored workouts and shares as text tables, the same in `workoutd workouts/shares` and `workoutctl`.
-        .target(name: "RecordTables", dependencies: ["CommandLineOutput", "WorkoutEngine", "WorkoutProtocol"], swiftSettings: strict),
-
-        // A blocking client for the control socket, for workoutctl and tests.
-        .target(name: "ControlClient", dependencies: ["ControlProtocol"], swiftSettings: strict),
-
         // `workoutctl`'s commands: see and steer the running daemon through its control socket. Linked into
         // `workoutd` too, which runs them when invoked as `workoutctl` (the installed workoutctl is a symlink).
+        // Also the blocking control-socket client (for workoutctl and tests) and the text tables that
+        // `workoutd workouts/shares` print the same way.
         .target(
             name: "WorkoutctlCommands",
             dependencies: [
-                "ControlClient", "ControlProtocol", "CommandLineOutput", "RecordTables", "WorkoutProtocol", "WorkoutEngine",
+                "ControlProtocol", "WorkoutProtocol",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ],
             path: "Sources/workoutctl",
@@ -150,9 +146,6 @@ let package = Package(
             ],
             swiftSettings: strict
         ),
-
-        // Aligned text tables and JSON lines for command-line tools. No dependencies.
-        .target(name: "CommandLineOutput", swiftSettings: strict),
 
         // libudev (Debian libudev-dev) as a Swift module.
         .systemLibrary(name: "CLibudev", pkgConfig: "libudev", providers: [.apt(["libudev-dev"])]),
@@ -248,8 +241,6 @@ let package = Package(
                 "WorkoutStorage",
                 "ShareDelivery",
                 "Replication",
-                "CommandLineOutput",
-                "RecordTables",
                 "ControlPlane",
                 "ControlProtocol",
                 "SystemdSupport",
@@ -284,7 +275,7 @@ let package = Package(
         .testTarget(
             name: "WorkoutStorageTests",
             dependencies: [
-                "WorkoutStorage", "ShareDelivery", "CommandLineOutput", "WorkoutEngine", "WorkoutProtocol", "WorkoutdTesting",
+                "WorkoutStorage", "ShareDelivery", "WorkoutEngine", "WorkoutProtocol", "WorkoutdTesting",
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),
@@ -316,7 +307,7 @@ let package = Package(
         ),
         .testTarget(
             name: "ControlPlaneTests",
-            dependencies: ["WorkoutdTesting", "ControlClient", "ControlProtocol", "WorkoutProtocol", "WorkoutEngine"],
+            dependencies: ["WorkoutdTesting", "WorkoutctlCommands", "ControlProtocol", "WorkoutProtocol", "WorkoutEngine"],
             swiftSettings: strict
         ),
         .testTarget(

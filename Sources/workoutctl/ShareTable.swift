@@ -1,5 +1,3 @@
-import CommandLineOutput
-import WorkoutEngine
 import WorkoutProtocol
 
 extension TextTable {
