@@ -116,7 +116,7 @@ public final class ControlResponder: Sendable {
         let bytes = Array(line.utf8)
         // The same limit the device's framing applies, so an injected line behaves like a real one.
         let decoded = bytes.count > maximumLineLength
-            ? CommandLine(id: nil, command: .failure(.lineTooLong(limit: maximumLineLength)))
+            ? DecodedLine(id: nil, command: .failure(.lineTooLong(limit: maximumLineLength)))
             : CommandLineDecoder().decode(bytes)
         hub.publishReceived(identity, [decoded], origin: .control)
         let replies = await engine.session(for: identity).handle([decoded])

@@ -15,13 +15,13 @@ public struct DrainRequest: Sendable {
 /// lines are waiting or the device is not taking replies, so a device that never reads cannot grow the
 /// daemon's memory.
 public final class CommandDispatchHandler: ChannelDuplexHandler {
-    public typealias InboundIn = CommandLine
+    public typealias InboundIn = DecodedLine
     public typealias OutboundIn = ReplyBatch
     public typealias OutboundOut = ReplyBatch
 
-    public typealias Process = @Sendable ([CommandLine]) async -> [Reply]
+    public typealias Process = @Sendable ([DecodedLine]) async -> [Reply]
     /// Answers a batch within the current turn of the loop when it can; `nil` sends the batch to ``Process``.
-    public typealias ProcessImmediately = ([CommandLine]) -> [Reply]?
+    public typealias ProcessImmediately = ([DecodedLine]) -> [Reply]?
 
     private let process: Process
     private let processImmediately: ProcessImmediately?
@@ -29,7 +29,7 @@ public final class CommandDispatchHandler: ChannelDuplexHandler {
     /// Set once a reload changes `serial.reply_line_ending`; until then the reply encoder's own setting holds.
     private var replyLineEnding: ReplyLineEnding?
     private let logger: Logger
-    private var pending: [CommandLine] = []
+    private var pending: [DecodedLine] = []
     private var inFlight = false
     private var readHeld = false
     private var draining = false
@@ -144,7 +144,7 @@ public final class CommandDispatchHandler: ChannelDuplexHandler {
         return executor
     }
 
-    private func batchFinished(_ replies: [Reply], for batch: [CommandLine], context: ChannelHandlerContext) {
+    private func batchFinished(_ replies: [Reply], for batch: [DecodedLine], context: ChannelHandlerContext) {
         inFlight = false
         for (line, reply) in zip(batch, replies) {
             logReply(reply, for: line)
@@ -171,7 +171,7 @@ public final class CommandDispatchHandler: ChannelDuplexHandler {
         lastWrite.whenComplete { _ in bound.value.close(promise: nil) }
     }
 
-    private func logReply(_ reply: Reply, for line: CommandLine) {
+    private func logReply(_ reply: Reply, for line: DecodedLine) {
         guard logger.logLevel <= .debug || !reply.isSuccess else { return }
         var metadata: Logger.Metadata = [:]
         if let id = reply.id { metadata["command_id"] = "\(id)" }

@@ -8,7 +8,7 @@ public enum DeviceActivity: Sendable {
     case connected(DeviceStats)
     case disconnected(DeviceStats)
     /// A batch of lines read from the device, about to run on its session.
-    case received(DeviceIdentity, [CommandLine])
+    case received(DeviceIdentity, [DecodedLine])
     /// The batch's replies, handed to the device's pipeline to write.
     case replied(DeviceIdentity, [Reply])
 

@@ -165,7 +165,7 @@ public struct ShareDeliveryService: Service {
             case .success:
                 return (share, .delivered(at: clock()))
             case .failure(let error):
-                let retryAt = clock().addingTimeInterval(backoff.delay(afterAttempts: share.attempts + 1).timeInterval)
+                let retryAt = clock().addingTimeInterval(backoff.delay(afterAttempts: share.attempts + 1).inSeconds)
                 return (share, .failed(error: String(describing: error), retryAt: retryAt))
             }
         }
@@ -210,12 +210,6 @@ public struct ShareDeliveryService: Service {
             }
             events.emit(.shareFailed(updated, error: error))
         }
-    }
-}
-
-extension Duration {
-    var timeInterval: TimeInterval {
-        Double(components.seconds) + Double(components.attoseconds) / 1e18
     }
 }
 

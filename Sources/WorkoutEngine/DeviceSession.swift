@@ -48,7 +48,7 @@ public actor DeviceSession {
     }
 
     /// Runs a batch of decoded lines and returns one reply per line, in order.
-    public func handle(_ lines: [CommandLine]) async -> [Reply] {
+    public func handle(_ lines: [DecodedLine]) async -> [Reply] {
         guard !lines.isEmpty else { return [] }
         await acquire()
         defer { release() }
@@ -74,7 +74,7 @@ public actor DeviceSession {
     /// Runs a batch at once when nothing in it has to wait: the session is already restored, no other
     /// batch is running and the store commits in place (``ImmediatelyCommittingStore``). Returns `nil`
     /// otherwise, and the caller uses ``handle(_:)``. Same replies, same order, same commit rule.
-    public func handleImmediately(_ lines: [CommandLine]) -> [Reply]? {
+    public func handleImmediately(_ lines: [DecodedLine]) -> [Reply]? {
         guard !busy, let immediateStore, var machine = self.machine else { return nil }
         guard !lines.isEmpty else { return [] }
         self.machine = nil
@@ -86,7 +86,7 @@ public actor DeviceSession {
         return conclude(step, advanced: machine, lines: lines, failure: failure)
     }
 
-    private func run(_ lines: [CommandLine]) async -> [Reply] {
+    private func run(_ lines: [DecodedLine]) async -> [Reply] {
         var machine: SessionMachine
         do {
             machine = try await restored()
@@ -106,7 +106,7 @@ public actor DeviceSession {
 
     /// Keeps the advanced machine and announces the batch if it committed; otherwise forgets both.
     private func conclude(
-        _ step: SessionMachine.Step, advanced machine: consuming SessionMachine, lines: [CommandLine], failure: (any Error)?
+        _ step: SessionMachine.Step, advanced machine: consuming SessionMachine, lines: [DecodedLine], failure: (any Error)?
     ) -> [Reply] {
         if let failure {
             events.emit(.storageFailed(device: identity, reason: String(describing: failure)))
@@ -136,7 +136,7 @@ public actor DeviceSession {
 
 extension SessionMachine {
     /// Replies for a batch that could not run because the session could not be restored.
-    static func unavailable(_ lines: [CommandLine]) -> [Reply] {
+    static func unavailable(_ lines: [DecodedLine]) -> [Reply] {
         lines.map { line in
             switch line.command {
             case .failure(let error): .error(error, id: line.id)

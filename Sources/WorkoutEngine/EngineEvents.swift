@@ -4,7 +4,7 @@ import WorkoutProtocol
 
 /// Something that happened in the engine, for observers such as the control socket and metrics.
 public enum EngineEvent: Sendable {
-    case commandHandled(device: DeviceIdentity, command: CommandLine, reply: Reply)
+    case commandHandled(device: DeviceIdentity, command: DecodedLine, reply: Reply)
     case workoutStarted(WorkoutRecord)
     case workoutEnded(WorkoutRecord)
     case shareQueued(ShareRecord)

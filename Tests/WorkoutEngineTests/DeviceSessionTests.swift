@@ -32,12 +32,12 @@ final class FailingStore: SessionStore, RecordQueries {
 struct DeviceSessionTests {
 
 
-    static func line(_ text: String) -> CommandLine { CommandLineDecoder().decode(Array(text.utf8)) }
-    static func start(_ id: Int? = nil) -> CommandLine {
+    static func line(_ text: String) -> DecodedLine { CommandLineDecoder().decode(Array(text.utf8)) }
+    static func start(_ id: Int? = nil) -> DecodedLine {
         line(#"{"command_type":"start_workout","location":"Gym","date":"2020-03-16 19:45:13 +0000","intensityLevel":5\#(id.map { ",\"id\":\($0)" } ?? "")}"#)
     }
-    static func end(_ id: Int? = nil) -> CommandLine { line(#"{"command_type":"end_workout"\#(id.map { ",\"id\":\($0)" } ?? "")}"#) }
-    static func share(_ id: Int? = nil) -> CommandLine { line(#"{"command_type":"share_workout","service":"facebook"\#(id.map { ",\"id\":\($0)" } ?? "")}"#) }
+    static func end(_ id: Int? = nil) -> DecodedLine { line(#"{"command_type":"end_workout"\#(id.map { ",\"id\":\($0)" } ?? "")}"#) }
+    static func share(_ id: Int? = nil) -> DecodedLine { line(#"{"command_type":"share_workout","service":"facebook"\#(id.map { ",\"id\":\($0)" } ?? "")}"#) }
 
     @Test("start, end and share follow the session state")
     func stateMachine() async throws {

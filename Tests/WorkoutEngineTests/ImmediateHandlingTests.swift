@@ -31,7 +31,7 @@ struct ImmediateHandlingTests {
 
     @Test("same replies and same stored records as the awaited path, one commit per batch that changes something")
     func sameAsAwaited() async throws {
-        let batches: [[CommandLine]] = [
+        let batches: [[DecodedLine]] = [
             [Lines.end(1)],
             [Lines.start(2), Lines.start(3), Lines.end(4)],
             [Lines.share(5), Lines.share(5), Lines.line("nope"), Lines.end(6)],
