@@ -26,19 +26,19 @@ public struct ShareDeliveryService: Service {
     private let failures = FailureFilters()
     private let logger: Logger
 
+    /// - Parameter sinks: built from `configuration.sinks` by the caller (tests pass their own).
     public init(
         store: any ShareQueueStore, sinks: [ShareService: any ShareSink], events: EngineEvents,
-        backoff: RetryBackoff = RetryBackoff(), batchSize: Int = 128,
-        gatherDelay: Duration = .milliseconds(50), dutyCycle: Double = 0.25,
+        configuration: ShareDeliveryConfiguration = ShareDeliveryConfiguration(),
         clock: @escaping @Sendable () -> Date = Date.init, logger: Logger = Logger(label: "workoutd.shares")
     ) {
         self.store = store
         self.sinks = SinkTable(sinks)
         self.events = events
-        self.backoff = backoff
-        self.batchSize = max(1, batchSize)
-        self.gatherDelay = gatherDelay
-        self.dutyCycle = min(1, max(0.01, dutyCycle))
+        self.backoff = configuration.backoff
+        self.batchSize = max(1, configuration.batchSize)
+        self.gatherDelay = configuration.gatherDelay
+        self.dutyCycle = min(1, max(0.01, configuration.dutyCycle))
         self.clock = clock
         self.logger = logger
     }

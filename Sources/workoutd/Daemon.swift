@@ -46,8 +46,8 @@ enum Daemon {
         reloader.register(.logLevel)
         reloader.register(.configuredDevices(manager))
         let delivery = ShareDeliveryService(
-            store: store, sinks: config.shareSinks.makeSinks(stateDirectory: config.stateDirectory),
-            events: engine.events, logger: logger)
+            store: store, sinks: config.shares.sinks.makeSinks(stateDirectory: config.stateDirectory),
+            events: engine.events, configuration: config.shares, logger: logger)
         reloader.register(.shareSinks(delivery, stateDirectory: config.stateDirectory))
         var services: [any Service] = [systemd.watchdog(eventLoopGroup: MultiThreadedEventLoopGroup.singleton), delivery, serial, reloader]
         let shipper = try makeShipper(config, store: store, doorbell: doorbell, logger: logger)
@@ -99,7 +99,7 @@ enum Daemon {
 
     /// SQLite in the state directory, or memory when configured (benchmarks, throwaway runs).
     private static func openStore(_ config: DaemonConfiguration, replicationDoorbell: ReplicationDoorbell?) throws -> any WorkoutStore {
-        switch config.storage {
+        switch config.storage.backend {
         case .memory:
             return InMemoryWorkoutStore()
         case .sqlite:
