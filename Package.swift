@@ -64,7 +64,7 @@ let package = Package(
         ),
 
         // Control socket wire format shared by the daemon and workoutctl: Codable requests, replies, events. No I/O.
-        .target(name: "ControlProtocol", dependencies: ["WorkoutProtocol", "WorkoutEngine"], swiftSettings: strict),
+        .target(name: "ControlProtocol", dependencies: ["WorkoutProtocol"], swiftSettings: strict),
 
         // The daemon's control socket: a Unix-socket JSON-lines server, its methods, the event stream, metrics tallies.
         .target(
@@ -80,18 +80,14 @@ let package = Package(
             swiftSettings: strict
         ),
 
-        // Stored workouts and shares as text tables, the same in `workoutd workouts/shares` and `workoutctl`.
-        .target(name: "RecordTables", dependencies: ["CommandLineOutput", "WorkoutEngine", "WorkoutProtocol"], swiftSettings: strict),
-
-        // A blocking client for the control socket, for workoutctl and tests.
-        .target(name: "ControlClient", dependencies: ["ControlProtocol"], swiftSettings: strict),
-
         // `workoutctl`'s commands: see and steer the running daemon through its control socket. Linked into
         // `workoutd` too, which runs them when invoked as `workoutctl` (the installed workoutctl is a symlink).
+        // Also the blocking control-socket client (for workoutctl and tests) and the text tables that
+        // `workoutd workouts/shares` print the same way.
         .target(
             name: "WorkoutctlCommands",
             dependencies: [
-                "ControlClient", "ControlProtocol", "CommandLineOutput", "RecordTables", "WorkoutProtocol", "WorkoutEngine",
+                "ControlProtocol", "WorkoutProtocol",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ],
             path: "Sources/workoutctl",
@@ -153,9 +149,6 @@ let package = Package(
             swiftSettings: strict
         ),
 
-        // Aligned text tables and JSON lines for command-line tools. No dependencies.
-        .target(name: "CommandLineOutput", swiftSettings: strict),
-
         // libudev (Debian libudev-dev) as a Swift module.
         .systemLibrary(name: "CLibudev", pkgConfig: "libudev", providers: [.apt(["libudev-dev"])]),
 
@@ -166,6 +159,7 @@ let package = Package(
                 "CLibudev",
                 "SerialTransport",
                 "WorkoutEngine",
+                "WorkoutProtocol",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ],
@@ -249,8 +243,6 @@ let package = Package(
                 "WorkoutStorage",
                 "ShareDelivery",
                 "Replication",
-                "CommandLineOutput",
-                "RecordTables",
                 "ControlPlane",
                 "ControlProtocol",
                 "SystemdSupport",
@@ -285,7 +277,7 @@ let package = Package(
         .testTarget(
             name: "WorkoutStorageTests",
             dependencies: [
-                "WorkoutStorage", "ShareDelivery", "CommandLineOutput", "WorkoutEngine", "WorkoutProtocol", "WorkoutdTesting",
+                "WorkoutStorage", "ShareDelivery", "WorkoutEngine", "WorkoutProtocol", "WorkoutdTesting",
                 "SerialTransport",
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
@@ -318,7 +310,7 @@ let package = Package(
         ),
         .testTarget(
             name: "ControlPlaneTests",
-            dependencies: ["WorkoutdTesting", "ControlClient", "ControlProtocol", "WorkoutProtocol", "WorkoutEngine"],
+            dependencies: ["WorkoutdTesting", "WorkoutctlCommands", "ControlProtocol", "WorkoutProtocol", "WorkoutEngine"],
             swiftSettings: strict
         ),
         .testTarget(

@@ -73,7 +73,7 @@ public final class ActivityTally: Sendable {
         (applied ? appliedReloads : rejectedReloads).increment()
     }
 
-    private func recordCommand(_ line: CommandLine, reply: Reply) {
+    private func recordCommand(_ line: DecodedLine, reply: Reply) {
         let type: String
         let typeIndex: Int
         switch line.command {

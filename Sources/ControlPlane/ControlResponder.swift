@@ -22,6 +22,7 @@ public final class ControlResponder: Sendable {
 
     private let identity: Identity
     private let engine: WorkoutEngine
+    private let records: any RecordQueries
     private let manager: DeviceManager
     private let tally: ActivityTally
     private let hub: ControlEventHub
@@ -33,13 +34,14 @@ public final class ControlResponder: Sendable {
     private let replication: (@Sendable () async -> ReplicationReport)?
 
     public init(
-        identity: Identity, engine: WorkoutEngine, manager: DeviceManager, tally: ActivityTally, hub: ControlEventHub,
+        identity: Identity, engine: WorkoutEngine, records: any RecordQueries, manager: DeviceManager, tally: ActivityTally, hub: ControlEventHub,
         maximumLineLength: Int, metricsText: @escaping @Sendable () -> String,
         replication: (@Sendable () async -> ReplicationReport)? = nil
     ) {
         self.replication = replication
         self.identity = identity
         self.engine = engine
+        self.records = records
         self.manager = manager
         self.tally = tally
         self.hub = hub
@@ -62,9 +64,9 @@ public final class ControlResponder: Sendable {
                 return try reply(request, DeviceList(devices: devices), encoder)
             case .workouts(let device, let limit):
                 let identity = try await resolve(device)
-                return try reply(request, WorkoutList(workouts: try await storage { try await self.engine.store.workouts(device: identity, limit: limit) }), encoder)
+                return try reply(request, WorkoutList(workouts: try await storage { try await self.records.workouts(device: identity, limit: limit) }), encoder)
             case .shares(let limit):
-                return try reply(request, ShareList(shares: try await storage { try await self.engine.store.shares(limit: limit) }), encoder)
+                return try reply(request, ShareList(shares: try await storage { try await self.records.shares(limit: limit) }), encoder)
             case .send(let device, let line, let create):
                 return try reply(request, try await send(line, to: device, create: create), encoder)
             case .metrics:
@@ -98,9 +100,7 @@ public final class ControlResponder: Sendable {
     private func status() async throws -> StatusReport {
         let devices = await manager.devices()
         let (active, queued) = try await storage {
-            // Pending shares whatever their next attempt time: the queue as a person thinks of it.
-            (try await self.engine.store.activeSessionCount(),
-             try await self.engine.store.dueShares(now: .distantFuture, limit: Int(Int32.max)).count)
+            (try await self.records.activeSessionCount(), try await self.records.pendingShareCount())
         }
         return StatusReport(
             version: identity.version, pid: getpid(), startedAt: identity.startedAt,
@@ -116,7 +116,7 @@ public final class ControlResponder: Sendable {
         let bytes = Array(line.utf8)
         // The same limit the device's framing applies, so an injected line behaves like a real one.
         let decoded = bytes.count > maximumLineLength
-            ? CommandLine(id: nil, command: .failure(.lineTooLong(limit: maximumLineLength)))
+            ? DecodedLine(id: nil, command: .failure(.lineTooLong(limit: maximumLineLength)))
             : CommandLineDecoder().decode(bytes)
         // Its session publishes the command and its reply, as `origin: control`.
         let replies = await engine.session(for: identity).handle([decoded], from: .control)

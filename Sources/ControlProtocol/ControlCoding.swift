@@ -1,4 +1,5 @@
 import Foundation
+import WorkoutProtocol
 
 /// Where the daemon listens unless configured otherwise, and how lines on the socket are encoded.
 public enum ControlSocket {
@@ -8,10 +9,7 @@ public enum ControlSocket {
 
     /// Compact, key-sorted JSON with ISO 8601 dates: both ends use the same settings.
     public static func makeEncoder() -> JSONEncoder {
-        let encoder = JSONEncoder()
-        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
-        encoder.dateEncodingStrategy = .iso8601
-        return encoder
+        JSONEncoder.compactSorted()
     }
 
     public static func makeDecoder() -> JSONDecoder {

@@ -1,5 +1,4 @@
 import Foundation
-import WorkoutEngine
 import WorkoutProtocol
 
 /// One line of the event stream: `{"event":{"seq":12,"time":"…","type":"reply_sent","device":"A",…}}`.

@@ -1,4 +1,4 @@
-import WorkoutEngine
+import WorkoutProtocol
 
 /// The `workouts` result: newest first, as the store lists them.
 public struct WorkoutList: Codable, Hashable, Sendable {

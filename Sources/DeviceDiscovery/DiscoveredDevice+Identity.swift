@@ -1,4 +1,5 @@
 import WorkoutEngine
+import WorkoutProtocol
 
 extension DiscoveredDevice {
     /// Who the device is, independent of its `ttyACMn` name: `ID_SERIAL` (vendor, model and serial

@@ -3,6 +3,7 @@ import Synchronization
 import SerialTransport
 import ServiceLifecycle
 import WorkoutEngine
+import WorkoutProtocol
 
 /// Serves every tty that the match rules say is ours, as it appears: the ones present at start-up
 /// and each one plugged in later; stops serving a device when udev reports it removed.

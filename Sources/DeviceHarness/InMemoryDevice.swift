@@ -68,8 +68,8 @@ public final class InMemoryDevice {
     }
 
     private func runDecodedLines() throws -> [[UInt8]] {
-        var lines: [CommandLine] = []
-        while let line = try channel.readInbound(as: CommandLine.self) {
+        var lines: [DecodedLine] = []
+        while let line = try channel.readInbound(as: DecodedLine.self) {
             lines.append(line)
         }
         guard !lines.isEmpty else { return [] }

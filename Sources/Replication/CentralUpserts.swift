@@ -1,5 +1,6 @@
 import PostgresNIO
 import WorkoutEngine
+import WorkoutProtocol
 
 /// A batch's changes as one multi-row upsert per table.
 ///

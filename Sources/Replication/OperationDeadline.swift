@@ -1,4 +1,5 @@
 import Synchronization
+import WorkoutEngine
 
 struct ReplicationTimeoutError: Error, CustomStringConvertible {
     var timeout: Duration
@@ -20,22 +21,20 @@ func withOperationDeadline<T: Sendable>(
 ) async throws -> T {
     let race = DeadlineRace<T>()
     return try await withTaskCancellationHandler {
-        try await withCheckedThrowingContinuation { continuation in
-            race.install(continuation)
-            let work = Task {
-                do {
-                    let value = try await operation()
-                    if !race.finish(.success(value)) { lateResult(value) }
-                } catch {
-                    race.finish(.failure(error))
-                }
+        let work = Task {
+            do {
+                let value = try await operation()
+                if !race.finish(.success(value)) { lateResult(value) }
+            } catch {
+                race.finish(.failure(error))
             }
-            let timer = Task {
-                do { try await Task.sleep(for: timeout) } catch { return }
-                race.finish(.failure(ReplicationTimeoutError(timeout: timeout)))
-            }
-            race.track(work, timer)
         }
+        let timer = Task {
+            do { try await Task.sleep(for: timeout) } catch { return }
+            race.finish(.failure(ReplicationTimeoutError(timeout: timeout)))
+        }
+        race.track(work, timer)
+        return try await race.outcome.value()
     } onCancel: {
         race.finish(.failure(CancellationError()))
     }
@@ -44,45 +43,28 @@ func withOperationDeadline<T: Sendable>(
 /// The first of operation, timer and cancellation to finish resumes the caller, exactly once; the
 /// others are cancelled.
 private final class DeadlineRace<T: Sendable>: Sendable {
-    private struct State {
-        var continuation: CheckedContinuation<T, any Error>?
-        var result: Result<T, any Error>?
-        var tasks: [Task<Void, Never>] = []
-    }
-
-    private let state = Mutex(State())
-
-    func install(_ continuation: CheckedContinuation<T, any Error>) {
-        let early = state.withLock { state -> Result<T, any Error>? in
-            guard let result = state.result else {
-                state.continuation = continuation
-                return nil
-            }
-            return result
-        }
-        if let early { continuation.resume(with: early) }
-    }
+    let outcome = OneShot<T>()
+    /// The operation and the timer while the race runs; nil once it is decided.
+    private let running = Mutex<[Task<Void, Never>]?>([])
 
     func track(_ tasks: Task<Void, Never>...) {
-        let finished = state.withLock { state in
-            if state.result == nil { state.tasks += tasks }
-            return state.result != nil
+        let decided = running.withLock { running -> Bool in
+            guard let current = running else { return true }
+            running = current + tasks
+            return false
         }
-        if finished { tasks.forEach { $0.cancel() } }
+        if decided { tasks.forEach { $0.cancel() } }
     }
 
     /// Whether `result` is the one the caller gets.
     @discardableResult
     func finish(_ result: Result<T, any Error>) -> Bool {
-        let winner = state.withLock { state -> (continuation: CheckedContinuation<T, any Error>?, tasks: [Task<Void, Never>])? in
-            guard state.result == nil else { return nil }
-            state.result = result
-            defer { state.continuation = nil; state.tasks = [] }
-            return (state.continuation, state.tasks)
+        guard outcome.finish(result) else { return false }
+        let losers = running.withLock { running -> [Task<Void, Never>] in
+            defer { running = nil }
+            return running ?? []
         }
-        guard let winner else { return false }
-        winner.tasks.forEach { $0.cancel() }
-        winner.continuation?.resume(with: result)
+        losers.forEach { $0.cancel() }
         return true
     }
 }

@@ -133,7 +133,7 @@ public struct ReplicationConfiguration: Sendable {
             }
             configuration = .init(host: host, port: port, username: username, password: password, database: database, tls: tls)
         }
-        configuration.options.connectTimeout = .nanoseconds(Int64(connectTimeout.components.seconds) * 1_000_000_000)
+        configuration.options.connectTimeout = .milliseconds(connectTimeout.inMilliseconds)
         return configuration
     }
 }

@@ -6,6 +6,7 @@ import PostgresNIO
 import ServiceLifecycle
 import Synchronization
 import WorkoutEngine
+import WorkoutProtocol
 
 /// Ships the store's committed changes to the central PostgreSQL, in commit order, exactly once.
 ///
@@ -200,7 +201,7 @@ public final class ReplicationShipper: Service, Sendable {
             return true
         }
         guard due else { return }
-        let cutoff = now.addingTimeInterval(-Double(retention.components.seconds))
+        let cutoff = now.addingTimeInterval(-retention.inSeconds)
         let removed = try await log.pruneShipped(before: cutoff)
         if removed > 0 { logger.info("pruned shipped workouts from the local store", metadata: ["workouts": "\(removed)"]) }
     }

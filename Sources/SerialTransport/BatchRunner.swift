@@ -16,7 +16,7 @@ public struct BatchRunner {
     /// What the handler must do after an input, in this order.
     public struct Actions {
         /// Lines to run now, as one batch; report its end with ``BatchRunner/batchFinished(isWritable:)``.
-        public var runBatch: [CommandLine]?
+        public var runBatch: [DecodedLine]?
         /// Reading was held and may go on: ask the channel for the next read.
         public var resumeReading = false
         /// Draining and everything read is answered: close once the replies already written are out.
@@ -27,7 +27,7 @@ public struct BatchRunner {
 
     public private(set) var maximumPendingLines: Int
     private let unreadInput: UnreadInput
-    private var pending: [CommandLine] = []
+    private var pending: [DecodedLine] = []
     private var inFlight = false
     private var readHeld = false
     private var draining = false
@@ -42,7 +42,7 @@ public struct BatchRunner {
     public var pendingLines: Int { pending.count }
 
     /// A decoded line from the current read.
-    public mutating func lineArrived(_ line: CommandLine) {
+    public mutating func lineArrived(_ line: DecodedLine) {
         pending.append(line)
     }
 

@@ -1,10 +1,10 @@
 import NIOCore
 import WorkoutProtocol
 
-/// Decodes each framed line into a ``CommandLine``; a too-long line becomes its error.
+/// Decodes each framed line into a ``DecodedLine``; a too-long line becomes its error.
 public final class CommandDecodingHandler: ChannelInboundHandler {
     public typealias InboundIn = LineFrame
-    public typealias InboundOut = CommandLine
+    public typealias InboundOut = DecodedLine
 
     private let decoder = CommandLineDecoder()
     private let limit: LineLengthLimit
@@ -27,7 +27,7 @@ public final class CommandDecodingHandler: ChannelInboundHandler {
             context.fireChannelRead(wrapInboundOut(line))
         case .tooLong(let ending):
             context.fireChannelRead(wrapInboundOut(
-                CommandLine(id: nil, command: .failure(.lineTooLong(limit: maximumLineLength)), lineEnding: ending)))
+                DecodedLine(id: nil, command: .failure(.lineTooLong(limit: maximumLineLength)), lineEnding: ending)))
         }
     }
 

@@ -13,13 +13,13 @@ public struct DrainRequest: Sendable {
 /// feeds it the channel's events and carries out its actions. A batch that needs no waiting (a session on
 /// an in-memory store) is answered before the handler returns; any other runs as a task on the channel's loop.
 public final class CommandDispatchHandler: ChannelDuplexHandler {
-    public typealias InboundIn = CommandLine
+    public typealias InboundIn = DecodedLine
     public typealias OutboundIn = ReplyBatch
     public typealias OutboundOut = ReplyBatch
 
-    public typealias Process = @Sendable ([CommandLine]) async -> [Reply]
+    public typealias Process = @Sendable ([DecodedLine]) async -> [Reply]
     /// Answers a batch within the current turn of the loop when it can; `nil` sends the batch to ``Process``.
-    public typealias ProcessImmediately = ([CommandLine]) -> [Reply]?
+    public typealias ProcessImmediately = ([DecodedLine]) -> [Reply]?
     public typealias UnreadInput = BatchRunner.UnreadInput
 
     private let process: Process
@@ -87,7 +87,7 @@ public final class CommandDispatchHandler: ChannelDuplexHandler {
         if actions.close { closeAfterLastWrite(context: context) }
     }
 
-    private func run(_ batch: [CommandLine], context: ChannelHandlerContext) {
+    private func run(_ batch: [DecodedLine], context: ChannelHandlerContext) {
         if let processImmediately, let replies = processImmediately(batch) {
             batchFinished(replies, for: batch, context: context)
             return
@@ -110,7 +110,7 @@ public final class CommandDispatchHandler: ChannelDuplexHandler {
         return executor
     }
 
-    private func batchFinished(_ replies: [Reply], for batch: [CommandLine], context: ChannelHandlerContext) {
+    private func batchFinished(_ replies: [Reply], for batch: [DecodedLine], context: ChannelHandlerContext) {
         for (line, reply) in zip(batch, replies) {
             logReply(reply, for: line)
         }
@@ -133,7 +133,7 @@ public final class CommandDispatchHandler: ChannelDuplexHandler {
         lastWrite.whenComplete { _ in bound.value.close(promise: nil) }
     }
 
-    private func logReply(_ reply: Reply, for line: CommandLine) {
+    private func logReply(_ reply: Reply, for line: DecodedLine) {
         guard logger.logLevel <= .debug || !reply.isSuccess else { return }
         var metadata: Logger.Metadata = [:]
         if let id = reply.id { metadata["command_id"] = "\(id)" }

@@ -1,6 +1,7 @@
 import Foundation
 import Synchronization
 import WorkoutEngine
+import WorkoutProtocol
 
 /// Counters for one attached device, readable while its pipeline runs.
 public final class DeviceStats: Sendable {

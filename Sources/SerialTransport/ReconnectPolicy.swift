@@ -1,4 +1,5 @@
 import WorkoutEngine
+import WorkoutProtocol
 
 /// How a device's node is (re)opened: exponential backoff between attempts, and when to stop.
 public struct ReconnectPolicy: Sendable, Hashable {

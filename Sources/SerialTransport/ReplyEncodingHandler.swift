@@ -5,11 +5,11 @@ import WorkoutProtocol
 /// follow under ``ReplyLineEnding/auto``. The lines are the batch the dispatcher already holds: no copy.
 public struct ReplyBatch: Sendable {
     public var replies: [Reply]
-    public var lines: [CommandLine]
+    public var lines: [DecodedLine]
     /// Overrides the encoder's own setting: a reload's `serial.reply_line_ending` for an open connection.
     public var lineEnding: ReplyLineEnding?
 
-    public init(replies: [Reply], answering lines: [CommandLine] = [], lineEnding: ReplyLineEnding? = nil) {
+    public init(replies: [Reply], answering lines: [DecodedLine] = [], lineEnding: ReplyLineEnding? = nil) {
         self.replies = replies
         self.lines = lines
         self.lineEnding = lineEnding

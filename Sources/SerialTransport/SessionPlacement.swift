@@ -1,6 +1,7 @@
 import NIOCore
 import Synchronization
 import WorkoutEngine
+import WorkoutProtocol
 
 /// Where each device's session runs: on one of the transport's event loops, chosen when the engine makes the
 /// session and kept for its lifetime. The device's channel is then opened on that same loop (every time it

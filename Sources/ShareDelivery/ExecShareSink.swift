@@ -1,5 +1,6 @@
 import Foundation
 import Synchronization
+import WorkoutEngine
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -36,8 +37,9 @@ public struct ExecShareSink: ShareSink {
         process.standardInput = stdin
         process.standardOutput = FileHandle.nullDevice
 
-        let exit = ProcessExit()
-        process.terminationHandler = { finished in exit.finish(status: finished.terminationStatus, reason: finished.terminationReason) }
+        // Hands the child's termination from Foundation's handler thread to this task.
+        let exit = OneShot<(Int32, Process.TerminationReason)>()
+        process.terminationHandler = { finished in exit.finish(.success((finished.terminationStatus, finished.terminationReason))) }
         do {
             try process.run()
         } catch {
@@ -58,8 +60,9 @@ public struct ExecShareSink: ShareSink {
         try? stdin.fileHandleForWriting.write(contentsOf: input)
         try? stdin.fileHandleForWriting.close()
 
-        let (status, reason) = await withTaskCancellationHandler {
-            await exit.wait()
+        // Only ever finished with a success: cancellation kills the child, whose exit then arrives.
+        let (status, reason) = try await withTaskCancellationHandler {
+            try await exit.value()
         } onCancel: {
             kill(pid, SIGKILL)
         }
@@ -76,36 +79,6 @@ public struct ExecShareSink: ShareSink {
             throw ShareDeliveryError("\(name) was killed by signal \(status)")
         @unknown default:
             throw ShareDeliveryError("\(name) ended abnormally (\(status))")
-        }
-    }
-}
-
-/// Hands a child's termination from Foundation's handler thread to the awaiting task.
-private final class ProcessExit: Sendable {
-    private struct State {
-        var result: (Int32, Process.TerminationReason)?
-        var waiter: CheckedContinuation<(Int32, Process.TerminationReason), Never>?
-    }
-
-    private let state = Mutex(State())
-
-    func finish(status: Int32, reason: Process.TerminationReason) {
-        let waiter = state.withLock { state in
-            state.result = (status, reason)
-            defer { state.waiter = nil }
-            return state.waiter
-        }
-        waiter?.resume(returning: (status, reason))
-    }
-
-    func wait() async -> (Int32, Process.TerminationReason) {
-        await withCheckedContinuation { continuation in
-            let ready = state.withLock { state -> (Int32, Process.TerminationReason)? in
-                if let result = state.result { return result }
-                state.waiter = continuation
-                return nil
-            }
-            if let ready { continuation.resume(returning: ready) }
         }
     }
 }

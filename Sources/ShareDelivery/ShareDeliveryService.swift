@@ -12,7 +12,7 @@ import WorkoutProtocol
 /// (a timer armed for that time); with nothing pending it sleeps until a share is queued, reading nothing. Delivery state lives in the store, so after a crash the shares still pending are
 /// sent again (at least once); the store marks a share delivered only once.
 public struct ShareDeliveryService: Service {
-    private let store: any WorkoutStore
+    private let store: any ShareQueueStore
     /// Swapped by a configuration reload; each delivery uses the sinks in force when it starts.
     private let sinks: SinkTable
     private let events: EngineEvents
@@ -27,19 +27,19 @@ public struct ShareDeliveryService: Service {
     private let failures = FailureFilters()
     private let logger: Logger
 
+    /// - Parameter sinks: built from `configuration.sinks` by the caller (tests pass their own).
     public init(
-        store: any WorkoutStore, sinks: [ShareService: any ShareSink], events: EngineEvents,
-        backoff: RetryBackoff = RetryBackoff(), batchSize: Int = 128,
-        gatherDelay: Duration = .milliseconds(50), dutyCycle: Double = 0.25,
+        store: any ShareQueueStore, sinks: [ShareService: any ShareSink], events: EngineEvents,
+        configuration: ShareDeliveryConfiguration = ShareDeliveryConfiguration(),
         clock: @escaping @Sendable () -> Date = Date.init, logger: Logger = Logger(label: "workoutd.shares")
     ) {
         self.store = store
         self.sinks = SinkTable(sinks)
         self.events = events
-        self.backoff = backoff
-        self.batchSize = max(1, batchSize)
-        self.gatherDelay = gatherDelay
-        self.dutyCycle = min(1, max(0.01, dutyCycle))
+        self.backoff = configuration.backoff
+        self.batchSize = max(1, configuration.batchSize)
+        self.gatherDelay = configuration.gatherDelay
+        self.dutyCycle = min(1, max(0.01, configuration.dutyCycle))
         self.clock = clock
         self.logger = logger
     }
@@ -166,7 +166,7 @@ public struct ShareDeliveryService: Service {
             case .success:
                 return (share, .delivered(at: clock()))
             case .failure(let error):
-                let retryAt = clock().addingTimeInterval(backoff.delay(afterAttempts: share.attempts + 1).timeInterval)
+                let retryAt = clock().addingTimeInterval(backoff.delay(afterAttempts: share.attempts + 1).inSeconds)
                 return (share, .failed(error: String(describing: error), retryAt: retryAt))
             }
         }
@@ -211,12 +211,6 @@ public struct ShareDeliveryService: Service {
             }
             events.emit(.shareFailed(updated, error: error))
         }
-    }
-}
-
-extension Duration {
-    var timeInterval: TimeInterval {
-        Double(components.seconds) + Double(components.attoseconds) / 1e18
     }
 }
 

@@ -18,10 +18,7 @@ public struct SharePayload: Sendable, Hashable {
 
     /// Compact JSON, no trailing newline.
     public func json() throws -> Data {
-        let encoder = JSONEncoder()
-        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
-        encoder.dateEncodingStrategy = .iso8601
-        return try encoder.encode(Document(self))
+        try JSONEncoder.compactSorted().encode(Document(self))
     }
 
     private struct Document: Encodable {

@@ -1,6 +1,7 @@
 import AsyncHTTPClient
 import Foundation
 import NIOCore
+import WorkoutProtocol
 
 /// POSTs the share's JSON to a URL; any 2xx status is a delivery, anything else a failure to retry.
 ///
@@ -24,7 +25,7 @@ public struct WebhookShareSink: ShareSink {
         request.headers.add(name: "Content-Type", value: "application/json")
         request.headers.add(name: "Idempotency-Key", value: "share-\(payload.shareID)")
         request.body = .bytes(ByteBuffer(bytes: try payload.json()))
-        let milliseconds = timeout.components.seconds * 1000 + timeout.components.attoseconds / 1_000_000_000_000_000
+        let milliseconds = timeout.inMilliseconds
         let response: HTTPClientResponse
         do {
             response = try await client.execute(request, timeout: .milliseconds(max(1, milliseconds)))

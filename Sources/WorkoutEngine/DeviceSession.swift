@@ -8,7 +8,7 @@ import WorkoutProtocol
 /// always describes something already durable.
 public actor DeviceSession {
     public nonisolated let identity: DeviceIdentity
-    private let store: any WorkoutStore
+    private let store: any SessionStore
     /// The same store when it commits in place, which lets ``handleImmediately(_:)`` run batches.
     private let immediateStore: (any ImmediatelyCommittingStore)?
     private let ids: IDAllocator
@@ -29,7 +29,7 @@ public actor DeviceSession {
     }
 
     init(
-        identity: DeviceIdentity, store: any WorkoutStore, ids: IDAllocator, clock: @escaping @Sendable () -> Date,
+        identity: DeviceIdentity, store: any SessionStore, ids: IDAllocator, clock: @escaping @Sendable () -> Date,
         events: EngineEvents, executor: (any SerialExecutor)? = nil
     ) {
         self.identity = identity
@@ -50,7 +50,7 @@ public actor DeviceSession {
     ///
     /// Its events (``EngineEvent/batchReceived(_:)``, what the commands caused, ``EngineEvent/batchAnswered(_:)``)
     /// are emitted here, once the batch's turn has come, so batches of one device never interleave in them.
-    public func handle(_ lines: [CommandLine], from origin: CommandOrigin = .device) async -> [Reply] {
+    public func handle(_ lines: [DecodedLine], from origin: CommandOrigin = .device) async -> [Reply] {
         guard !lines.isEmpty else { return [] }
         await acquire()
         defer { release() }
@@ -61,12 +61,12 @@ public actor DeviceSession {
     }
 
     /// Announces a batch about to run; returns when it started.
-    private func received(_ lines: [CommandLine], from origin: CommandOrigin) -> ContinuousClock.Instant {
+    private func received(_ lines: [DecodedLine], from origin: CommandOrigin) -> ContinuousClock.Instant {
         events.emit(.batchReceived(ReceivedBatch(device: identity, origin: origin, lines: lines)))
         return ContinuousClock.now
     }
 
-    private func answered(_ lines: [CommandLine], _ replies: [Reply], from origin: CommandOrigin, started: ContinuousClock.Instant) {
+    private func answered(_ lines: [DecodedLine], _ replies: [Reply], from origin: CommandOrigin, started: ContinuousClock.Instant) {
         events.emit(.batchAnswered(AnsweredBatch(
             device: identity, origin: origin, lines: lines, replies: replies, started: started)))
     }
@@ -91,7 +91,7 @@ public actor DeviceSession {
     /// batch is running and the store commits in place (``ImmediatelyCommittingStore``). Returns `nil`
     /// otherwise, and the caller uses ``handle(_:)``. Same replies, same order, same commit rule.
     /// Emits the same events, in the same order, as ``handle(_:from:)``; nothing when it returns `nil`.
-    public func handleImmediately(_ lines: [CommandLine], from origin: CommandOrigin = .device) -> [Reply]? {
+    public func handleImmediately(_ lines: [DecodedLine], from origin: CommandOrigin = .device) -> [Reply]? {
         guard !busy, let immediateStore, var machine = self.machine else { return nil }
         guard !lines.isEmpty else { return [] }
         let started = received(lines, from: origin)
@@ -106,7 +106,7 @@ public actor DeviceSession {
         return replies
     }
 
-    private func run(_ lines: [CommandLine]) async -> [Reply] {
+    private func run(_ lines: [DecodedLine]) async -> [Reply] {
         var machine: SessionMachine
         do {
             machine = try await restored()
@@ -126,7 +126,7 @@ public actor DeviceSession {
 
     /// Keeps the advanced machine and announces the batch if it committed; otherwise forgets both.
     private func conclude(
-        _ step: SessionMachine.Step, advanced machine: consuming SessionMachine, lines: [CommandLine], failure: (any Error)?
+        _ step: SessionMachine.Step, advanced machine: consuming SessionMachine, lines: [DecodedLine], failure: (any Error)?
     ) -> [Reply] {
         if let failure {
             events.emit(.storageFailed(device: identity, reason: String(describing: failure)))
@@ -156,7 +156,7 @@ public actor DeviceSession {
 
 extension SessionMachine {
     /// Replies for a batch that could not run because the session could not be restored.
-    static func unavailable(_ lines: [CommandLine]) -> [Reply] {
+    static func unavailable(_ lines: [DecodedLine]) -> [Reply] {
         lines.map { line in
             switch line.command {
             case .failure(let error): .error(error, id: line.id)

@@ -31,20 +31,20 @@ public enum CommandOrigin: Sendable, Hashable {
 public struct ReceivedBatch: Sendable {
     public let device: DeviceIdentity
     public let origin: CommandOrigin
-    public let lines: [CommandLine]
+    public let lines: [DecodedLine]
 }
 
 /// A batch with its replies (`replies[i]` answers `lines[i]`).
 public struct AnsweredBatch: Sendable {
     public let device: DeviceIdentity
     public let origin: CommandOrigin
-    public let lines: [CommandLine]
+    public let lines: [DecodedLine]
     public let replies: [Reply]
     /// When the session started running the batch (after any batch ahead of it), for the handler latency.
     public let started: ContinuousClock.Instant
 
     /// Each line with its reply, in order.
-    public var handled: Zip2Sequence<[CommandLine], [Reply]> { zip(lines, replies) }
+    public var handled: Zip2Sequence<[DecodedLine], [Reply]> { zip(lines, replies) }
 }
 
 /// Fan-out of ``EngineEvent``s to observers. Observers must not block: they run inline.

@@ -1,3 +1,5 @@
+import WorkoutProtocol
+
 /// A record the in-memory store keeps by its id.
 protocol IdentifiedRecord {
     var id: Int64 { get }

@@ -3,7 +3,7 @@ import Synchronization
 import WorkoutProtocol
 
 /// A ``WorkoutStore`` that keeps everything in memory: for tests, benchmarks and `--in-memory` runs.
-public final class InMemoryWorkoutStore: ImmediatelyCommittingStore {
+public final class InMemoryWorkoutStore: ImmediatelyCommittingStore, ShareQueueStore, RecordQueries {
     private struct Contents {
         var sessions: [DeviceIdentity: StoredSession] = [:]
         var workouts = IDOrderedRecords<WorkoutRecord>()
@@ -105,6 +105,10 @@ public final class InMemoryWorkoutStore: ImmediatelyCommittingStore {
     public func activeSessionCount() async throws -> Int {
         contents.withLock { $0.sessions.values.filter { $0.state.activeWorkout != nil }.count }
     }
+
+    public func pendingShareCount() async throws -> Int {
+        contents.withLock { $0.pendingShares.count }
+    }
 }
 
 /// A device's session as stored: its remembered replies kept as a log, not a dictionary.
@@ -143,6 +147,8 @@ private struct PendingQueue {
     private var members: Set<Int64> = []
     private var order: [Int64] = []
     private var head = 0
+
+    var count: Int { members.count }
 
     mutating func insert(_ id: Int64) {
         guard members.insert(id).inserted else { return }

@@ -1,4 +1,5 @@
 import Foundation
+import WorkoutProtocol
 
 /// One committed change waiting to be shipped to the central database, with the record as it is now.
 ///

@@ -30,7 +30,7 @@ public struct SessionMachine: Sendable {
     /// The snapshot is mutated rather than copied because a copy of its remembered replies per batch
     /// dominated single-flight cost. If the step's batch then fails to commit, the caller discards this
     /// machine and restores a new one from the store, which the failed transaction left unchanged.
-    public mutating func run(_ lines: [CommandLine], ids: IDAllocator, now: @Sendable () -> Date) -> Step {
+    public mutating func run(_ lines: [DecodedLine], ids: IDAllocator, now: @Sendable () -> Date) -> Step {
         var step = Step(
             replies: [], needsCommit: [], batch: StoreBatch(device: identity, state: snapshot.state), events: [])
         step.replies.reserveCapacity(lines.count)

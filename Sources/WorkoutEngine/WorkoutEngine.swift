@@ -2,12 +2,12 @@ import Foundation
 import Synchronization
 import WorkoutProtocol
 
-/// The daemon's core: one ``DeviceSession`` per device identity over a shared ``WorkoutStore``.
+/// The daemon's core: one ``DeviceSession`` per device identity over a shared ``SessionStore``.
 ///
 /// Sessions outlive connections, so a device that is unplugged mid-workout and comes back (under any
 /// node name) continues where it left off.
 public final class WorkoutEngine: Sendable {
-    public let store: any WorkoutStore
+    public let store: any SessionStore
     public let events: EngineEvents
     private let ids: IDAllocator
     private let clock: @Sendable () -> Date
@@ -21,7 +21,7 @@ public final class WorkoutEngine: Sendable {
 
     /// Reads the store's id watermark, so it throws when the store cannot be read at start.
     public init(
-        store: any WorkoutStore, events: EngineEvents = EngineEvents(), clock: @escaping @Sendable () -> Date = Date.init,
+        store: any SessionStore, events: EngineEvents = EngineEvents(), clock: @escaping @Sendable () -> Date = Date.init,
         sessionExecutor: SessionExecutor? = nil
     ) async throws {
         self.store = store

@@ -147,7 +147,7 @@ public final class SQLiteWorkoutStore: WorkoutStore {
         }
     }
 
-    // MARK: - WorkoutStore
+    // MARK: - SessionStore, ShareQueueStore, RecordQueries
 
     public func watermark() async throws -> IDWatermark {
         try await reading { db in
@@ -177,32 +177,10 @@ public final class SQLiteWorkoutStore: WorkoutStore {
         let replicated = replicationDoorbell != nil
         try await writing { db in
             // Cached statements: compiled once per connection, not once per row.
-            let upsertWorkout = try db.cachedStatement(sql: """
-                INSERT INTO workout (id, device, location, date, intensityLevel, startedAt, endedAt, startCommandID, endCommandID)
-                VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)
-                ON CONFLICT (id) DO UPDATE SET
-                    device = excluded.device, location = excluded.location, date = excluded.date,
-                    intensityLevel = excluded.intensityLevel, startedAt = excluded.startedAt, endedAt = excluded.endedAt,
-                    startCommandID = excluded.startCommandID, endCommandID = excluded.endCommandID
-                """)
-            for workout in rows.workouts {
-                try upsertWorkout.execute(arguments: [
-                    workout.id, workout.device, workout.location, workout.date.timeIntervalSince1970, workout.intensityLevel,
-                    workout.startedAt.timeIntervalSince1970, workout.endedAt?.timeIntervalSince1970,
-                    workout.startCommandID, workout.endCommandID,
-                ])
-            }
-            let insertShare = try db.cachedStatement(sql: """
-                INSERT INTO share (id, workoutID, device, service, queuedAt, status, attempts, lastError, deliveredAt, nextAttemptAt, commandID)
-                VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
-                """)
-            for share in rows.shares {
-                try insertShare.execute(arguments: [
-                    share.id, share.workoutID, share.device, share.service, share.queuedAt.timeIntervalSince1970,
-                    share.status, share.attempts, share.lastError, share.deliveredAt?.timeIntervalSince1970,
-                    share.nextAttemptAt.timeIntervalSince1970, share.commandID,
-                ])
-            }
+            let upsertWorkout = try db.cachedStatement(sql: WorkoutRow.upsertSQL)
+            for workout in rows.workouts { try upsertWorkout.execute(arguments: workout.statementArguments) }
+            let insertShare = try db.cachedStatement(sql: ShareRow.insertSQL)
+            for share in rows.shares { try insertShare.execute(arguments: share.statementArguments) }
             try db.cachedStatement(sql: """
                 INSERT INTO deviceSession (device, state, activeWorkoutID, lastEndedWorkoutID) VALUES (?, ?, ?, ?)
                 ON CONFLICT (device) DO UPDATE SET
@@ -299,6 +277,12 @@ public final class SQLiteWorkoutStore: WorkoutStore {
     public func activeSessionCount() async throws -> Int {
         try await reading { db in
             try DeviceSessionRow.filter(Column("activeWorkoutID") != nil).fetchCount(db)
+        }
+    }
+
+    public func pendingShareCount() async throws -> Int {
+        try await reading { db in
+            try ShareRow.filter(Column("status") == ShareRecord.Status.pending.rawValue).fetchCount(db)
         }
     }
 

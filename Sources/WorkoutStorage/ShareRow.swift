@@ -19,6 +19,22 @@ struct ShareRow: Codable, FetchableRecord, PersistableRecord {
     var nextAttemptAt: Date
     var commandID: String?
 
+    /// The table's columns, one per stored property: the list the commit's SQL is written from.
+    enum CodingKeys: String, CodingKey, CaseIterable {
+        case id, workoutID, device, service, queuedAt, status, attempts, lastError, deliveredAt, nextAttemptAt, commandID
+    }
+
+    /// A share is inserted once, when queued; deliveries update it in place.
+    static let insertSQL = RowSQL.insert(into: databaseTableName, columns: CodingKeys.allCases.map(\.rawValue))
+
+    /// The values in ``CodingKeys`` order, dates as seconds since 1970 (see the date strategies).
+    var statementArguments: StatementArguments {
+        [
+            id, workoutID, device, service, queuedAt.timeIntervalSince1970, status, attempts, lastError,
+            deliveredAt?.timeIntervalSince1970, nextAttemptAt.timeIntervalSince1970, commandID,
+        ]
+    }
+
     static func databaseDateEncodingStrategy(for column: String) -> DatabaseDateEncodingStrategy { .timeIntervalSince1970 }
     static func databaseDateDecodingStrategy(for column: String) -> DatabaseDateDecodingStrategy { .timeIntervalSince1970 }
 

@@ -6,9 +6,7 @@ import WorkoutProtocol
 /// A command id is stored as JSON so `7` and `"7"` stay different ids, as they are on the wire.
 enum StoredJSON {
     static func encode<Value: Encodable>(_ value: Value) throws -> String {
-        let encoder = JSONEncoder()
-        encoder.outputFormatting = [.withoutEscapingSlashes, .sortedKeys]
-        return String(decoding: try encoder.encode(value), as: UTF8.self)
+        String(decoding: try JSONEncoder.compactSorted(iso8601Dates: false).encode(value), as: UTF8.self)
     }
 
     /// A command id's text: its wire JSON (`JSONEncoder` writes the same for every id a wearable can send).

@@ -17,6 +17,23 @@ struct WorkoutRow: Codable, FetchableRecord, PersistableRecord {
     var startCommandID: String?
     var endCommandID: String?
 
+    /// The table's columns, one per stored property: the list the commit's SQL is written from.
+    enum CodingKeys: String, CodingKey, CaseIterable {
+        case id, device, location, date, intensityLevel, startedAt, endedAt, startCommandID, endCommandID
+    }
+
+    /// Insert, or replace every column of the row with the same id (a workout is written when it starts
+    /// and again when it ends).
+    static let upsertSQL = RowSQL.insert(into: databaseTableName, columns: CodingKeys.allCases.map(\.rawValue), updatingOnConflictOf: "id")
+
+    /// The values in ``CodingKeys`` order, dates as seconds since 1970 (see the date strategies).
+    var statementArguments: StatementArguments {
+        [
+            id, device, location, date.timeIntervalSince1970, intensityLevel, startedAt.timeIntervalSince1970,
+            endedAt?.timeIntervalSince1970, startCommandID, endCommandID,
+        ]
+    }
+
     // Seconds since 1970 as REAL keep the daemon's clock exact across a restart; text dates stop at milliseconds.
     static func databaseDateEncodingStrategy(for column: String) -> DatabaseDateEncodingStrategy { .timeIntervalSince1970 }
     static func databaseDateDecodingStrategy(for column: String) -> DatabaseDateDecodingStrategy { .timeIntervalSince1970 }

@@ -131,8 +131,7 @@ public final class SimulatedWearable: @unchecked Sendable {
 
     /// A command as the wearable would send it: compact JSON with `id` beside `command_type`.
     public static func line(for command: Command, id: CommandID? = nil) -> String {
-        let encoder = JSONEncoder()
-        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
+        let encoder = JSONEncoder.compactSorted(iso8601Dates: false)
         guard var object = (try? JSONSerialization.jsonObject(with: encoder.encode(command))) as? [String: Any] else {
             return "{}"
         }
@@ -166,7 +165,7 @@ public final class SimulatedWearable: @unchecked Sendable {
         let remaining = deadline - ContinuousClock.now
         guard remaining > .zero else { throw TestingError("timed out waiting for the device") }
         var pfd = pollfd(fd: fd, events: Int16(events), revents: 0)
-        let ms = Int32(min(remaining.components.seconds * 1000 + remaining.components.attoseconds / 1_000_000_000_000_000 + 1, 60_000))
+        let ms = Int32(min(remaining.inMilliseconds + 1, 60_000))
         let r = poll(&pfd, 1, ms)
         if r == 0 { throw TestingError("timed out waiting for the device") }
         if r < 0 && errno != EINTR { throw TestingError("poll failed: \(String(cString: strerror(errno)))") }

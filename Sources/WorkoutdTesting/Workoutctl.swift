@@ -2,6 +2,7 @@
 import Glibc
 #endif
 import Foundation
+import WorkoutProtocol
 
 /// Runs the real `workoutctl` binary as a person would: `$WORKOUTCTL_BINARY`, or the one built beside the test bundle.
 public enum Workoutctl {
@@ -86,7 +87,7 @@ public enum Workoutctl {
                 let remaining = deadline - ContinuousClock.now
                 guard remaining > .zero else { throw TestingError("workoutctl printed no line within \(timeout)") }
                 var pfd = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
-                let milliseconds = remaining.components.seconds * 1000 + remaining.components.attoseconds / 1_000_000_000_000_000 + 1
+                let milliseconds = remaining.inMilliseconds + 1
                 guard poll(&pfd, 1, Int32(milliseconds)) > 0 else { continue }
                 var chunk = [UInt8](repeating: 0, count: 65536)
                 let n = chunk.withUnsafeMutableBytes { read(fd, $0.baseAddress, $0.count) }

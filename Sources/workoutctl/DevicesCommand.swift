@@ -1,5 +1,4 @@
 import ArgumentParser
-import CommandLineOutput
 import ControlProtocol
 
 /// `workoutctl devices`: every attached device and its counters.

@@ -1,5 +1,4 @@
 import ArgumentParser
-import ControlClient
 import ControlProtocol
 import Foundation
 

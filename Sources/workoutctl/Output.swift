@@ -1,7 +1,5 @@
-import CommandLineOutput
 import ControlProtocol
 import Foundation
-import RecordTables
 import WorkoutProtocol
 
 /// How workoutctl prints: JSON lines for scripts, tables and short human forms for people.

@@ -1,5 +1,4 @@
 import ArgumentParser
-import CommandLineOutput
 import ControlProtocol
 import Foundation
 

@@ -1,7 +1,5 @@
 import ArgumentParser
-import CommandLineOutput
 import ControlProtocol
-import RecordTables
 
 /// `workoutctl shares`: queued and delivered shares.
 struct SharesCommand: ParsableCommand {

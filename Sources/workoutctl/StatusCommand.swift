@@ -1,5 +1,4 @@
 import ArgumentParser
-import CommandLineOutput
 import ControlProtocol
 
 /// `workoutctl status`: is the daemon up, and what has it been doing.

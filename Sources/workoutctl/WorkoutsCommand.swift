@@ -1,7 +1,5 @@
 import ArgumentParser
-import CommandLineOutput
 import ControlProtocol
-import RecordTables
 
 /// `workoutctl workouts`: stored workouts, newest first.
 struct WorkoutsCommand: ParsableCommand {

@@ -1,6 +1,7 @@
 import ControlPlane
 import SerialTransport
 import WorkoutEngine
+import WorkoutProtocol
 
 extension ReloadHook {
     /// `devices:` (and `--device`), `serial.*`, `reconnect.*`: listed paths not being served are attached with the

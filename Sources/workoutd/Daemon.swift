@@ -8,6 +8,7 @@ import DeviceDiscovery
 import Replication
 import ShareDelivery
 import WorkoutEngine
+import WorkoutProtocol
 import WorkoutStorage
 
 /// The composition root: builds the engine, storage and transports from the configuration and runs
@@ -46,8 +47,8 @@ enum Daemon {
         reloader.register(.logLevel)
         reloader.register(.configuredDevices(manager))
         let delivery = ShareDeliveryService(
-            store: store, sinks: config.shareSinks.makeSinks(stateDirectory: config.stateDirectory),
-            events: engine.events, logger: logger)
+            store: store, sinks: config.shares.sinks.makeSinks(stateDirectory: config.stateDirectory),
+            events: engine.events, configuration: config.shares, logger: logger)
         reloader.register(.shareSinks(delivery, stateDirectory: config.stateDirectory))
         var services: [any Service] = [systemd.watchdog(eventLoopGroup: MultiThreadedEventLoopGroup.singleton), delivery, serial, reloader]
         let shipper = try makeShipper(config, store: store, doorbell: doorbell, logger: logger)
@@ -56,7 +57,7 @@ enum Daemon {
             reloader.register(.replicationPassword(shipper, current: replication))
         }
         if let control = observers.controlServer(
-            config, engine: engine, manager: manager, group: MultiThreadedEventLoopGroup.singleton, logger: logger,
+            config, engine: engine, records: store, manager: manager, group: MultiThreadedEventLoopGroup.singleton, logger: logger,
             replication: shipper) {
             services.append(control)
             reloader.register(.controlLineLimit(control.responder))
@@ -74,7 +75,7 @@ enum Daemon {
                 failed: { systemd.noteStatusChange() }))
         }
         services.append(systemd.status(
-            manager: manager, engine: engine,
+            manager: manager, records: store,
             untilReady: {
                 try await discovery.waitUntilReady()
                 StartupCodeRelease.release()
@@ -99,7 +100,7 @@ enum Daemon {
 
     /// SQLite in the state directory, or memory when configured (benchmarks, throwaway runs).
     private static func openStore(_ config: DaemonConfiguration, replicationDoorbell: ReplicationDoorbell?) throws -> any WorkoutStore {
-        switch config.storage {
+        switch config.storage.backend {
         case .memory:
             return InMemoryWorkoutStore()
         case .sqlite:

@@ -7,6 +7,7 @@ import Replication
 import SerialTransport
 import ShareDelivery
 import SystemPackage
+import WorkoutStorage
 import WorkoutProtocol
 
 /// Everything the daemon reads at start: the YAML file, then `WORKOUTD_*` environment variables, then flags.
@@ -20,25 +21,23 @@ struct DaemonConfiguration: Sendable {
     var devices: [String] = []
     /// `serial.*`, `reconnect.*`, `shutdown.drain_timeout_ms`, over the transport's own defaults.
     var serial = SerialTransportConfiguration()
-    var stateDirectory = "/var/lib/workoutd"
+    /// `state_dir` and `storage.backend`.
+    var storage = StorageConfiguration()
+    var stateDirectory: String {
+        get { storage.stateDirectory }
+        set { storage.stateDirectory = newValue }
+    }
     var logLevel: Logger.Level = .info
     /// Which udev ttys to serve (`discovery.match`); `nil` when `discovery.enabled` is false.
     var discovery: DeviceMatcher? = .standard
     /// The control socket's path; `nil` when disabled (`control_socket: ""` or `--control-socket none`).
     var controlSocket: String? = ControlSocket.defaultPath
-    /// Where workouts live: `storage.backend`, `sqlite` (durable, the default) or `memory`.
-    var storage: StorageBackend = .sqlite
-    /// How each service's shares are delivered (`shares.<service>.*`); unlisted services spool.
-    var shareSinks = ShareSinkConfiguration()
+    /// `shares.<service>.*`: how each service's shares are delivered, and the delivery worker's pacing.
+    var shares = ShareDeliveryConfiguration()
     /// `replication.*`: the central PostgreSQL; nil when `replication.postgres_url` is empty (the default).
     var replication: ReplicationConfiguration?
     /// Where this configuration was read from, so SIGHUP can read the same places again.
     var origin = Origin()
-
-    enum StorageBackend: String, Sendable, CaseIterable {
-        case sqlite
-        case memory
-    }
 
     struct Origin: Sendable {
         var file: String?
@@ -122,14 +121,14 @@ struct DaemonConfiguration: Sendable {
         }
 
         if let backend = try reader.string("storage.backend") {
-            guard let parsed = StorageBackend(rawValue: backend) else {
-                throw ConfigurationError(key: "storage.backend", problem: "must be one of \(StorageBackend.allCases.map(\.rawValue).joined(separator: ", ")); got '\(backend)'")
+            guard let parsed = StorageConfiguration.Backend(rawValue: backend) else {
+                throw ConfigurationError(key: "storage.backend", problem: "must be one of \(StorageConfiguration.Backend.allCases.map(\.rawValue).joined(separator: ", ")); got '\(backend)'")
             }
-            config.storage = parsed
+            config.storage.backend = parsed
         }
-        if overrides.inMemory { config.storage = .memory }
-        config.shareSinks = try readShareSinks(reader)
-        config.replication = try readReplication(reader, storage: config.storage)
+        if overrides.inMemory { config.storage.backend = .memory }
+        config.shares.sinks = try readShareSinks(reader)
+        config.replication = try readReplication(reader, storage: config.storage.backend)
 
         config.controlSocket = try parseControlSocket(overrides.controlSocket ?? reader.string("control_socket"),
                                                       key: overrides.controlSocket == nil ? "control_socket" : "--control-socket")
@@ -161,7 +160,7 @@ struct DaemonConfiguration: Sendable {
         return ShareSinkConfiguration(sinks: sinks)
     }
 
-    private static func readReplication(_ reader: ConfigurationReader, storage: StorageBackend) throws -> ReplicationConfiguration? {
+    private static func readReplication(_ reader: ConfigurationReader, storage: StorageConfiguration.Backend) throws -> ReplicationConfiguration? {
         guard let url = try reader.string("replication.postgres_url"), !url.isEmpty else { return nil }
         guard storage == .sqlite else {
             // The outbox lives in the SQLite database; a memory store has nothing that survives to ship.

@@ -35,7 +35,7 @@ struct DaemonObservers: Sendable {
 
     /// The control socket service, or nil when the configuration disables it.
     func controlServer(
-        _ config: DaemonConfiguration, engine: WorkoutEngine, manager: DeviceManager, group: any EventLoopGroup, logger: Logger,
+        _ config: DaemonConfiguration, engine: WorkoutEngine, records: any RecordQueries, manager: DeviceManager, group: any EventLoopGroup, logger: Logger,
         replication shipper: ReplicationShipper? = nil
     ) -> ControlServer? {
         guard let path = config.controlSocket else { return nil }
@@ -43,7 +43,7 @@ struct DaemonObservers: Sendable {
         var replication: (@Sendable () async -> ReplicationReport)?
         if let shipper { replication = { await shipper.report() } }
         let responder = ControlResponder(
-            identity: .init(version: WorkoutdVersion.current), engine: engine, manager: manager, tally: tally, hub: hub,
+            identity: .init(version: WorkoutdVersion.current), engine: engine, records: records, manager: manager, tally: tally, hub: hub,
             maximumLineLength: config.serial.pipeline.maximumLineLength, metricsText: { registry.emitToString() },
             replication: replication)
         return ControlServer(options: ControlServerOptions(path: path), responder: responder, group: group, logger: logger)

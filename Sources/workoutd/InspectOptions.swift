@@ -1,9 +1,10 @@
 import ArgumentParser
+import WorkoutStorage
 
 /// The options every offline inspect command shares (`workoutd workouts`, `workoutd shares`).
 struct InspectOptions: ParsableArguments {
     @Option(name: .customLong("state-dir"), help: "The daemon's state directory.")
-    var stateDirectory: String = "/var/lib/workoutd"
+    var stateDirectory: String = StorageConfiguration.defaultStateDirectory
 
     @Flag(name: .long, help: "One JSON object per line instead of a table.")
     var json = false

@@ -1,7 +1,6 @@
 import ArgumentParser
-import CommandLineOutput
+import WorkoutctlCommands
 import Foundation
-import RecordTables
 import WorkoutEngine
 import WorkoutStorage
 

@@ -1,8 +1,8 @@
 import ArgumentParser
-import CommandLineOutput
+import WorkoutctlCommands
 import Foundation
-import RecordTables
 import WorkoutEngine
+import WorkoutProtocol
 import WorkoutStorage
 
 /// `workoutd workouts`: lists stored workouts, newest first, without a running daemon.

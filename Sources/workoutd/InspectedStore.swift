@@ -1,5 +1,6 @@
 import ArgumentParser
 import Foundation
+import WorkoutProtocol
 import WorkoutStorage
 
 /// What the offline inspection commands share: opening the store read-only, and printing rows.
@@ -15,9 +16,6 @@ enum InspectedStore {
     }
 
     static func printJSONLine<Value: Encodable>(_ value: Value) throws {
-        let encoder = JSONEncoder()
-        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
-        encoder.dateEncodingStrategy = .iso8601
-        print(String(decoding: try encoder.encode(value), as: UTF8.self))
+        print(String(decoding: try JSONEncoder.compactSorted().encode(value), as: UTF8.self))
     }
 }

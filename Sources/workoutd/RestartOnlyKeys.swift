@@ -4,7 +4,7 @@ extension DaemonConfiguration {
     var restartOnlyValues: [String: String] {
         [
             "state_dir": stateDirectory,
-            "storage.backend": storage.rawValue,
+            "storage.backend": storage.backend.rawValue,
             "control_socket": controlSocket ?? "",
             "shutdown.drain_timeout_ms": "\(serial.drainTimeout)",
             // Redacted: a password written in the URL stays out of the comparison and its log line.

@@ -12,7 +12,7 @@ extension ReloadHook {
     /// directory the daemon started with, like the database.
     static func shareSinks(_ delivery: ShareDeliveryService, stateDirectory: String) -> ReloadHook {
         ReloadHook(name: "shares") { configuration in
-            let sinks = configuration.shareSinks.makeSinks(stateDirectory: stateDirectory)
+            let sinks = configuration.shares.sinks.makeSinks(stateDirectory: stateDirectory)
             return { delivery.replaceSinks(sinks) }
         }
     }

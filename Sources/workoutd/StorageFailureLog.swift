@@ -1,6 +1,7 @@
 import Logging
 import Synchronization
 import WorkoutEngine
+import WorkoutProtocol
 
 /// Puts storage failures in the log, where an operator reading the journal looks first.
 ///

@@ -1,5 +1,6 @@
 import ArgumentParser
 import Foundation
+import ControlProtocol
 import Logging
 import WorkoutStorage
 import SystemdSupport
@@ -40,13 +41,13 @@ struct Serve: AsyncParsableCommand {
     @Option(name: .customLong("device"), help: "A serial device to serve (a tty, a pty, a socat link). Repeatable.")
     var devices: [String] = []
 
-    @Option(name: .customLong("state-dir"), help: "Where workouts are stored (default: /var/lib/workoutd).")
+    @Option(name: .customLong("state-dir"), help: "Where workouts are stored (default: \(StorageConfiguration.defaultStateDirectory)).")
     var stateDirectory: String?
 
     @Option(name: .customLong("log-level"), help: "trace, debug, info, notice, warning, error or critical.")
     var logLevel: String?
 
-    @Option(name: .customLong("control-socket"), help: "The control socket for workoutctl (default: /run/workoutd/control.sock); 'none' disables it.")
+    @Option(name: .customLong("control-socket"), help: "The control socket for workoutctl (default: \(ControlSocket.defaultPath)); 'none' disables it.")
     var controlSocket: String?
 
     @Flag(name: .customLong("in-memory"), help: "Keep workouts in memory only (nothing survives a restart): for benchmarks and trials.")
@@ -80,7 +81,7 @@ struct Serve: AsyncParsableCommand {
         let logger = Logger(label: "workoutd")
         // One daemon per state directory: a second one would interleave writes to the same database and outbox.
         // (The in-memory store keeps nothing there, so trial and benchmark runs may share the default.)
-        if configuration.storage == .sqlite {
+        if configuration.storage.backend == .sqlite {
             do {
                 try StateDirectoryLock.acquire(stateDirectory: configuration.stateDirectory)
             } catch {

@@ -1,8 +1,9 @@
-import ControlClient
+import class WorkoutctlCommands.ControlConnection
 import ControlProtocol
 import Foundation
 import Testing
 import WorkoutEngine
+import WorkoutProtocol
 import WorkoutdTesting
 
 /// SIGHUP re-reads the configuration file: a valid one takes effect without cutting off open devices,

@@ -1,4 +1,4 @@
-import ControlClient
+import class WorkoutctlCommands.ControlConnection
 import ControlProtocol
 import Foundation
 import Testing

@@ -1,6 +1,7 @@
 import DeviceDiscovery
 import Testing
 import WorkoutEngine
+import WorkoutProtocol
 
 struct DiscoveredDeviceIdentityTests {
     private func device(node: String, _ properties: [String: String]) -> DiscoveredDevice {

@@ -11,7 +11,7 @@ struct CommandRoundTripTests {
             let data = try JSONEncoder().encode(command)
             #expect(try JSONDecoder().decode(Command.self, from: data) == command)
             // The daemon's own path from a line's bytes: same command, nothing to echo.
-            #expect(CommandLineDecoder().decode(Array(data)) == CommandLine(id: nil, command: .success(command)))
+            #expect(CommandLineDecoder().decode(Array(data)) == DecodedLine(id: nil, command: .success(command)))
         }
     }
 }

@@ -6,11 +6,11 @@ import WorkoutProtocol
 /// The batch runner's decisions, with no channel: what runs when, when reading pauses and resumes, when a
 /// draining connection closes.
 @Suite struct BatchRunnerTests {
-    static func line(_ id: Int) -> CommandLine {
-        CommandLine(id: .integer(Int64(id)), command: .success(.endWorkout))
+    static func line(_ id: Int) -> DecodedLine {
+        DecodedLine(id: .integer(Int64(id)), command: .success(.endWorkout))
     }
 
-    static func ids(_ lines: [CommandLine]?) -> [Int64]? {
+    static func ids(_ lines: [DecodedLine]?) -> [Int64]? {
         lines?.map { line in if case .integer(let id) = line.id { id } else { -1 } }
     }
 

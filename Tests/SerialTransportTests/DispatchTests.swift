@@ -23,7 +23,7 @@ struct DispatchTests {
 
     func makeChannel(
         options: PipelineOptions = PipelineOptions(), unreadInput: @escaping CommandDispatchHandler.UnreadInput = { 0 },
-        processImmediately: (@Sendable ([CommandLine]) -> [Reply]?)? = nil,
+        processImmediately: (@Sendable ([DecodedLine]) -> [Reply]?)? = nil,
         process: CommandDispatchHandler.Process? = nil
     ) async throws -> (NIOAsyncTestingChannel, ReadCounter) {
         let engine = try await WorkoutEngine(store: InMemoryWorkoutStore())

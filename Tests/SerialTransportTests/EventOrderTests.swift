@@ -24,7 +24,7 @@ import WorkoutdTesting
         var all: [String] { entries.withLock { $0 } }
 
         func record(_ event: EngineEvent) {
-            func ids(_ lines: [CommandLine]) -> String {
+            func ids(_ lines: [DecodedLine]) -> String {
                 lines.map { line in line.id.map { "\($0)" } ?? "-" }.joined(separator: ",")
             }
             let entry: String

@@ -9,20 +9,20 @@ import WorkoutProtocol
 struct FramingTests {
     static let endWorkout = #"{"command_type":"end_workout","id":1}"#
 
-    func decoded(_ chunks: [[UInt8]], limit: Int = 64) throws -> [CommandLine] {
+    func decoded(_ chunks: [[UInt8]], limit: Int = 64) throws -> [DecodedLine] {
         let channel = EmbeddedChannel()
         try channel.pipeline.syncOperations.addHandler(ByteToMessageHandler(LineFrameDecoder(maximumLineLength: limit)))
         try channel.pipeline.syncOperations.addHandler(CommandDecodingHandler(maximumLineLength: limit))
         for chunk in chunks {
             try channel.writeInbound(ByteBuffer(bytes: chunk))
         }
-        var lines: [CommandLine] = []
-        while let line = try channel.readInbound(as: CommandLine.self) { lines.append(line) }
+        var lines: [DecodedLine] = []
+        while let line = try channel.readInbound(as: DecodedLine.self) { lines.append(line) }
         _ = try channel.finish()
         return lines
     }
 
-    func decoded(_ text: String, limit: Int = 64) throws -> [CommandLine] {
+    func decoded(_ text: String, limit: Int = 64) throws -> [DecodedLine] {
         try decoded([Array(text.utf8)], limit: limit)
     }
 
@@ -31,7 +31,7 @@ struct FramingTests {
         let bytes = Array((Self.endWorkout + "\n").utf8)
         for cut in 1..<bytes.count {
             let lines = try decoded([Array(bytes[..<cut]), Array(bytes[cut...])])
-            #expect(lines == [CommandLine(id: .integer(1), command: .success(.endWorkout))], "cut at \(cut)")
+            #expect(lines == [DecodedLine(id: .integer(1), command: .success(.endWorkout))], "cut at \(cut)")
         }
         let oneByteAtATime = try decoded(bytes.map { [$0] })
         #expect(oneByteAtATime.count == 1)
@@ -131,8 +131,8 @@ struct FramingTests {
             try channel.pipeline.syncOperations.addHandler(CommandDecodingHandler(maximumLineLength: 64))
             try channel.pipeline.syncOperations.addHandler(MessageToByteHandler(ReplyLineEncoder(lineEnding: ending)))
             try channel.writeInbound(ByteBuffer(string: input))
-            var lines: [CommandLine] = []
-            while let line = try channel.readInbound(as: CommandLine.self) { lines.append(line) }
+            var lines: [DecodedLine] = []
+            while let line = try channel.readInbound(as: DecodedLine.self) { lines.append(line) }
             try channel.writeOutbound(ReplyBatch(replies: lines.map { .error(.noActiveWorkout, id: $0.id) }, answering: lines))
             let out = try channel.readOutbound(as: ByteBuffer.self).map { String(buffer: $0) } ?? ""
             _ = try channel.finish(acceptAlreadyClosed: true)

@@ -5,7 +5,7 @@ import WorkoutEngine
 import WorkoutProtocol
 
 /// Wraps the in-memory store so a test can make it fail like a full disk would.
-final class FailingStore: WorkoutStore {
+final class FailingStore: SessionStore, RecordQueries {
     let inner = InMemoryWorkoutStore()
     let failing = Atomic<Bool>(false)
     let commits = Atomic<Int>(0)
@@ -24,21 +24,20 @@ final class FailingStore: WorkoutStore {
     func workouts(device: DeviceIdentity?, limit: Int?) async throws -> [WorkoutRecord] { try await inner.workouts(device: device, limit: limit) }
     func shares(limit: Int?) async throws -> [ShareRecord] { try await inner.shares(limit: limit) }
     func workout(id: Int64) async throws -> WorkoutRecord? { try await inner.workout(id: id) }
-    func dueShares(now: Date, limit: Int) async throws -> [ShareRecord] { try await inner.dueShares(now: now, limit: limit) }
-    func recordDelivery(shareID: Int64, result: DeliveryResult) async throws { try await inner.recordDelivery(shareID: shareID, result: result) }
     func activeSessionCount() async throws -> Int { try await inner.activeSessionCount() }
+    func pendingShareCount() async throws -> Int { try await inner.pendingShareCount() }
 }
 
 @Suite("Device sessions")
 struct DeviceSessionTests {
 
 
-    static func line(_ text: String) -> CommandLine { CommandLineDecoder().decode(Array(text.utf8)) }
-    static func start(_ id: Int? = nil) -> CommandLine {
+    static func line(_ text: String) -> DecodedLine { CommandLineDecoder().decode(Array(text.utf8)) }
+    static func start(_ id: Int? = nil) -> DecodedLine {
         line(#"{"command_type":"start_workout","location":"Gym","date":"2020-03-16 19:45:13 +0000","intensityLevel":5\#(id.map { ",\"id\":\($0)" } ?? "")}"#)
     }
-    static func end(_ id: Int? = nil) -> CommandLine { line(#"{"command_type":"end_workout"\#(id.map { ",\"id\":\($0)" } ?? "")}"#) }
-    static func share(_ id: Int? = nil) -> CommandLine { line(#"{"command_type":"share_workout","service":"facebook"\#(id.map { ",\"id\":\($0)" } ?? "")}"#) }
+    static func end(_ id: Int? = nil) -> DecodedLine { line(#"{"command_type":"end_workout"\#(id.map { ",\"id\":\($0)" } ?? "")}"#) }
+    static func share(_ id: Int? = nil) -> DecodedLine { line(#"{"command_type":"share_workout","service":"facebook"\#(id.map { ",\"id\":\($0)" } ?? "")}"#) }
 
     @Test("start, end and share follow the session state")
     func stateMachine() async throws {

@@ -5,7 +5,7 @@ import WorkoutEngine
 import WorkoutProtocol
 
 /// ``FailingStore`` as a store that commits in place, the kind a session can run batches on at once.
-final class ImmediateFailingStore: ImmediatelyCommittingStore {
+final class ImmediateFailingStore: ImmediatelyCommittingStore, RecordQueries {
     let base = FailingStore()
 
     func commitImmediately(_ batch: StoreBatch) throws {
@@ -20,9 +20,8 @@ final class ImmediateFailingStore: ImmediatelyCommittingStore {
     func workouts(device: DeviceIdentity?, limit: Int?) async throws -> [WorkoutRecord] { try await base.workouts(device: device, limit: limit) }
     func shares(limit: Int?) async throws -> [ShareRecord] { try await base.shares(limit: limit) }
     func workout(id: Int64) async throws -> WorkoutRecord? { try await base.workout(id: id) }
-    func dueShares(now: Date, limit: Int) async throws -> [ShareRecord] { try await base.dueShares(now: now, limit: limit) }
-    func recordDelivery(shareID: Int64, result: DeliveryResult) async throws { try await base.recordDelivery(shareID: shareID, result: result) }
     func activeSessionCount() async throws -> Int { try await base.activeSessionCount() }
+    func pendingShareCount() async throws -> Int { try await base.pendingShareCount() }
 }
 
 @Suite("Batches run at once when nothing has to wait")
@@ -33,7 +32,7 @@ struct ImmediateHandlingTests {
 
     @Test("same replies and same stored records as the awaited path, one commit per batch that changes something")
     func sameAsAwaited() async throws {
-        let batches: [[CommandLine]] = [
+        let batches: [[DecodedLine]] = [
             [Lines.end(1)],
             [Lines.start(2), Lines.start(3), Lines.end(4)],
             [Lines.share(5), Lines.share(5), Lines.line("nope"), Lines.end(6)],

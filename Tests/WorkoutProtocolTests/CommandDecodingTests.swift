@@ -6,7 +6,7 @@ import WorkoutProtocol
 struct CommandDecodingTests {
     let decoder = CommandLineDecoder()
 
-    func decode(_ line: String) -> CommandLine { decoder.decode(Array(line.utf8)) }
+    func decode(_ line: String) -> DecodedLine { decoder.decode(Array(line.utf8)) }
 
     @Test("every seed command decodes to its case")
     func seedCommands() throws {
@@ -17,9 +17,9 @@ struct CommandDecodingTests {
         ]
         let decoded = seeds.map { decode($0) }
         let date = Date(timeIntervalSince1970: 1_584_387_913)
-        #expect(decoded[0] == CommandLine(id: nil, command: .success(.startWorkout(Workout(location: "Gary's Gym", date: date, intensityLevel: 5)))))
-        #expect(decoded[1] == CommandLine(id: nil, command: .success(.endWorkout)))
-        #expect(decoded[2] == CommandLine(id: nil, command: .success(.shareWorkout(.twitter))))
+        #expect(decoded[0] == DecodedLine(id: nil, command: .success(.startWorkout(Workout(location: "Gary's Gym", date: date, intensityLevel: 5)))))
+        #expect(decoded[1] == DecodedLine(id: nil, command: .success(.endWorkout)))
+        #expect(decoded[2] == DecodedLine(id: nil, command: .success(.shareWorkout(.twitter))))
     }
 
     @Test("the shared seed file decodes without an error, if it is there")

@@ -48,11 +48,11 @@ struct FlatDecodingParityTests {
         #"{"command_type":"start_workout","location":"X","date":"2020-03-16 19:45:13 +0000","intensityLevel":3,"id":"é"}"#,
     ]
 
-    private func foundation(_ line: [UInt8]) -> CommandLine {
+    private func foundation(_ line: [UInt8]) -> DecodedLine {
         do {
-            return try JSONDecoder().decode(CommandLine.self, from: Data(line))
+            return try JSONDecoder().decode(DecodedLine.self, from: Data(line))
         } catch {
-            return CommandLine(id: nil, command: .failure(ProtocolError(decoding: error)))
+            return DecodedLine(id: nil, command: .failure(ProtocolError(decoding: error)))
         }
     }
 
@@ -61,7 +61,7 @@ struct FlatDecodingParityTests {
         let bytes = Array(line.utf8)
         // Lines that are not strict JSON never reach either decoder: they are malformed_json with the reason.
         if let error = bytes.withUnsafeBufferPointer(StrictJSONValidator.validate) {
-            #expect(CommandLineDecoder().decode(bytes) == CommandLine(id: nil, command: .failure(.malformedJSON(error))))
+            #expect(CommandLineDecoder().decode(bytes) == DecodedLine(id: nil, command: .failure(.malformedJSON(error))))
             return
         }
         #expect(CommandLineDecoder().decode(bytes) == foundation(bytes))

@@ -115,7 +115,7 @@ import WorkoutProtocol
         // Real replies, as the first release stored them: ok with a workout id, and an error.
         let engine1 = try await WorkoutEngine(store: InMemoryWorkoutStore())
         let original = await engine1.session(for: "wearable-1").handle(
-            [CommandLine(id: .string("a"), command: .success(.startWorkout(Workout(location: "Home", date: Lines.date, intensityLevel: 3)))),
+            [DecodedLine(id: .string("a"), command: .success(.startWorkout(Workout(location: "Home", date: Lines.date, intensityLevel: 3)))),
              Lines.start(8)])
         let texts = original.map { String(decoding: ReplyEncoder().encodeLine($0).dropLast(), as: UTF8.self) }
         do {
@@ -133,7 +133,7 @@ import WorkoutProtocol
         let store = try SQLiteWorkoutStore(stateDirectory: directory.path)
         #expect(try await store.restore("wearable-1").recentReplies.count == 2)
         let engine = try await WorkoutEngine(store: store)
-        let again = CommandLine(id: .string("a"), command: .success(.endWorkout))
+        let again = DecodedLine(id: .string("a"), command: .success(.endWorkout))
         let replies = await engine.session(for: "wearable-1").handle([again, Lines.end(8), Lines.end(9)])
         // The same lines as first sent, with the one key added at the end.
         #expect(replies[0].replayed && replies[1].replayed)
@@ -155,7 +155,7 @@ import WorkoutProtocol
         let commits = CommitCounter()
         store.database.add(transactionObserver: commits)
         let engine = try await WorkoutEngine(store: store)
-        var lines: [CommandLine] = []
+        var lines: [DecodedLine] = []
         for n in Int64(0)..<25 { lines += [Lines.start(4 * n), Lines.end(4 * n + 1), Lines.share(4 * n + 2)] }
         let replies = await engine.session(for: "wearable-1").handle(lines)
         #expect(replies.allSatisfy { $0.isSuccess })

@@ -10,6 +10,13 @@ import WorkoutProtocol
 @testable import WorkoutStorage
 
 @Suite struct ShareDeliveryServiceTests {
+    /// The default configuration with one change.
+    static func configuration(_ change: (inout ShareDeliveryConfiguration) -> Void) -> ShareDeliveryConfiguration {
+        var configuration = ShareDeliveryConfiguration()
+        change(&configuration)
+        return configuration
+    }
+
     /// Start, end, share on one device: one pending share in the store.
     static func queueShare(_ engine: WorkoutEngine, service: ShareService = .twitter) async throws -> Int64 {
         let replies = await engine.session(for: "wearable-1").handle([Lines.start(1), Lines.end(2), Lines.share(3, service)])
@@ -58,7 +65,7 @@ import WorkoutProtocol
         }
         let sinks = ShareSinkConfiguration().makeSinks(stateDirectory: directory.path)
         let service = ShareDeliveryService(
-            store: store, sinks: sinks, events: engine.events, batchSize: 8)
+            store: store, sinks: sinks, events: engine.events, configuration: Self.configuration { $0.batchSize = 8 })
         let delivered = Mutex<[Int64]>([])
         engine.events.addObserver { event in
             if case .shareDelivered(let share) = event { delivered.withLock { $0.append(share.id) } }
@@ -84,7 +91,7 @@ import WorkoutProtocol
         let configuration = ShareSinkConfiguration(sinks: [.facebook: .init(kind: .webhook(url: server.url), timeout: .seconds(5))])
         let service = ShareDeliveryService(
             store: store, sinks: configuration.makeSinks(stateDirectory: directory.path), events: engine.events,
-            backoff: RetryBackoff(initial: .seconds(10), maximum: .seconds(15)), clock: { clock() })
+            configuration: Self.configuration { $0.backoff = RetryBackoff(initial: .seconds(10), maximum: .seconds(15)) }, clock: { clock() })
 
         #expect(await service.deliverDueShares() == 1)
         var share = try #require(try await store.shares(limit: nil).first)
@@ -118,7 +125,7 @@ import WorkoutProtocol
         let configuration = ShareSinkConfiguration(sinks: [.facebook: .init(kind: .webhook(url: server.url), timeout: .seconds(5))])
         let service = ShareDeliveryService(
             store: store, sinks: configuration.makeSinks(stateDirectory: directory.path), events: engine.events,
-            backoff: RetryBackoff(initial: .milliseconds(300)))
+            configuration: Self.configuration { $0.backoff = RetryBackoff(initial: .milliseconds(300)) })
         let running = Task { try await service.run() }
         defer { running.cancel() }
 

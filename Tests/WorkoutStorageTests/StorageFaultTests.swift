@@ -22,7 +22,7 @@ import WorkoutdTesting
         var acknowledged: Set<CommandID> = [.integer(1), .integer(3)]
         // Enough pages to outgrow whatever room the WAL file already has.
         for n in Int64(0)..<20 {
-            var lines: [CommandLine] = []
+            var lines: [DecodedLine] = []
             for k in Int64(0)..<50 { lines += [Lines.start(1000 + n * 100 + 2 * k, location: long), Lines.end(1001 + n * 100 + 2 * k)] }
             refused = await session.handle(lines)
             let starts = Set(lines.enumerated().filter { $0.offset % 2 == 0 }.compactMap(\.element.id))

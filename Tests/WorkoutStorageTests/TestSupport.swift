@@ -23,18 +23,18 @@ struct TemporaryDirectory {
 enum Lines {
     static let date = Date(timeIntervalSince1970: 1_584_387_913)  // 2020-03-16 19:45:13 +0000
 
-    static func start(_ id: Int64?, location: String = "Gary's Gym", intensity: Int = 5) -> CommandLine {
-        CommandLine(
+    static func start(_ id: Int64?, location: String = "Gary's Gym", intensity: Int = 5) -> DecodedLine {
+        DecodedLine(
             id: id.map(CommandID.integer),
             command: .success(.startWorkout(Workout(location: location, date: date, intensityLevel: intensity))))
     }
 
-    static func end(_ id: Int64?) -> CommandLine {
-        CommandLine(id: id.map(CommandID.integer), command: .success(.endWorkout))
+    static func end(_ id: Int64?) -> DecodedLine {
+        DecodedLine(id: id.map(CommandID.integer), command: .success(.endWorkout))
     }
 
-    static func share(_ id: Int64?, _ service: ShareService = .twitter) -> CommandLine {
-        CommandLine(id: id.map(CommandID.integer), command: .success(.shareWorkout(service)))
+    static func share(_ id: Int64?, _ service: ShareService = .twitter) -> DecodedLine {
+        DecodedLine(id: id.map(CommandID.integer), command: .success(.shareWorkout(service)))
     }
 }
 

@@ -1,6 +1,4 @@
-import CommandLineOutput
 import Foundation
-import WorkoutEngine
 import WorkoutProtocol
 
 extension TextTable {

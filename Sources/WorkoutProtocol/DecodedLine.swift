@@ -4,7 +4,7 @@ import Foundation
 ///
 /// Decoding never throws past this type: a line that is an object always yields its usable `id`,
 /// so even a failure reply can be matched by the wearable.
-public struct CommandLine: Sendable, Hashable {
+public struct DecodedLine: Sendable, Hashable {
     public var id: CommandID?
     public var command: Result<Command, ProtocolError>
     /// How the line ended on the wire, so its reply can end the same way.
@@ -17,7 +17,7 @@ public struct CommandLine: Sendable, Hashable {
     }
 }
 
-extension CommandLine: Decodable {
+extension DecodedLine: Decodable {
     private enum CodingKeys: String, CodingKey { case id }
 
     public init(from decoder: any Decoder) throws {
@@ -50,7 +50,7 @@ extension CommandLine: Decodable {
     }
 }
 
-/// Turns one framed line into a ``CommandLine``, or the error reply for a line that is not an object.
+/// Turns one framed line into a ``DecodedLine``, or the error reply for a line that is not an object.
 ///
 /// Every line is first checked to be exactly JSON by ``StrictJSONValidator`` (UTF-8 included), and nothing
 /// else reads a line that is not. A line that is a flat object (every command is) is then decoded by
@@ -61,30 +61,30 @@ public struct CommandLineDecoder {
 
     public init() {}
 
-    public func decode(_ bytes: some Collection<UInt8>) -> CommandLine {
+    public func decode(_ bytes: some Collection<UInt8>) -> DecodedLine {
         let fast = bytes.withContiguousStorageIfAvailable(decodeChecked) ?? Array(bytes).withUnsafeBufferPointer(decodeChecked)
         if let fast { return fast }
         do {
-            return try decoder.decode(CommandLine.self, from: Data(bytes))
+            return try decoder.decode(DecodedLine.self, from: Data(bytes))
         } catch {
-            return CommandLine(id: nil, command: .failure(ProtocolError(decoding: error)))
+            return DecodedLine(id: nil, command: .failure(ProtocolError(decoding: error)))
         }
     }
 
     /// The reply for a line that is not JSON, or the decoded flat object; nil for valid JSON that is not flat.
-    private func decodeChecked(_ bytes: UnsafeBufferPointer<UInt8>) -> CommandLine? {
+    private func decodeChecked(_ bytes: UnsafeBufferPointer<UInt8>) -> DecodedLine? {
         if let error = StrictJSONValidator.validate(bytes) {
-            return CommandLine(id: nil, command: .failure(.malformedJSON(error)))
+            return DecodedLine(id: nil, command: .failure(.malformedJSON(error)))
         }
         guard let object = FlatJSONObject(parsing: bytes) else { return nil }
-        // The envelope's `id` straight from the parsed object (what `CommandLine.init(from:)` reads through a
+        // The envelope's `id` straight from the parsed object (what `DecodedLine.init(from:)` reads through a
         // container of its own); the command too when it is well formed, through `Codable` otherwise.
         let id: Result<CommandID?, ProtocolError>
         switch object["id"] {
         case nil, .null?: id = .success(nil)
-        case let value?: id = CommandID(flatValue: value).map { .success($0) } ?? .failure(CommandLine.unusableID)
+        case let value?: id = CommandID(flatValue: value).map { .success($0) } ?? .failure(DecodedLine.unusableID)
         }
-        return CommandLine(id: id) { try Command(wellFormed: object) ?? Command(from: FlatJSONDecoder(object)) }
+        return DecodedLine(id: id) { try Command(wellFormed: object) ?? Command(from: FlatJSONDecoder(object)) }
     }
 }
 

@@ -1,5 +1,4 @@
-import CommandLineOutput
-import WorkoutEngine
+import WorkoutProtocol
 
 extension TextTable {
     /// Shares as `workoutd shares` and `workoutctl shares` print them; the next attempt only while pending.

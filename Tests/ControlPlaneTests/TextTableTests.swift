@@ -1,4 +1,4 @@
-import CommandLineOutput
+import struct WorkoutctlCommands.TextTable
 import Testing
 
 @Suite struct TextTableTests {

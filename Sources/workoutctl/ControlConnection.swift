@@ -3,6 +3,7 @@ import Glibc
 #endif
 import ControlProtocol
 import Foundation
+import WorkoutProtocol
 
 /// A blocking client connection to workoutd's control socket: write request lines, read reply and event lines.
 ///
@@ -116,7 +117,7 @@ public final class ControlConnection: @unchecked Sendable {
             if let deadline {
                 let remaining = deadline - ContinuousClock.now
                 var pfd = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
-                let milliseconds = max(0, remaining.components.seconds * 1000 + remaining.components.attoseconds / 1_000_000_000_000_000)
+                let milliseconds = max(0, remaining.inMilliseconds)
                 let ready = poll(&pfd, 1, Int32(min(milliseconds, 600_000)))
                 if ready == 0 { throw .timedOut }
                 if ready < 0 && errno != EINTR { throw .failed("poll failed: \(String(cString: strerror(errno)))") }

@@ -1,5 +1,4 @@
 import Foundation
-import WorkoutProtocol
 
 /// A workout as the daemon keeps it: the wearable's command plus the daemon's own timestamps.
 public struct WorkoutRecord: Hashable, Sendable, Codable {

@@ -17,7 +17,7 @@ public struct DeviceSnapshot: Sendable, Hashable {
 
 /// Everything one batch of commands changed on one device, committed atomically.
 ///
-/// The replies to the batch are written to the device only after ``WorkoutStore/commit(_:)`` returns,
+/// The replies to the batch are written to the device only after ``SessionStore/commit(_:)`` returns,
 /// so an `ok` always describes something already durable.
 public struct StoreBatch: Sendable, Hashable {
     public var device: DeviceIdentity
@@ -60,63 +60,28 @@ public struct IDWatermark: Sendable, Hashable {
     }
 }
 
-/// Durable home of sessions, workouts, shares and remembered replies.
+/// What a device's session needs from storage: the id watermark at start, its snapshot when it (re)appears,
+/// and an atomic commit per batch.
 ///
 /// Implementations must make ``commit(_:)`` atomic: all of a batch or none of it.
-public protocol WorkoutStore: Sendable {
+public protocol SessionStore: Sendable {
     func watermark() async throws -> IDWatermark
     func restore(_ device: DeviceIdentity) async throws -> DeviceSnapshot
     func commit(_ batch: StoreBatch) async throws
-
-    func workouts(device: DeviceIdentity?, limit: Int?) async throws -> [WorkoutRecord]
-    func shares(limit: Int?) async throws -> [ShareRecord]
-    func workout(id: Int64) async throws -> WorkoutRecord?
-    /// The workouts with these ids that exist, by id: one read for a delivery pass.
-    func workouts(ids: [Int64]) async throws -> [Int64: WorkoutRecord]
-
-    /// Pending shares whose next attempt is due at `now`, oldest first.
-    func dueShares(now: Date, limit: Int) async throws -> [ShareRecord]
-    /// When the earliest pending share is next due (nil when none is pending): what the delivery worker
-    /// arms its timer for, instead of polling.
-    func nextShareAttempt() async throws -> Date?
-    /// Records an attempt: delivered, or failed with the error and the time of the next try.
-    func recordDelivery(shareID: Int64, result: DeliveryResult) async throws
-    /// Records several attempts at once, in one transaction where the store has them.
-    func recordDeliveries(_ results: [(shareID: Int64, result: DeliveryResult)]) async throws
-    /// Sessions with an active workout, for status reporting.
-    func activeSessionCount() async throws -> Int
 }
 
 /// A store whose commit finishes in place, without waiting for I/O or another thread (a store in memory).
 ///
 /// A session on such a store runs a batch without suspending, so a device's read, its commands and its
 /// replies stay in one turn of the device's event loop: no task, no promise, no second wake-up.
-public protocol ImmediatelyCommittingStore: WorkoutStore {
-    /// Commits `batch` atomically before returning; same contract as ``WorkoutStore/commit(_:)``.
+public protocol ImmediatelyCommittingStore: SessionStore {
+    /// Commits `batch` atomically before returning; same contract as ``SessionStore/commit(_:)``.
     func commitImmediately(_ batch: StoreBatch) throws
 }
 
-extension WorkoutStore {
-    public func workouts(ids: [Int64]) async throws -> [Int64: WorkoutRecord] {
-        var found: [Int64: WorkoutRecord] = [:]
-        for id in ids { found[id] = try await workout(id: id) }
-        return found
-    }
-
-    public func recordDeliveries(_ results: [(shareID: Int64, result: DeliveryResult)]) async throws {
-        for (shareID, result) in results { try await recordDelivery(shareID: shareID, result: result) }
-    }
-
-    public func nextShareAttempt() async throws -> Date? {
-        try await dueShares(now: .distantFuture, limit: Int.max).map(\.nextAttemptAt).min()
-    }
-}
-
-/// How one delivery attempt ended.
-public enum DeliveryResult: Sendable, Hashable {
-    case delivered(at: Date)
-    case failed(error: String, retryAt: Date)
-}
+/// Durable home of sessions, workouts, shares and remembered replies: the three faces one store offers
+/// to its three users (the sessions, the share delivery worker, read-only queries).
+public typealias WorkoutStore = SessionStore & ShareQueueStore & RecordQueries
 
 /// Raised by a store that cannot read or write right now (read-only, full disk, locked).
 public struct StorageUnavailableError: Error, Sendable, CustomStringConvertible {

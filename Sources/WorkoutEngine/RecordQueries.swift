@@ -1,0 +1,15 @@
+import WorkoutProtocol
+
+/// Read-only questions about what the store holds: `workoutctl workouts/shares/status`,
+/// `workoutd workouts/shares` and the systemd status line.
+public protocol RecordQueries: Sendable {
+    /// Newest first, of one device or all; at most `limit` when given.
+    func workouts(device: DeviceIdentity?, limit: Int?) async throws -> [WorkoutRecord]
+    /// Newest first; at most `limit` when given.
+    func shares(limit: Int?) async throws -> [ShareRecord]
+    func workout(id: Int64) async throws -> WorkoutRecord?
+    /// Sessions with an active workout, for status reporting.
+    func activeSessionCount() async throws -> Int
+    /// Shares not yet delivered, whatever their next attempt time: the queue as a person thinks of it.
+    func pendingShareCount() async throws -> Int
+}
