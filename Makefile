@@ -73,6 +73,6 @@ soak:
 	bash scripts/soak.sh
 
 clean:
-	rm -rf .build .build-release .build-fuzz .build-bench fuzz-out
+	rm -rf .build .build-release .build-fuzz .build-bench .build-soak fuzz-out
 
 include mk/install.mk
