@@ -14,8 +14,6 @@ let package = Package(
         .library(name: "WorkoutdTesting", targets: ["WorkoutdTesting"]),
         // For the drivers in Benchmarks/ (a package of their own).
         .library(name: "DeviceDiscovery", targets: ["DeviceDiscovery"]),
-        .library(name: "UdevTestbed", targets: ["UdevTestbed"]),
-        .library(name: "DeviceHarness", targets: ["DeviceHarness"]),
         .executable(name: "workoutctl", targets: ["workoutctl"]),
     ],
     dependencies: [
@@ -103,10 +101,16 @@ let package = Package(
         // A `workoutctl` of its own in debug builds, which the tests run by path; `make install` installs a symlink.
         .executableTarget(name: "workoutctl", dependencies: ["WorkoutctlCommands"], path: "Sources/WorkoutctlMain", swiftSettings: strict),
 
-        // Ready harness for tests: a simulated wearable on a pty and a daemon launcher.
+        // Test support, one module (as HummingbirdTesting): the daemon as a process and a simulated wearable on a pty
+        // (Daemon/, Wearable/), one device's path run in memory with the invariants hostile input must not break
+        // (Devices/: the fuzzer and the property tests), mock wearables on a umockdev testbed (Udev/).
         .target(
             name: "WorkoutdTesting",
-            dependencies: ["CPosixTTY", "WorkoutProtocol"],
+            dependencies: [
+                "CPosixTTY", "CUmockdev", "SerialTransport", "WorkoutEngine", "WorkoutProtocol",
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOEmbedded", package: "swift-nio"),
+            ],
             swiftSettings: strict
         ),
 
@@ -173,11 +177,8 @@ let package = Package(
             swiftSettings: strict
         ),
 
-        // libumockdev (Debian libumockdev-dev): the mock sysfs/udev testbed, for tests and the hotplug benchmark (Benchmarks/).
+        // libumockdev (Debian libumockdev-dev): the mock sysfs/udev testbed of WorkoutdTesting (tests, the hotplug benchmark).
         .systemLibrary(name: "CUmockdev", pkgConfig: "umockdev-1.0", providers: [.apt(["libumockdev-dev"])]),
-
-        // Mock wearables on a umockdev testbed: tty devices with udev properties, uevents, the pty's far end.
-        .target(name: "UdevTestbed", dependencies: ["CUmockdev", "CPosixTTY"], swiftSettings: strict),
 
         // libsystemd (Debian libsystemd-dev): sd_notify and the watchdog, as a Swift module.
         .systemLibrary(name: "CSystemd", pkgConfig: "libsystemd", providers: [.apt(["libsystemd-dev"])]),
@@ -252,7 +253,7 @@ let package = Package(
         .testTarget(
             name: "DeviceDiscoveryTests",
             dependencies: [
-                "DeviceDiscovery", "UdevTestbed", "SerialTransport", "WorkoutEngine", "WorkoutProtocol",
+                "DeviceDiscovery", "WorkoutdTesting", "SerialTransport", "WorkoutEngine", "WorkoutProtocol",
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
@@ -294,24 +295,13 @@ let package = Package(
             swiftSettings: strict
         ),
 
-        // One device's bytes-in, replies-out path run synchronously in memory, with the invariants
-        // hostile input must never break: shared by the fuzzer and the property tests.
-        .target(
-            name: "DeviceHarness",
-            dependencies: [
-                "SerialTransport", "WorkoutEngine", "WorkoutProtocol",
-                .product(name: "NIOCore", package: "swift-nio"),
-                .product(name: "NIOEmbedded", package: "swift-nio"),
-            ],
-            swiftSettings: strict
-        ),
         // libFuzzer target (scripts/fuzz.sh builds it with -sanitize=fuzzer); a plain build replays corpus files.
         .systemLibrary(name: "CLibFuzzer", path: "Fuzz/CLibFuzzer"),
-        .executableTarget(name: "WorkoutdFuzzer", dependencies: ["DeviceHarness", "CLibFuzzer"], path: "Fuzz/WorkoutdFuzzer", swiftSettings: strict),
+        .executableTarget(name: "WorkoutdFuzzer", dependencies: ["WorkoutdTesting", "CLibFuzzer"], path: "Fuzz/WorkoutdFuzzer", swiftSettings: strict),
         .testTarget(
             name: "PropertyTests",
             dependencies: [
-                "DeviceHarness", "WorkoutProtocol",
+                "WorkoutdTesting", "WorkoutProtocol",
                 .product(name: "PropertyBased", package: "swift-property-based"),
             ],
             swiftSettings: strict

@@ -23,7 +23,7 @@ let package = Package(
             name: "HotplugBenchmark",
             dependencies: [
                 .product(name: "DeviceDiscovery", package: "workoutd"),
-                .product(name: "UdevTestbed", package: "workoutd"),
+                .product(name: "WorkoutdTesting", package: "workoutd"),
                 .product(name: "SerialTransport", package: "workoutd"),
                 .product(name: "WorkoutEngine", package: "workoutd"),
                 .product(name: "NIOPosix", package: "swift-nio"),
@@ -73,7 +73,6 @@ let package = Package(
             name: "SoakTest",
             dependencies: [
                 .product(name: "WorkoutdTesting", package: "workoutd"),
-                .product(name: "DeviceHarness", package: "workoutd"),
             ],
             swiftSettings: strict
         ),

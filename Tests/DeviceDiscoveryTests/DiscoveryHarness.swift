@@ -4,7 +4,7 @@ import Logging
 import NIOPosix
 import SerialTransport
 import Synchronization
-import UdevTestbed
+import WorkoutdTesting
 import WorkoutEngine
 import WorkoutProtocol
 

@@ -1,6 +1,6 @@
 import Foundation
 import Synchronization
-import UdevTestbed
+import WorkoutdTesting
 
 /// Pipelined commands through several served devices at once: each device alternates
 /// `start_workout`/`end_workout` (every one acknowledged) with a bounded number in flight.
