@@ -227,7 +227,7 @@ let package = Package(
         ),
 
         .testTarget(name: "WorkoutProtocolTests", dependencies: ["WorkoutProtocol"], swiftSettings: strict),
-        .testTarget(name: "WorkoutEngineTests", dependencies: ["WorkoutEngine", "WorkoutProtocol"], swiftSettings: strict),
+        .testTarget(name: "WorkoutEngineTests", dependencies: ["WorkoutEngine", "WorkoutProtocol", "WorkoutdTesting"], swiftSettings: strict),
         .testTarget(
             name: "SerialTransportTests",
             dependencies: [
