@@ -103,13 +103,15 @@ let package = Package(
 
         // Test support, one module (as HummingbirdTesting): the daemon as a process and a simulated wearable on a pty
         // (Daemon/, Wearable/), one device's path run in memory with the invariants hostile input must not break
-        // (Devices/: the fuzzer and the property tests), mock wearables on a umockdev testbed (Udev/).
+        // (Devices/: the fuzzer and the property tests), mock wearables on a umockdev testbed (Udev/), command-line
+        // builders (Fixtures/), transcripts run in process or live (Transcripts/).
         .target(
             name: "WorkoutdTesting",
             dependencies: [
                 "CPosixTTY", "CUmockdev", "SerialTransport", "WorkoutEngine", "WorkoutProtocol",
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOEmbedded", package: "swift-nio"),
+                .product(name: "Logging", package: "swift-log"),
             ],
             swiftSettings: strict
         ),
@@ -306,7 +308,8 @@ let package = Package(
             ],
             swiftSettings: strict
         ),
-        // gpsd-style regression logs: every Tests/Transcripts/*.transcript replayed against the real daemon on a pty.
+        // gpsd-style regression logs: every Tests/Transcripts/*.transcript replayed in process (the device pipeline on a
+        // test channel) and against the real daemon on a pty.
         .testTarget(
             name: "TranscriptTests",
             dependencies: ["WorkoutdTesting", "WorkoutProtocol"],
