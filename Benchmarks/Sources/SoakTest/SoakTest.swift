@@ -101,7 +101,7 @@ enum SoakTest {
             verdicts.append("no descriptor leak (\(first.otherDescriptors) → \(final.otherDescriptors) outside the state directory)")
         } else {
             passed = false
-            verdicts.append("descriptors outside the state directory \(first.otherDescriptors) → \(final.otherDescriptors)")
+            verdicts.append("descriptors outside the state directory \(first.otherDescriptors) → \(final.otherDescriptors) (\(first.descriptorChanges(to: final)))")
         }
         let stateMaximum = samples.map(\.stateDescriptors).max() ?? 0
         if stateMaximum <= stateDescriptorBound {
