@@ -12,12 +12,13 @@ APT_PACKAGES := socat libudev-dev umockdev libumockdev-dev libsystemd-dev libsql
                 debhelper dpkg-dev fakeroot lintian help2man strace \
                 qemu-system-x86 qemu-utils mmdebstrap e2fsprogs picocom tmux postgresql
 
-.PHONY: help deps build test test-swift test-udev test-shell test-systemd test-vm fuzz demo bench soak clean
+.PHONY: help deps build check-warnings test test-swift test-udev test-shell test-systemd test-vm fuzz demo bench soak clean
 
 help:
 	@echo "make deps          install the Debian packages the build and the tests need (root)"
 	@echo "make demo          build, start workoutd on a socat pty pair, send the seed commands, show the replies"
-	@echo "make test          every test: Swift tests, libudev tests under umockdev, the socat and fsync-count shell tests,"
+	@echo "make check-warnings debug (with tests) and release builds; fails on any warning from our code"
+	@echo "make test          warning check, then every test: Swift tests, libudev tests under umockdev, the socat and fsync-count shell tests,"
 	@echo "                   the real-systemd test (root), a 60 s fuzz run and the VM test"
 	@echo "make test-vm       the package from make deb in a QEMU Debian guest (real kernel, udev, systemd),"
 	@echo "                   serving a USB CDC-ACM gadget on dummy_hcd; power cuts by SIGKILL (root)"
@@ -38,7 +39,11 @@ deps:
 build:
 	$(SWIFT) build --build-tests
 
-test: build test-swift test-udev test-shell test-systemd fuzz test-vm
+# The debug build with tests happens in check-warnings (our modules compiled afresh, so their warnings are seen).
+check-warnings:
+	SWIFT=$(SWIFT) CHECK_WARNINGS_RELEASE_BUILD="$(RELEASE_BUILD)" bash scripts/check-warnings.sh
+
+test: check-warnings test-swift test-udev test-shell test-systemd fuzz test-vm
 
 test-swift:
 	$(SWIFT) test --skip-build --skip $(UDEV_TESTS) --skip '$(HEAVY_TESTS)'
@@ -73,6 +78,6 @@ soak:
 	bash scripts/soak.sh
 
 clean:
-	rm -rf .build .build-release .build-fuzz .build-bench fuzz-out
+	rm -rf .build .build-release .build-fuzz .build-bench .build-soak fuzz-out
 
 include mk/install.mk

@@ -12,6 +12,8 @@ let package = Package(
         .library(name: "WorkoutEngine", targets: ["WorkoutEngine"]),
         .library(name: "SerialTransport", targets: ["SerialTransport"]),
         .library(name: "WorkoutdTesting", targets: ["WorkoutdTesting"]),
+        // For the drivers in Benchmarks/ (a package of their own).
+        .library(name: "DeviceDiscovery", targets: ["DeviceDiscovery"]),
         .executable(name: "workoutctl", targets: ["workoutctl"]),
     ],
     dependencies: [
@@ -23,7 +25,6 @@ let package = Package(
         .package(url: "https://github.com/swift-server/swift-service-lifecycle", from: "2.13.0"),
         .package(url: "https://github.com/groue/GRDB.swift", from: "7.10.0"),
         .package(url: "https://github.com/swift-server/async-http-client", from: "1.37.0"),
-        .package(url: "https://github.com/HdrHistogram/hdrhistogram-swift", from: "0.2.0"),
         .package(url: "https://github.com/apple/swift-metrics", from: "2.13.0"),
         .package(url: "https://github.com/swift-server/swift-prometheus", from: "2.4.1"),
         .package(url: "https://github.com/x-sheep/swift-property-based", from: "2.0.1"),
@@ -96,10 +97,18 @@ let package = Package(
         // A `workoutctl` of its own in debug builds, which the tests run by path; `make install` installs a symlink.
         .executableTarget(name: "workoutctl", dependencies: ["WorkoutctlCommands"], path: "Sources/WorkoutctlMain", swiftSettings: strict),
 
-        // Ready harness for tests: a simulated wearable on a pty and a daemon launcher.
+        // Test support, one module (as HummingbirdTesting): the daemon as a process and a simulated wearable on a pty
+        // (Daemon/, Wearable/), one device's path run in memory with the invariants hostile input must not break
+        // (Devices/: the fuzzer and the property tests), mock wearables on a umockdev testbed (Udev/), command-line
+        // builders (Fixtures/), transcripts run in process or live (Transcripts/).
         .target(
             name: "WorkoutdTesting",
-            dependencies: ["CPosixTTY", "WorkoutProtocol"],
+            dependencies: [
+                "CPosixTTY", "CUmockdev", "SerialTransport", "WorkoutEngine", "WorkoutProtocol",
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOEmbedded", package: "swift-nio"),
+                .product(name: "Logging", package: "swift-log"),
+            ],
             swiftSettings: strict
         ),
 
@@ -166,57 +175,8 @@ let package = Package(
             swiftSettings: strict
         ),
 
-        // libumockdev (Debian libumockdev-dev): the mock sysfs/udev testbed, for tests and the hotplug benchmark.
+        // libumockdev (Debian libumockdev-dev): the mock sysfs/udev testbed of WorkoutdTesting (tests, the hotplug benchmark).
         .systemLibrary(name: "CUmockdev", pkgConfig: "umockdev-1.0", providers: [.apt(["libumockdev-dev"])]),
-
-        // Mock wearables on a umockdev testbed: tty devices with udev properties, uevents, the pty's far end.
-        .target(name: "UdevTestbed", dependencies: ["CUmockdev", "CPosixTTY"], swiftSettings: strict),
-
-        // `make bench` part: udev add → first ack latency, and 16-device vs 1-device throughput (run under umockdev-wrapper).
-        .executableTarget(
-            name: "HotplugBenchmark",
-            dependencies: [
-                "DeviceDiscovery", "UdevTestbed", "SerialTransport", "WorkoutEngine",
-                .product(name: "NIOPosix", package: "swift-nio"),
-                .product(name: "Logging", package: "swift-log"),
-                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
-            ],
-            path: "Sources/Benchmarks/HotplugBenchmark",
-            swiftSettings: strict
-        ),
-
-        // `make bench` reference for the pty part: the daemon's transport (NIO pipe channel) answering with a fixed reply.
-        .executableTarget(
-            name: "NIOEchoBaseline",
-            dependencies: [
-                "SerialTransport", .product(name: "NIOCore", package: "swift-nio"), .product(name: "NIOPosix", package: "swift-nio"),
-            ],
-            path: "Sources/Benchmarks/NIOEchoBaseline",
-            swiftSettings: strict
-        ),
-
-        // `make bench` part: pipelined throughput and single-flight latency through a pty, beside the C echo baseline.
-        .executableTarget(
-            name: "WorkoutdBenchmarks",
-            dependencies: [
-                "WorkoutdTesting", "WorkoutProtocol",
-                .product(name: "Histogram", package: "hdrhistogram-swift"),
-            ],
-            swiftSettings: strict
-        ),
-
-        // `make bench` part replication: lag from a start_workout's reply on a pty to its row in PostgreSQL.
-        .executableTarget(
-            name: "ReplicationLag",
-            dependencies: [
-                "WorkoutdTesting", "WorkoutProtocol",
-                .product(name: "PostgresNIO", package: "postgres-nio"),
-                .product(name: "NIOPosix", package: "swift-nio"),
-                .product(name: "Logging", package: "swift-log"),
-            ],
-            path: "Sources/Benchmarks/ReplicationLag",
-            swiftSettings: strict
-        ),
 
         // libsystemd (Debian libsystemd-dev): sd_notify and the watchdog, as a Swift module.
         .systemLibrary(name: "CSystemd", pkgConfig: "libsystemd", providers: [.apt(["libsystemd-dev"])]),
@@ -263,7 +223,7 @@ let package = Package(
         ),
 
         .testTarget(name: "WorkoutProtocolTests", dependencies: ["WorkoutProtocol"], swiftSettings: strict),
-        .testTarget(name: "WorkoutEngineTests", dependencies: ["WorkoutEngine", "WorkoutProtocol"], swiftSettings: strict),
+        .testTarget(name: "WorkoutEngineTests", dependencies: ["WorkoutEngine", "WorkoutProtocol", "WorkoutdTesting"], swiftSettings: strict),
         .testTarget(
             name: "SerialTransportTests",
             dependencies: [
@@ -290,7 +250,7 @@ let package = Package(
         .testTarget(
             name: "DeviceDiscoveryTests",
             dependencies: [
-                "DeviceDiscovery", "UdevTestbed", "SerialTransport", "WorkoutEngine", "WorkoutProtocol",
+                "DeviceDiscovery", "WorkoutdTesting", "SerialTransport", "WorkoutEngine", "WorkoutProtocol",
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
@@ -300,7 +260,7 @@ let package = Package(
         .testTarget(
             name: "SystemdSupportTests",
             dependencies: [
-                "SystemdSupport", "WorkoutdTesting",
+                "SystemdSupport", "WorkoutdTesting", "WorkoutProtocol",
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "Logging", package: "swift-log"),
@@ -332,36 +292,19 @@ let package = Package(
             swiftSettings: strict
         ),
 
-        // One device's bytes-in, replies-out path run synchronously in memory, with the invariants
-        // hostile input must never break: shared by the fuzzer and the property tests.
-        .target(
-            name: "DeviceHarness",
-            dependencies: [
-                "SerialTransport", "WorkoutEngine", "WorkoutProtocol",
-                .product(name: "NIOCore", package: "swift-nio"),
-                .product(name: "NIOEmbedded", package: "swift-nio"),
-            ],
-            swiftSettings: strict
-        ),
-        // `make soak`: several simulated devices, hostile traffic, replugs and a device that never reads, against one workoutd.
-        .executableTarget(
-            name: "SoakTest",
-            dependencies: ["WorkoutdTesting", "DeviceHarness"],
-            path: "Sources/Benchmarks/Soak",
-            swiftSettings: strict
-        ),
         // libFuzzer target (scripts/fuzz.sh builds it with -sanitize=fuzzer); a plain build replays corpus files.
         .systemLibrary(name: "CLibFuzzer", path: "Fuzz/CLibFuzzer"),
-        .executableTarget(name: "WorkoutdFuzzer", dependencies: ["DeviceHarness", "CLibFuzzer"], path: "Fuzz/WorkoutdFuzzer", swiftSettings: strict),
+        .executableTarget(name: "WorkoutdFuzzer", dependencies: ["WorkoutdTesting", "CLibFuzzer"], path: "Fuzz/WorkoutdFuzzer", swiftSettings: strict),
         .testTarget(
             name: "PropertyTests",
             dependencies: [
-                "DeviceHarness", "WorkoutProtocol",
+                "WorkoutdTesting", "WorkoutProtocol",
                 .product(name: "PropertyBased", package: "swift-property-based"),
             ],
             swiftSettings: strict
         ),
-        // gpsd-style regression logs: every Tests/Transcripts/*.transcript replayed against the real daemon on a pty.
+        // gpsd-style regression logs: every Tests/Transcripts/*.transcript replayed in process (the device pipeline on a
+        // test channel) and against the real daemon on a pty.
         .testTarget(
             name: "TranscriptTests",
             dependencies: ["WorkoutdTesting", "WorkoutProtocol"],

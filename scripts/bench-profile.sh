@@ -20,10 +20,7 @@ out=${BENCH_PROFILE_DIR:-$scratch/profile}
 cd "$root"
 command -v valgrind > /dev/null || { echo "bench-profile: needs valgrind (apt-get install -y valgrind)" >&2; exit 69; }
 
-build=(swift build --scratch-path "$scratch" -c release)
-"${build[@]}" --product workoutd
-"${build[@]}" --product WorkoutdBenchmarks
-bin=$("${build[@]}" --show-bin-path)
+bin=$(bash "$root/scripts/bench-build.sh" workoutd WorkoutdBenchmarks)
 mkdir -p "$out"
 work=$(mktemp -d "${TMPDIR:-/tmp}/workoutd-profile.XXXXXX")
 trap 'rm -rf "$work"' EXIT

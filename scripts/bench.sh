@@ -5,7 +5,8 @@
 #   bash scripts/bench.sh pty ...    only the named parts
 #
 # A part is scripts/bench.d/NAME.sh. It builds what it needs in release mode with
-# `swift build --scratch-path "$BENCH_SCRATCH" -c release`, measures, prints its markdown, and records it
+# `bash scripts/bench-build.sh PRODUCT...` (the drivers' package Benchmarks/ and workoutd, in "$BENCH_SCRATCH"),
+# measures, prints its markdown, and records it
 # with `bash scripts/bench-record.sh NAME TITLE FILE` (its own section; other sections stay as they are).
 # A part fails only when it could not measure; a missed floor is a figure (MISS), not a failure.
 set -euo pipefail

@@ -10,13 +10,10 @@
 set -euo pipefail
 
 root=$(cd "$(dirname "$0")/.." && pwd)
-scratch=${SOAK_SCRATCH:-$root/.build-soak}
 export SOAK_CONFIGURATION=${SOAK_CONFIGURATION:-release}  # also named in the report
-build=(swift build --package-path "$root" --scratch-path "$scratch" -c "$SOAK_CONFIGURATION")
-
-"${build[@]}" --product workoutd
-"${build[@]}" --product SoakTest
-bin=$("${build[@]}" --show-bin-path)
+# The soak driver lives in the benchmark package (Benchmarks/Sources/SoakTest), built beside workoutd.
+bin=$(BENCH_SCRATCH=${SOAK_SCRATCH:-$root/.build-soak} BENCH_CONFIGURATION=$SOAK_CONFIGURATION \
+    bash "$root/scripts/bench-build.sh" workoutd SoakTest)
 export WORKOUTD_BINARY="$bin/workoutd"
 export SOAK_REPORT="${SOAK_REPORT-$root/docs/benchmarks.md}"
 exec "$bin/SoakTest"

@@ -1,7 +1,7 @@
 #if canImport(Glibc)
 import Glibc
 #endif
-import DeviceHarness
+import WorkoutdTesting
 import Foundation
 #if FUZZING
 import CLibFuzzer

@@ -8,4 +8,9 @@ extension Duration {
     public var inMilliseconds: Int64 {
         components.seconds * 1000 + components.attoseconds / 1_000_000_000_000_000
     }
+
+    /// The duration in whole nanoseconds, rounded down: for histograms that count nanoseconds.
+    public var inNanoseconds: Int64 {
+        components.seconds * 1_000_000_000 + components.attoseconds / 1_000_000_000
+    }
 }

@@ -17,11 +17,11 @@ import WorkoutdTesting
         daemon = try ControlledDaemon(devices: [wearable.devicePath])
         try daemon.waitUntilConnected(wearable.devicePath)
         // A finished, shared workout, one rejected line and one retried id.
-        #expect(try wearable.request(#"{"command_type":"start_workout","location":"Gary's Gym","date":"2020-03-16 19:45:13 +0000","intensityLevel":5,"id":1}"#).contains(#""status":"ok""#))
-        #expect(try wearable.request(#"{"command_type":"end_workout","id":2}"#).contains(#""status":"ok""#))
-        #expect(try wearable.request(#"{"command_type":"share_workout","service":"twitter","id":3}"#).contains(#""status":"ok""#))
+        #expect(try wearable.request(CommandLines.start(id: 1, location: "Gary's Gym")).contains(#""status":"ok""#))
+        #expect(try wearable.request(CommandLines.end(id: 2)).contains(#""status":"ok""#))
+        #expect(try wearable.request(CommandLines.share(id: 3)).contains(#""status":"ok""#))
         #expect(try wearable.request("not json").contains("malformed_json"))
-        #expect(try wearable.request(#"{"command_type":"end_workout","id":2}"#).contains(#""replayed":true"#))
+        #expect(try wearable.request(CommandLines.end(id: 2)).contains(#""replayed":true"#))
     }
 
     /// Column starts in a table's header, so rows can be checked against them.
@@ -128,7 +128,7 @@ import WorkoutdTesting
 
     @Test func sendRunsOnTheDeviceSession() throws {
         // The device's session has no active workout: end_workout must fail there, start must succeed.
-        let rejected = try daemon.ctl(["send", "--device", wearable.devicePath, #"{"command_type":"end_workout","id":"x"}"#])
+        let rejected = try daemon.ctl(["send", "--device", wearable.devicePath, CommandLines.end(id: "x")])
         #expect(rejected.status == 1, "an error reply fails the command")
         #expect(rejected.lines.first?.split(separator: " ").prefix(4) == ["DEVICE", "STATUS", "COMMAND", "ID"])
         #expect(rejected.lines.count == 2)
@@ -137,7 +137,7 @@ import WorkoutdTesting
 
         let sent = try daemon.ctlJSON(
             ["send", "--device", wearable.devicePath,
-             #"{"command_type":"start_workout","location":"Zürich","date":"2020-03-16T19:45:13Z","intensityLevel":3,"id":9}"#],
+             CommandLines.start(id: 9, location: "Zürich", date: "2020-03-16T19:45:13Z", intensity: 3)],
             as: SendResult.self)
         let result = try #require(sent.first)
         #expect(result.device == wearable.devicePath)
@@ -147,7 +147,7 @@ import WorkoutdTesting
             return
         }
         // The wearable itself now sees the workout it did not start.
-        #expect(try wearable.request(#"{"command_type":"start_workout","location":"X","date":"2020-03-16T19:45:13Z","intensityLevel":3}"#)
+        #expect(try wearable.request(CommandLines.start(location: "X", date: "2020-03-16T19:45:13Z", intensity: 3))
             .contains("workout_already_active"))
         #expect(wearable.drain(for: .milliseconds(50)).isEmpty, "a sent command's reply goes to workoutctl, not the device")
     }
@@ -194,7 +194,7 @@ import WorkoutdTesting
         // The same connection still works, and so does the device.
         let status: StatusReport = try connection.call(.status)
         #expect(status.devicesConnected == 1)
-        #expect(try wearable.request(#"{"command_type":"end_workout"}"#).contains("no_active_workout"))
+        #expect(try wearable.request(CommandLines.end()).contains("no_active_workout"))
     }
 
     /// A sample as `workoutctl metrics --json` prints it.

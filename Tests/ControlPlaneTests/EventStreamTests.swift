@@ -16,11 +16,11 @@ import WorkoutdTesting
         // The stream prints nothing before the first event: ask the daemon when the subscription is live.
         try waitForSubscribers(1, daemon: daemon)
 
-        #expect(try wearable.request(#"{"command_type":"start_workout","location":"Gym","date":"2020-03-16T19:45:13Z","intensityLevel":5,"id":1}"#).contains("ok"))
-        #expect(try wearable.request(#"{"command_type":"end_workout","id":2}"#).contains("ok"))
-        #expect(try wearable.request(#"{"command_type":"share_workout","service":"facebook","id":3}"#).contains("ok"))
+        #expect(try wearable.request(CommandLines.start(id: 1, date: "2020-03-16T19:45:13Z")).contains("ok"))
+        #expect(try wearable.request(CommandLines.end(id: 2)).contains("ok"))
+        #expect(try wearable.request(CommandLines.share(id: 3, service: "facebook")).contains("ok"))
         #expect(try wearable.request("{").contains("malformed_json"))
-        let sent = try daemon.ctl(["send", "--device", wearable.devicePath, #"{"command_type":"end_workout","id":4}"#])
+        let sent = try daemon.ctl(["send", "--device", wearable.devicePath, CommandLines.end(id: 4)])
         #expect(sent.status == 1, "the reply is an error (no active workout)")
         wearable.unplug()
 
@@ -65,7 +65,7 @@ import WorkoutdTesting
         let events = try Workoutctl.start(["--socket", daemon.socket, "events"])
         let header = try events.readLine()
         #expect(header.split(separator: " ") == ["SEQ", "TIME", "EVENT", "DEVICE", "DETAIL"])
-        #expect(try wearable.request(#"{"command_type":"start_workout","location":"Gym","date":"2020-03-16T19:45:13Z","intensityLevel":5,"id":1}"#).contains("ok"))
+        #expect(try wearable.request(CommandLines.start(id: 1, date: "2020-03-16T19:45:13Z")).contains("ok"))
         let lines = try (0..<3).map { _ in try events.readLine() }
         let eventColumn = try #require(header.range(of: "EVENT")).lowerBound.utf16Offset(in: header)
         let deviceColumn = try #require(header.range(of: "DEVICE")).lowerBound.utf16Offset(in: header)

@@ -10,7 +10,7 @@ import WorkoutdTesting
 
 /// `workoutctl` as a precise tool: the exit status says what happened, and a duration reads the same everywhere.
 @Suite(.serialized) struct OperatorToolTests {
-    private let start = #"{"command_type":"start_workout","location":"Gym","date":"2020-03-16T19:45:13Z","intensityLevel":5}"#
+    private let start = CommandLines.start(date: "2020-03-16T19:45:13Z")
 
     @Test func sendToADeviceThatIsNotConnectedExits2AndListsTheConnectedOnes() throws {
         let wearable = try SimulatedWearable()
@@ -52,7 +52,7 @@ import WorkoutdTesting
         try daemon.waitUntilConnected(wearable.devicePath)
         #expect(try wearable.request(start).contains("ok"))
         usleep(7_000)  // a sub-second workout: where whole-second dates would read 0.000
-        let reply = try wearable.request(#"{"command_type":"end_workout"}"#)
+        let reply = try wearable.request(CommandLines.end())
         let object = try #require(try JSONSerialization.jsonObject(with: Data(reply.utf8)) as? [String: Any])
         let duration = try #require(object["duration_seconds"] as? Double)
         let text = WorkoutDuration.text(duration)
@@ -94,6 +94,6 @@ import WorkoutdTesting
         try daemon.waitUntilConnected(wearable.devicePath)
         #expect(try daemon.ctlJSON(["devices"], as: DeviceReport.self).first { $0.node == wearable.devicePath }?.waitingReason == nil,
                 "served: no reason left behind")
-        #expect(try wearable.request(#"{"command_type":"start_workout","location":"Gym","date":"2020-03-16T19:45:13Z","intensityLevel":5}"#).contains(#""status":"ok""#))
+        #expect(try wearable.request(CommandLines.start(date: "2020-03-16T19:45:13Z")).contains(#""status":"ok""#))
     }
 }

@@ -30,11 +30,11 @@ import WorkoutdTesting
         let wearable = try SimulatedWearable()
         let daemon = try ControlledDaemon(configuration: configuration(wearable.devicePath, command: "cat > /dev/null; exit 3"))
         try daemon.waitUntilConnected(wearable.devicePath)
-        #expect(try wearable.request(#"{"command_type":"start_workout","location":"Gym","date":"2020-03-16T19:45:13Z","intensityLevel":5}"#).contains("ok"))
-        #expect(try wearable.request(#"{"command_type":"end_workout"}"#).contains("ok"))
+        #expect(try wearable.request(CommandLines.start(date: "2020-03-16T19:45:13Z")).contains("ok"))
+        #expect(try wearable.request(CommandLines.end()).contains("ok"))
         let shares = 5
         for _ in 1...shares {
-            #expect(try wearable.request(#"{"command_type":"share_workout","service":"twitter"}"#).contains("ok"))
+            #expect(try wearable.request(CommandLines.share()).contains("ok"))
         }
         // Every share failed, and some were retried (after their backoff) and failed again.
         let failing = try waitForCounters(daemon, "shares failed and retried") { $0.shareFailures >= 2 * shares }

@@ -24,7 +24,7 @@ import WorkoutdTesting
         }
     }
 
-    private let start = #"{"command_type":"start_workout","location":"Gym","date":"2020-03-16T19:45:13Z","intensityLevel":5}"#
+    private let start = CommandLines.start(date: "2020-03-16T19:45:13Z")
 
     @Test func validConfigurationServesNewDevicesAndKeepsOpenOnes() throws {
         let first = try SimulatedWearable()
@@ -41,7 +41,7 @@ import WorkoutdTesting
         let devices = try daemon.ctlJSON(["devices"], as: DeviceReport.self)
         let kept = try #require(devices.first { $0.node == first.devicePath })
         #expect(kept.connected && kept.connections == 1, "the open device was not reconnected")
-        #expect(try first.request(#"{"command_type":"end_workout"}"#).contains("ok"), "and its workout is intact")
+        #expect(try first.request(CommandLines.end()).contains("ok"), "and its workout is intact")
         let status = try #require(try daemon.ctlJSON(["status"], as: StatusReport.self).first)
         #expect(status.counters.reloads == 1 && status.counters.rejectedReloads == 0)
         #expect(try daemon.ctl(["metrics"]).stdout.contains(#"workoutd_config_reloads_total{result="applied"} 1"#))
@@ -69,7 +69,7 @@ import WorkoutdTesting
         #expect(devices.first?.connections == 1)
         #expect(try first.request(start).contains("ok"), "the device is still served under the old configuration")
         // The old maximum line length (4096) is still in force, not the rejected 5.
-        #expect(try first.request(#"{"command_type":"end_workout","id":"a-longer-line-than-five-bytes"}"#).contains(#""status":"ok""#))
+        #expect(try first.request(CommandLines.end(id: "a-longer-line-than-five-bytes")).contains(#""status":"ok""#))
         let status = try #require(try daemon.ctlJSON(["status"], as: StatusReport.self).first)
         #expect(status.counters.reloads == 0 && status.counters.rejectedReloads == 2)
     }
@@ -94,14 +94,14 @@ import WorkoutdTesting
         }
 
         #expect(try wearable.request(start).contains("ok"))
-        #expect(try wearable.request(#"{"command_type":"end_workout"}"#).contains("ok"))
-        #expect(try wearable.request(#"{"command_type":"share_workout","service":"twitter"}"#).contains("ok"))
+        #expect(try wearable.request(CommandLines.end()).contains("ok"))
+        #expect(try wearable.request(CommandLines.share()).contains("ok"))
         try waitFor(outbox, count: 1)  // the default sink spools
 
         let sink = "shares:\n  twitter:\n    sink: exec\n    command: [/bin/sh, -c, 'cat > \"$0/share-$$.json\"', \(delivered.path)]\n"
         try devicesYAML([wearable.devicePath], extra: sink).write(toFile: daemon.configFile, atomically: true, encoding: .utf8)
         try reload(daemon, expecting: "configuration reloaded", occurrence: 1)
-        #expect(try wearable.request(#"{"command_type":"share_workout","service":"twitter"}"#).contains("ok"))
+        #expect(try wearable.request(CommandLines.share()).contains("ok"))
         try waitFor(delivered, count: 1)
         #expect(files(outbox).count == 1, "the second share went through the new exec sink, not the spool")
         // The file appears when `cat` opens it; its last byte (the payload's newline) says it is complete.
@@ -131,7 +131,7 @@ import WorkoutdTesting
         #expect(!daemon.daemon.log.contains("command acknowledged"), "per-command lines are debug: not logged at info")
 
         // log_level: debug and serial.reply_line_ending: crlf are in force for a device connected before the reload.
-        let ended = try first.request(#"{"command_type":"end_workout"}"#)
+        let ended = try first.request(CommandLines.end())
         #expect(ended.contains("ok") && ended.hasSuffix("\r"), "the reply ends in CRLF now: \(ended.debugDescription)")
         try daemon.daemon.waitForLog("command acknowledged")
 
@@ -222,7 +222,7 @@ import WorkoutdTesting
             usleep(20_000)
         }
         #expect(try speed(of: first) == speed_t(B9600), "reopened after the reload: the new rate")
-        #expect(try first.request(#"{"command_type":"end_workout"}"#).contains("no_active_workout"), "and served")
+        #expect(try first.request(CommandLines.end()).contains("no_active_workout"), "and served")
         // The node attached before the reload is retried with the new delays (300 ms, never seen before it).
         try daemon.daemon.waitForLog("retry_in=300ms")
         let retried = daemon.daemon.log.split(separator: "\n").first { $0.contains("retry_in=300ms") }

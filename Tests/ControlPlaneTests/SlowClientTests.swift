@@ -1,3 +1,4 @@
+import WorkoutProtocol
 import class WorkoutctlCommands.ControlConnection
 import ControlProtocol
 import Foundation
@@ -10,7 +11,7 @@ import WorkoutdTesting
     /// Sends `count` pipelined commands from a background thread and reads every reply there.
     private func flood(_ wearable: SimulatedWearable, count: Int) -> Thread {
         let thread = Thread {
-            let lines = (0..<count).map { #"{"command_type":"end_workout","id":\#($0)}"# + "\n" }.joined()
+            let lines = (0..<count).map { CommandLines.end(id: CommandLines.ID($0)) + "\n" }.joined()
             try? wearable.write(Array(lines.utf8), timeout: .seconds(60))
         }
         thread.start()
@@ -22,7 +23,7 @@ import WorkoutdTesting
         var samples: [Duration] = []
         repeat {
             let start = ContinuousClock.now
-            let reply = try wearable.request(#"{"command_type":"share_workout","service":"twitter"}"#)
+            let reply = try wearable.request(CommandLines.share())
             samples.append(ContinuousClock.now - start)
             #expect(reply.contains("nothing_to_share"))
         } while !done() && samples.count < 100_000
@@ -34,7 +35,7 @@ import WorkoutdTesting
     }
 
     private func milliseconds(_ duration: Duration) -> String {
-        String(format: "%.2f ms", Double(duration.components.attoseconds) / 1e15 + Double(duration.components.seconds) * 1000)
+        String(format: "%.2f ms", duration.inSeconds * 1000)
     }
 
     private func subscribeWithoutReading(_ daemon: ControlledDaemon) throws -> ControlConnection {

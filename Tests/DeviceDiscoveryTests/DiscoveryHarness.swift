@@ -4,7 +4,7 @@ import Logging
 import NIOPosix
 import SerialTransport
 import Synchronization
-import UdevTestbed
+import WorkoutdTesting
 import WorkoutEngine
 import WorkoutProtocol
 
@@ -87,11 +87,11 @@ extension MockWearable {
 /// Command lines exactly as the wearable sends them.
 enum WireCommand {
     static func start(id: Int, location: String = "Gym") -> String {
-        #"{"command_type":"start_workout","location":"\#(location)","date":"2020-03-16 19:45:13 +0000","intensityLevel":5,"id":\#(id)}"#
+        CommandLines.start(id: CommandLines.ID(id), location: location)
     }
 
     static func end(id: Int) -> String {
-        #"{"command_type":"end_workout","id":\#(id)}"#
+        CommandLines.end(id: CommandLines.ID(id))
     }
 }
 

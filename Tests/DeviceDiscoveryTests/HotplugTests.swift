@@ -2,7 +2,7 @@ import DeviceDiscovery
 import Foundation
 import SerialTransport
 import Testing
-import UdevTestbed
+import WorkoutdTesting
 import WorkoutEngine
 import WorkoutProtocol
 

@@ -1,4 +1,5 @@
 import WorkoutProtocol
+import WorkoutdTesting
 
 /// One command of a load: the id the wearable gave it and the line it sent.
 struct LoadCommand: Sendable {
@@ -17,9 +18,9 @@ enum CommandCycles {
             return [
                 LoadCommand(
                     id: .string("start-\(n)"), type: .startWorkout,
-                    line: #"{"command_type":"start_workout","id":"start-\#(n)","location":"\#(location) \#(n)","date":"2020-03-16 19:45:13 +0000","intensityLevel":\#(intensity)}"#),
-                LoadCommand(id: .string("end-\(n)"), type: .endWorkout, line: #"{"command_type":"end_workout","id":"end-\#(n)"}"#),
-                LoadCommand(id: .string("share-\(n)"), type: .shareWorkout, line: #"{"command_type":"share_workout","id":"share-\#(n)","service":"twitter"}"#),
+                    line: CommandLines.start(id: "start-\(n)", location: "\(location) \(n)", intensity: intensity)),
+                LoadCommand(id: .string("end-\(n)"), type: .endWorkout, line: CommandLines.end(id: "end-\(n)")),
+                LoadCommand(id: .string("share-\(n)"), type: .shareWorkout, line: CommandLines.share(id: "share-\(n)")),
             ]
         }
     }

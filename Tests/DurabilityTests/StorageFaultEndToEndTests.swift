@@ -35,12 +35,12 @@ struct StorageFaultEndToEndTests {
         defer { setup.remove() }
         let wearable = try SimulatedWearable()
         func start(_ n: Int) -> String {
-            #"{"command_type":"start_workout","id":"start-\#(n)","location":"Gym","date":"2020-03-16 19:45:13 +0000","intensityLevel":5}"#
+            CommandLines.start(id: "start-\(n)")
         }
         do {
             let daemon = try setup.startDaemon(device: wearable.devicePath)
             #expect(try decode(wearable.request(start(1))).isSuccess)
-            #expect(try decode(wearable.request(#"{"command_type":"end_workout","id":"end-1"}"#)).isSuccess)
+            #expect(try decode(wearable.request(CommandLines.end(id: "end-1"))).isSuccess)
             daemon.stop()
         }
         // Past the size checked whole at open: a table of ~6 MB the daemon never reads while serving, added
@@ -76,11 +76,11 @@ struct StorageFaultEndToEndTests {
         defer { daemon.stop() }
         let location = String(repeating: "x", count: Workout.maximumLocationLength - 8)
         func start(_ n: Int) -> String {
-            #"{"command_type":"start_workout","id":"start-\#(n)","location":"\#(location)","date":"2020-03-16 19:45:13 +0000","intensityLevel":5}"#
+            CommandLines.start(id: "start-\(n)", location: location)
         }
-        func end(_ n: Int) -> String { #"{"command_type":"end_workout","id":"end-\#(n)"}"# }
+        func end(_ n: Int) -> String { CommandLines.end(id: "end-\(n)") }
         func send(_ line: String) throws -> Reply { try decode(wearable.request(line, timeout: .seconds(10))) }
-        let share = #"{"command_type":"share_workout","id":"share-after-full","service":"twitter"}"#
+        let share = CommandLines.share(id: "share-after-full")
         #expect(try send(start(0)).isSuccess && send(end(0)).isSuccess)
 
         try disk.fill()

@@ -9,9 +9,9 @@ import WorkoutdTesting
 @Suite("workoutd end to end over ptys", .serialized)
 struct DaemonEndToEndTests {
     static let seeds = SeedCommands.lines() ?? [
-        #"{"command_type": "start_workout", "location": "Gary's Gym", "date": "2020-03-16 19:45:13 +0000", "intensityLevel": 5}"#,
-        #"{"command_type": "end_workout"}"#,
-        #"{"command_type": "share_workout", "service": "twitter"}"#,
+        CommandLines.start(location: "Gary's Gym"),
+        CommandLines.end(),
+        CommandLines.share(),
     ]
 
     func decode(_ line: String) throws -> Reply {
@@ -39,9 +39,9 @@ struct DaemonEndToEndTests {
     func errorsThenRecovery() throws {
         let wearable = try SimulatedWearable()
         let daemon = try startDaemon([wearable.devicePath])
-        try wearable.write(Array("garbage\n".utf8) + [0xFF, 0x0A] + Array(#"{"command_type":"end_workout","id":"e1"}"#.utf8) + [0x0D, 0x0A])
+        try wearable.write(Array("garbage\n".utf8) + [0xFF, 0x0A] + Array(CommandLines.end(id: "e1").utf8) + [0x0D, 0x0A])
         try wearable.write(Array(repeating: UInt8(ascii: "z"), count: 10_000) + [0x0A])
-        try wearable.send(#"{"command_type":"start_workout","location":"Pool","date":"2020-03-16T19:45:13Z","intensityLevel":3,"id":2}"#)
+        try wearable.send(CommandLines.start(id: 2, location: "Pool", date: "2020-03-16T19:45:13Z", intensity: 3))
         let replies = try wearable.readLines(5).map(decode)
         let codes = replies.map { $0.errorCode?.rawValue ?? "ok" }
         #expect(codes == ["malformed_json", "malformed_json", "no_active_workout", "line_too_long", "ok"])
@@ -56,10 +56,10 @@ struct DaemonEndToEndTests {
         try watches[0].send(Self.seeds[0])
         #expect(try decode(watches[0].readLine()).isSuccess)
         for watch in watches.dropFirst() {
-            let reply = try decode(watch.request(#"{"command_type":"end_workout"}"#))
+            let reply = try decode(watch.request(CommandLines.end()))
             #expect(reply.outcome == .error(.noActiveWorkout))
         }
-        #expect(try decode(watches[0].request(#"{"command_type":"end_workout"}"#)).isSuccess)
+        #expect(try decode(watches[0].request(CommandLines.end())).isSuccess)
         _ = daemon
     }
 
@@ -74,7 +74,7 @@ struct DaemonEndToEndTests {
         try link.start()
         wearable = try SimulatedWearable(path: link.wearableLink)
         // The reopened device is the same identity (its configured path): the workout is still active.
-        let reply = try decode(wearable.request(#"{"command_type":"start_workout","location":"Gym","date":"2020-03-16 19:45:13 +0000","intensityLevel":5}"#, timeout: .seconds(10)))
+        let reply = try decode(wearable.request(CommandLines.start(), timeout: .seconds(10)))
         #expect(reply.outcome == .error(.workoutAlreadyActive))
         #expect(daemon.process.isRunning)
     }
@@ -83,9 +83,9 @@ struct DaemonEndToEndTests {
     func gracefulShutdown() throws {
         let wearable = try SimulatedWearable()
         let daemon = try startDaemon([wearable.devicePath])
-        #expect(try decode(wearable.request(#"{"command_type":"end_workout"}"#)).outcome == .error(.noActiveWorkout))
+        #expect(try decode(wearable.request(CommandLines.end())).outcome == .error(.noActiveWorkout))
         let count = 300
-        try wearable.write(Array(String(repeating: #"{"command_type":"end_workout","id":1}"# + "\n", count: count).utf8))
+        try wearable.write(Array(String(repeating: CommandLines.end(id: 1) + "\n", count: count).utf8))
         usleep(100_000)
         daemon.signal(SIGTERM)
         let replies = try wearable.readLines(count, timeout: .seconds(10))
@@ -97,10 +97,10 @@ struct DaemonEndToEndTests {
     func neverReadingDevice() throws {
         let wearable = try SimulatedWearable()
         let daemon = try startDaemon([wearable.devicePath])
-        #expect(try decode(wearable.request(#"{"command_type":"end_workout"}"#)).outcome == .error(.noActiveWorkout))
+        #expect(try decode(wearable.request(CommandLines.end())).outcome == .error(.noActiveWorkout))
         let before = residentKiB(of: daemon.process.processIdentifier)
         // Write commands and never read a reply: once the pty fills both ways the daemon must stop reading.
-        let chunk = Array(String(repeating: #"{"command_type":"end_workout","id":12345}"# + "\n", count: 1000).utf8)
+        let chunk = Array(String(repeating: CommandLines.end(id: 12345) + "\n", count: 1000).utf8)
         var written = 0
         for _ in 0..<400 {
             do { try wearable.write(chunk, timeout: .milliseconds(200)) } catch { break }
@@ -117,14 +117,14 @@ struct DaemonEndToEndTests {
     func gigabyteWithoutNewline() throws {
         let wearable = try SimulatedWearable()
         let daemon = try startDaemon([wearable.devicePath])
-        #expect(try decode(wearable.request(#"{"command_type":"end_workout"}"#)).outcome == .error(.noActiveWorkout))
+        #expect(try decode(wearable.request(CommandLines.end())).outcome == .error(.noActiveWorkout))
         let before = residentKiB(of: daemon.process.processIdentifier)
         let chunk = [UInt8](repeating: UInt8(ascii: "a"), count: 1 << 20)
         for _ in 0..<1024 { try wearable.write(chunk, timeout: .seconds(30)) }
         let after = residentKiB(of: daemon.process.processIdentifier)
         try wearable.write([0x0A])
         #expect(try decode(wearable.readLine()).outcome == .error(.lineTooLong(limit: 4096)))
-        #expect(try decode(wearable.request(#"{"command_type":"end_workout"}"#)).outcome == .error(.noActiveWorkout))
+        #expect(try decode(wearable.request(CommandLines.end())).outcome == .error(.noActiveWorkout))
         #expect(after - before < 16 * 1024, "RSS grew from \(before) KiB to \(after) KiB")
     }
 

@@ -1,4 +1,4 @@
-import DeviceHarness
+import WorkoutdTesting
 import PropertyBased
 
 /// Byte streams a wearable (or a broken one) might send: commands good and bad, blank lines, CRLF,

@@ -1,4 +1,4 @@
-import DeviceHarness
+import WorkoutdTesting
 import Testing
 
 /// The fuzzer's oracle must itself judge by RFC 8259 and the protocol's rules, or agreeing with it proves nothing.

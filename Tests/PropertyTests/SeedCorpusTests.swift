@@ -1,4 +1,4 @@
-import DeviceHarness
+import WorkoutdTesting
 import Foundation
 import Testing
 

@@ -82,9 +82,9 @@ final class ReplicationHub: @unchecked Sendable {
 
     static func cycle(_ n: Int, device: Int, tag: String) -> [String] {
         [
-            #"{"command_type":"start_workout","id":"\#(tag)-start-\#(device)-\#(n)","location":"Room \#(device)","date":"2020-03-16 19:45:13 +0000","intensityLevel":\#(n % 10 + 1)}"#,
-            #"{"command_type":"end_workout","id":"\#(tag)-end-\#(device)-\#(n)"}"#,
-            #"{"command_type":"share_workout","id":"\#(tag)-share-\#(device)-\#(n)","service":"twitter"}"#,
+            CommandLines.start(id: "\(tag)-start-\(device)-\(n)", location: "Room \(device)", intensity: n % 10 + 1),
+            CommandLines.end(id: "\(tag)-end-\(device)-\(n)"),
+            CommandLines.share(id: "\(tag)-share-\(device)-\(n)"),
         ]
     }
 

@@ -43,7 +43,7 @@ import WorkoutdTesting
             try await Task.sleep(for: .milliseconds(10))
         }
         #expect(await manager.devices().first?.snapshot.waitingReason == nil, "served: no reason left behind")
-        #expect(try wearable.request(#"{"command_type":"start_workout","location":"Gym","date":"2020-03-16T19:45:13Z","intensityLevel":5}"#)
+        #expect(try wearable.request(CommandLines.start(date: "2020-03-16T19:45:13Z"))
             .contains(#""status":"ok""#), "served once released")
         await manager.drainAll(timeout: .seconds(2))
     }

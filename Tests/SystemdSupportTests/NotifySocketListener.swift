@@ -1,5 +1,6 @@
 import Foundation
 import Glibc
+import WorkoutProtocol
 
 /// The service manager's end of `NOTIFY_SOCKET`: a real AF_UNIX datagram socket that collects what
 /// sd_notify(3) sends, one datagram per call. Waiting happens on a Dispatch thread, never on the
@@ -47,7 +48,7 @@ final class NotifySocketListener: Sendable {
 
     private func receive(timeout: Duration) -> String? {
         var entry = pollfd(fd: descriptor, events: Int16(POLLIN), revents: 0)
-        let milliseconds = Int32(timeout.components.seconds * 1000 + timeout.components.attoseconds / 1_000_000_000_000_000)
+        let milliseconds = Int32(timeout.inMilliseconds)
         guard poll(&entry, 1, milliseconds) == 1 else { return nil }
         var buffer = [UInt8](repeating: 0, count: 4096)
         let count = recv(descriptor, &buffer, buffer.count, 0)

@@ -3,6 +3,7 @@ import Synchronization
 import Testing
 import WorkoutEngine
 import WorkoutProtocol
+import WorkoutdTesting
 
 /// Wraps the in-memory store so a test can make it fail like a full disk would.
 final class FailingStore: SessionStore, RecordQueries {
@@ -34,10 +35,10 @@ struct DeviceSessionTests {
 
     static func line(_ text: String) -> DecodedLine { CommandLineDecoder().decode(Array(text.utf8)) }
     static func start(_ id: Int? = nil) -> DecodedLine {
-        line(#"{"command_type":"start_workout","location":"Gym","date":"2020-03-16 19:45:13 +0000","intensityLevel":5\#(id.map { ",\"id\":\($0)" } ?? "")}"#)
+        line(CommandLines.start(id: id.map(CommandLines.ID.init)))
     }
-    static func end(_ id: Int? = nil) -> DecodedLine { line(#"{"command_type":"end_workout"\#(id.map { ",\"id\":\($0)" } ?? "")}"#) }
-    static func share(_ id: Int? = nil) -> DecodedLine { line(#"{"command_type":"share_workout","service":"facebook"\#(id.map { ",\"id\":\($0)" } ?? "")}"#) }
+    static func end(_ id: Int? = nil) -> DecodedLine { line(CommandLines.end(id: id.map(CommandLines.ID.init))) }
+    static func share(_ id: Int? = nil) -> DecodedLine { line(CommandLines.share(id: id.map(CommandLines.ID.init), service: "facebook")) }
 
     @Test("start, end and share follow the session state")
     func stateMachine() async throws {

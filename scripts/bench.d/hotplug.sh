@@ -8,12 +8,9 @@
 set -euo pipefail
 
 root=${BENCH_ROOT:-$(cd "$(dirname "$0")/../.." && pwd)}
-scratch=${BENCH_SCRATCH:-$root/.build-bench}
 cd "$root"
 
-build=(swift build --scratch-path "$scratch" -c release)
-"${build[@]}" --product HotplugBenchmark
-bin=$("${build[@]}" --show-bin-path)
+bin=$(bash "$root/scripts/bench-build.sh" HotplugBenchmark)
 
 work=$(mktemp -d "${TMPDIR:-/tmp}/workoutd-bench.XXXXXX")
 trap 'rm -rf "$work"' EXIT

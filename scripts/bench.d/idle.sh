@@ -9,12 +9,9 @@
 set -euo pipefail
 
 root=${BENCH_ROOT:-$(cd "$(dirname "$0")/../.." && pwd)}
-scratch=${BENCH_SCRATCH:-$root/.build-bench}
 cd "$root"
 
-build=(swift build --scratch-path "$scratch" -c release ${BENCH_BUILD_FLAGS:-})  # e.g. --ignore-lock
-"${build[@]}" --product workoutd
-bin=$("${build[@]}" --show-bin-path)
+bin=$(bash "$root/scripts/bench-build.sh" workoutd)
 
 work=$(mktemp -d "${TMPDIR:-/tmp}/workoutd-bench-idle.XXXXXX")
 trap 'rm -rf "$work"' EXIT

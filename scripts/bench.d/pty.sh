@@ -9,14 +9,9 @@
 set -euo pipefail
 
 root=${BENCH_ROOT:-$(cd "$(dirname "$0")/../.." && pwd)}
-scratch=${BENCH_SCRATCH:-$root/.build-bench}
 cd "$root"
 
-build=(swift build --scratch-path "$scratch" -c release)
-"${build[@]}" --product workoutd
-"${build[@]}" --product WorkoutdBenchmarks
-"${build[@]}" --product NIOEchoBaseline
-bin=$("${build[@]}" --show-bin-path)
+bin=$(bash "$root/scripts/bench-build.sh" workoutd WorkoutdBenchmarks NIOEchoBaseline)
 
 work=$(mktemp -d "${TMPDIR:-/tmp}/workoutd-bench.XXXXXX")
 trap 'rm -rf "$work"' EXIT
@@ -52,7 +47,7 @@ fi
     echo "Command: \`make bench\` (\`bash scripts/bench.sh pty\`). The echo baseline answers every line with one fixed"
     echo "reply, i.e. the limit of a pty on this machine; floors from issue 2 (and issue 4 for the durable store),"
     echo "and issue 17's: in-memory throughput ≥ 0.3 of the C echo, single-flight p50 ≤ 1.2× and p99 ≤ 1.3× the echo over NIO."
-    echo "The echo over NIO (Sources/Benchmarks/NIOEchoBaseline) gives the same reply through workoutd's own transport"
+    echo "The echo over NIO (Benchmarks/Sources/NIOEchoBaseline) gives the same reply through workoutd's own transport"
     echo "(the tty opened by SerialPort, one NIOPipeBootstrap channel), so what lies between it and workoutd is the protocol:"
     echo "framing, decoding, the session, storage, events, encoding and share delivery."
     echo "Each round and the latency run start the program afresh on a new pty (workoutd with a new state directory),"

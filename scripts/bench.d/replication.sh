@@ -4,7 +4,7 @@
 # when run as root, on a unix socket only), side by side:
 #   - pipelined throughput through a pty (WorkoutdBenchmarks): in-memory store, durable store with replication
 #     off, durable store with replication on; floor: on / off ≥ 0.90;
-#   - lag (Sources/Benchmarks/ReplicationLag): 4 devices × 250 commands/s, start/end paced, from each
+#   - lag (Benchmarks/Sources/ReplicationLag): 4 devices × 250 commands/s, start/end paced, from each
 #     start_workout reply on its tty to the row being visible in `workouts`; floor: p99 ≤ 1 s.
 # Run through `bash scripts/bench.sh replication`; needs Debian's `postgresql` package and a C compiler (cc).
 #
@@ -14,17 +14,12 @@
 set -euo pipefail
 
 root=${BENCH_ROOT:-$(cd "$(dirname "$0")/../.." && pwd)}
-scratch=${BENCH_SCRATCH:-$root/.build-bench}
 cd "$root"
 
 pgbin=$(ls -d /usr/lib/postgresql/*/bin 2>/dev/null | sort -V | tail -n 1)
 [ -x "$pgbin/initdb" ] || { echo "replication: PostgreSQL is not installed (apt-get install postgresql)" >&2; exit 1; }
 
-build=(swift build --scratch-path "$scratch" -c release)
-"${build[@]}" --product workoutd
-"${build[@]}" --product WorkoutdBenchmarks
-"${build[@]}" --product ReplicationLag
-bin=$("${build[@]}" --show-bin-path)
+bin=$(bash "$root/scripts/bench-build.sh" workoutd WorkoutdBenchmarks ReplicationLag)
 
 work=$(mktemp -d "${TMPDIR:-/tmp}/workoutd-bench.XXXXXX")
 # The cluster's directory holds its socket; initdb refuses to run as root, so as root it belongs to nobody.

@@ -8,12 +8,9 @@
 set -euo pipefail
 
 root=${BENCH_ROOT:-$(cd "$(dirname "$0")/../.." && pwd)}
-scratch=${BENCH_SCRATCH:-$root/.build-bench}
 cd "$root"
 
-build=(swift build --scratch-path "$scratch" -c release ${BENCH_BUILD_FLAGS:-})  # e.g. --ignore-lock
-"${build[@]}" --product workoutd
-bin=$("${build[@]}" --show-bin-path)
+bin=$(bash "$root/scripts/bench-build.sh" workoutd)
 workoutd=${BENCH_WORKOUTD:-$bin/workoutd}
 
 work=$(mktemp -d "${TMPDIR:-/tmp}/workoutd-bench-startup.XXXXXX")

@@ -1,5 +1,6 @@
 import Foundation
 import Synchronization
+import WorkoutProtocol
 import WorkoutdTesting
 
 /// Pipelined throughput: every command written as fast as the line takes it, while a second thread
@@ -14,7 +15,7 @@ enum PipelinedThroughput {
         /// The replies as they arrived, for checking after the clock has stopped.
         var replies: [UInt8]
 
-        var seconds: Double { Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18 }
+        var seconds: Double { elapsed.inSeconds }
         var commandsPerSecond: Double { Double(commands) / seconds }
         var megabytesPerSecondIn: Double { Double(commandBytes) / seconds / 1e6 }
         var megabytesPerSecondOut: Double { Double(replyBytes) / seconds / 1e6 }

@@ -10,7 +10,7 @@ import Foundation
 import Logging
 import NIOPosix
 import SerialTransport
-import UdevTestbed
+import WorkoutdTesting
 import WorkoutEngine
 
 let options = BenchmarkOptions.parse(CommandLine.arguments.dropFirst())

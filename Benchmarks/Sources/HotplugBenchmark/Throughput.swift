@@ -1,6 +1,7 @@
 import Foundation
 import Synchronization
-import UdevTestbed
+import WorkoutProtocol
+import WorkoutdTesting
 
 /// Pipelined commands through several served devices at once: each device alternates
 /// `start_workout`/`end_workout` (every one acknowledged) with a bounded number in flight.
@@ -55,7 +56,7 @@ enum Throughput {
         if let failure = failures.withLock({ $0.first }) {
             throw PlugSession.BenchmarkError(description: failure)
         }
-        let seconds = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
+        let seconds = elapsed.inSeconds
         return Double(wearables.count * commandsPerDevice) / seconds
     }
 

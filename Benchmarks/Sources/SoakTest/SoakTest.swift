@@ -3,6 +3,7 @@ import Glibc
 #endif
 import Foundation
 import Synchronization
+import WorkoutProtocol
 import WorkoutdTesting
 
 /// `make soak`: several simulated devices against one workoutd for a set time, with hostile
@@ -55,14 +56,14 @@ enum SoakTest {
         Thread { stuck.run(until: deadline); finished.leave() }.start()
 
         while ContinuousClock.now < deadline {
-            Thread.sleep(forTimeInterval: min(options.sampleInterval.seconds, max(0.01, (deadline - ContinuousClock.now).seconds)))
+            Thread.sleep(forTimeInterval: min(options.sampleInterval.inSeconds, max(0.01, (deadline - ContinuousClock.now).inSeconds)))
             guard var sample = ProcessSample.take(pid: pid, elapsed: ContinuousClock.now - clockStart, stateDirectory: stateDirectory) else {
                 throw SoakFailure("workoutd died during the soak; its log: \(keepLog(of: daemon))")
             }
             sample.stuckDeviceBytes = stuck.bytesAccepted.load(ordering: .relaxed)
             samples.append(sample)
             if samples.count % 12 == 0 {
-                print("soak: t=\(Int(sample.elapsed.seconds))s rss=\(sample.residentKiB)KiB fds=\(sample.openDescriptors) (state dir \(sample.stateDescriptors)) stuck-device-bytes=\(sample.stuckDeviceBytes)")
+                print("soak: t=\(Int(sample.elapsed.inSeconds))s rss=\(sample.residentKiB)KiB fds=\(sample.openDescriptors) (state dir \(sample.stateDescriptors)) stuck-device-bytes=\(sample.stuckDeviceBytes)")
             }
         }
         finished.wait()
@@ -101,7 +102,7 @@ enum SoakTest {
             verdicts.append("no descriptor leak (\(first.otherDescriptors) → \(final.otherDescriptors) outside the state directory)")
         } else {
             passed = false
-            verdicts.append("descriptors outside the state directory \(first.otherDescriptors) → \(final.otherDescriptors)")
+            verdicts.append("descriptors outside the state directory \(first.otherDescriptors) → \(final.otherDescriptors) (\(first.descriptorChanges(to: final)))")
         }
         let stateMaximum = samples.map(\.stateDescriptors).max() ?? 0
         if stateMaximum <= stateDescriptorBound {

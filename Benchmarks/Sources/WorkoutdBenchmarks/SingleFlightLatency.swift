@@ -1,4 +1,5 @@
 import Histogram
+import WorkoutProtocol
 import WorkoutdTesting
 
 /// Single-flight latency: one command written, its whole reply read, then the next; each round trip
@@ -27,7 +28,7 @@ enum SingleFlightLatency {
         }
         for entry in commands {
             let elapsed = try roundTrip(master, entry.line, chunk: &chunk, into: &replies)
-            let nanoseconds = elapsed.components.seconds * 1_000_000_000 + elapsed.components.attoseconds / 1_000_000_000
+            let nanoseconds = elapsed.inNanoseconds
             _ = histogram.record(UInt64(max(nanoseconds, 1)))
         }
         return Result(histogram: histogram, replies: replies)

@@ -1,7 +1,6 @@
 #if canImport(Glibc)
 import Glibc
 #endif
-import DeviceHarness
 import Foundation
 import Synchronization
 import WorkoutdTesting
@@ -53,7 +52,11 @@ final class SoakDevice: @unchecked Sendable {
                 }
                 tally.bytesSent += batch.bytes.count
                 for line in try link.wearable.readLines(batch.replies, timeout: .seconds(30)) {
-                    if try ReplyLineCheck.summary(of: Array(line.utf8) + [UInt8(ascii: "\n")]).isSuccess,
+                    // A command ended by CRLF is answered with CRLF (serial.reply_line_ending auto): that CR is the
+                    // line's ending, not part of the reply.
+                    var bytes = Array(line.utf8)
+                    if bytes.last == UInt8(ascii: "\r") { bytes.removeLast() }
+                    if try ReplyLineCheck.summary(of: bytes + [UInt8(ascii: "\n")]).isSuccess,
                        line.contains(#""command_type":"start_workout""#) || line.contains(#""command_type":"share_workout""#) {
                         tally.storedRecords += 1
                     }

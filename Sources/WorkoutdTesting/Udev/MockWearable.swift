@@ -2,6 +2,7 @@ import Dispatch
 import Synchronization
 #if canImport(Glibc)
 import Glibc
+import WorkoutProtocol
 #endif
 
 /// The wearable's side of a mock tty: writes command lines into the pty and reads reply lines out.
@@ -52,7 +53,7 @@ public final class MockWearable: Sendable {
             let remaining = deadline - ContinuousClock.now
             guard remaining > .zero else { return nil }
             var descriptor = pollfd(fd: tty.controller, events: Int16(POLLIN), revents: 0)
-            let milliseconds = Int32(clamping: remaining.components.seconds * 1000 + remaining.components.attoseconds / 1_000_000_000_000_000 + 1)
+            let milliseconds = Int32(clamping: remaining.inMilliseconds + 1)
             let ready = poll(&descriptor, 1, milliseconds)
             if ready < 0 && errno != EINTR { return nil }
             // POLLHUP alone means nobody has the node open (yet): keep waiting until the deadline.

@@ -1,4 +1,5 @@
 import Foundation
+import WorkoutProtocol
 
 /// The figures of one run, as the markdown table `make bench` prints.
 struct BenchmarkReport {
@@ -41,7 +42,7 @@ struct BenchmarkReport {
     }
 
     private func milliseconds(_ duration: Duration) -> String {
-        let value = Double(duration.components.seconds) * 1000 + Double(duration.components.attoseconds) / 1e15
+        let value = duration.inSeconds * 1000
         return String(format: "%.2f", value)
     }
 }

@@ -117,7 +117,7 @@ final class Sightings: Sendable {
 }
 
 func milliseconds(_ duration: Duration) -> Double {
-    Double(duration.components.seconds) * 1000 + Double(duration.components.attoseconds) / 1e15
+    duration.inSeconds * 1000
 }
 
 func progress(_ text: String) {

@@ -1,5 +1,5 @@
 import Foundation
-import UdevTestbed
+import WorkoutdTesting
 
 /// Plugs fresh wearables into the testbed and times them, from the wearable's side.
 struct PlugSession: Sendable {

@@ -1,4 +1,5 @@
 import Foundation
+import WorkoutProtocol
 
 /// The soak run's figures, as the delimited section of `docs/benchmarks.md` it owns.
 struct SoakReport {
@@ -16,30 +17,30 @@ struct SoakReport {
     var passed: Bool
 
     var totalReplies: Int { devices.map(\.replies).reduce(0, +) }
-    var repliesPerSecond: Double { Double(totalReplies) / elapsed.seconds }
+    var repliesPerSecond: Double { Double(totalReplies) / elapsed.inSeconds }
 
     var markdown: String {
         var text = "\(Self.startMarker)\n## Soak (`make soak`)\n\n"
         text += "Run \(Date().formatted(.iso8601)) on \(ProcessInfo.processInfo.activeProcessorCount) cores: "
-        text += "\(options.readingDevices) reading devices + 1 that never reads, one \(options.configuration.map { "\($0) " } ?? "")workoutd, \(Int(elapsed.seconds)) s "
-        text += "(SOAK_SECONDS=\(Int(options.duration.seconds))), replug chance \(options.replugPercent) % per batch. "
+        text += "\(options.readingDevices) reading devices + 1 that never reads, one \(options.configuration.map { "\($0) " } ?? "")workoutd, \(Int(elapsed.inSeconds)) s "
+        text += "(SOAK_SECONDS=\(Int(options.duration.inSeconds))), replug chance \(options.replugPercent) % per batch. "
         text += "Traffic: valid start/end/share with ids, malformed JSON, unknown commands, invalid fields, invalid UTF-8, "
         text += "4097–20000-byte lines, blank and CRLF lines, written in random 1–8192-byte pieces.\n\n"
         text += "| figure | value |\n|---|---|\n"
         text += "| replies received and checked | \(totalReplies) (\(String(format: "%.0f", repliesPerSecond))/s) |\n"
         text += "| batches | \(devices.map(\.batches).reduce(0, +)) |\n"
         text += "| unplug/replug cycles | \(devices.map(\.replugs).reduce(0, +)) |\n"
-        text += "| bytes the never-reading device got in | \(stuckBytesAccepted) (at \(Int(baseline.elapsed.seconds)) s: \(baseline.stuckDeviceBytes)) |\n"
+        text += "| bytes the never-reading device got in | \(stuckBytesAccepted) (at \(Int(baseline.elapsed.inSeconds)) s: \(baseline.stuckDeviceBytes)) |\n"
         let stored = devices.map(\.storedRecords).reduce(0, +)
         text += "| workouts started + shares queued (kept by the store) | \(stored) |\n"
-        text += "| RSS at \(Int(baseline.elapsed.seconds)) s → end | \(baseline.residentKiB) KiB → \(final.residentKiB) KiB (\(final.residentKiB - baseline.residentKiB >= 0 ? "+" : "")\(final.residentKiB - baseline.residentKiB) KiB) |\n"
+        text += "| RSS at \(Int(baseline.elapsed.inSeconds)) s → end | \(baseline.residentKiB) KiB → \(final.residentKiB) KiB (\(final.residentKiB - baseline.residentKiB >= 0 ? "+" : "")\(final.residentKiB - baseline.residentKiB) KiB) |\n"
         text += "| RSS min / max over the run | \(samples.map(\.residentKiB).min() ?? 0) / \(samples.map(\.residentKiB).max() ?? 0) KiB |\n"
         text += "| open descriptors start → end | \(samples.first?.openDescriptors ?? 0) → \(final.openDescriptors) (max \(samples.map(\.openDescriptors).max() ?? 0)) |\n"
         text += "| of which under the state directory (SQLite pool, spool) | \(samples.first?.stateDescriptors ?? 0) → \(final.stateDescriptors) (max \(samples.map(\.stateDescriptors).max() ?? 0)) |\n"
         text += "| failures | \(devices.compactMap(\.failure).isEmpty ? "none" : devices.compactMap(\.failure).joined(separator: "; ")) |\n\n"
         text += "RSS, descriptors and the never-reading device's bytes over time:\n\n| t (s) | RSS (KiB) | fds (state dir) | never-reader bytes in |\n|---|---|---|---|\n"
         for sample in thinned(samples, to: 21) {
-            text += "| \(Int(sample.elapsed.seconds)) | \(sample.residentKiB) | \(sample.openDescriptors) (\(sample.stateDescriptors)) | \(sample.stuckDeviceBytes) |\n"
+            text += "| \(Int(sample.elapsed.inSeconds)) | \(sample.residentKiB) | \(sample.openDescriptors) (\(sample.stateDescriptors)) | \(sample.stuckDeviceBytes) |\n"
         }
         text += "\nVerdict: **\(passed ? "pass" : "FAIL")** — \(verdicts.joined(separator: "; ")).\n\(Self.endMarker)\n"
         return text
@@ -66,6 +67,3 @@ struct SoakReport {
     }
 }
 
-extension Duration {
-    var seconds: Double { Double(components.seconds) + Double(components.attoseconds) / 1e18 }
-}
