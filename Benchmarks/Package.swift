@@ -18,6 +18,9 @@ let package = Package(
         .package(url: "https://github.com/vapor/postgres-nio", from: "1.33.2"),
     ],
     targets: [
+        // What the drivers share: their command-line flags.
+        .target(name: "BenchmarkSupport", swiftSettings: strict),
+
         // Part hotplug: udev add → first ack latency, and 16-device vs 1-device throughput (run under umockdev-wrapper).
         .executableTarget(
             name: "HotplugBenchmark",
@@ -49,6 +52,7 @@ let package = Package(
         .executableTarget(
             name: "WorkoutdBenchmarks",
             dependencies: [
+                "BenchmarkSupport",
                 .product(name: "WorkoutdTesting", package: "workoutd"),
                 .product(name: "WorkoutProtocol", package: "workoutd"),
                 .product(name: "Histogram", package: "hdrhistogram-swift"),
@@ -60,6 +64,7 @@ let package = Package(
         .executableTarget(
             name: "ReplicationLag",
             dependencies: [
+                "BenchmarkSupport",
                 .product(name: "WorkoutdTesting", package: "workoutd"),
                 .product(name: "WorkoutProtocol", package: "workoutd"),
                 .product(name: "PostgresNIO", package: "postgres-nio"),

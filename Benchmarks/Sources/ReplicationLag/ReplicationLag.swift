@@ -8,6 +8,7 @@
 // start_workout and end_workout at the given rate per device (each command sent at its slot, never in a burst).
 // A start's reply time is stamped when the reply is read; a poller queries `workouts` for the hub every few
 // milliseconds and stamps each row when it first sees it. Prints the markdown of the distribution.
+import BenchmarkSupport
 import Foundation
 import Logging
 import NIOPosix
@@ -34,22 +35,16 @@ struct LagOptions {
 
     static func parse(_ arguments: [String]) throws(UsageError) -> LagOptions {
         var options = LagOptions()
-        var remaining = arguments[...]
-        while let flag = remaining.popFirst() {
-            if flag == "--" {
-                options.daemon = Array(remaining)
-                break
-            }
-            guard let value = remaining.popFirst() else { throw UsageError("\(flag) needs a value") }
+        options.daemon = try CommandLineFlags.parse(arguments) { flag, value throws(UsageError) in
             switch flag {
             case "--socket-dir": options.socketDirectory = value
             case "--hub-id": options.hubID = value
             case "--user": options.user = value
             case "--database": options.database = value
-            case "--port": options.port = try positive(value, flag)
-            case "--devices": options.devices = try positive(value, flag)
-            case "--rate": options.rate = try positive(value, flag)
-            case "--seconds": options.seconds = try positive(value, flag)
+            case "--port": options.port = try CommandLineFlags.positive(value, flag)
+            case "--devices": options.devices = try CommandLineFlags.positive(value, flag)
+            case "--rate": options.rate = try CommandLineFlags.positive(value, flag)
+            case "--seconds": options.seconds = try CommandLineFlags.positive(value, flag)
             default: throw UsageError("unknown option \(flag)")
             }
         }
@@ -58,17 +53,8 @@ struct LagOptions {
         }
         return options
     }
-
-    private static func positive(_ text: String, _ flag: String) throws(UsageError) -> Int {
-        guard let value = Int(text), value > 0 else { throw UsageError("\(flag) must be a positive integer; got '\(text)'") }
-        return value
-    }
 }
 
-struct UsageError: Error, CustomStringConvertible {
-    var description: String
-    init(_ description: String) { self.description = description }
-}
 
 /// When each workout's start was acknowledged on its tty, and when its row was first seen centrally.
 final class Sightings: Sendable {

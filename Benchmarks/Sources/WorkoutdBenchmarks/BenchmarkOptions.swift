@@ -1,3 +1,5 @@
+import BenchmarkSupport
+
 /// What `WorkoutdBenchmarks` measures, from its command line.
 ///
 /// Each program is `NAME=COMMAND`, where COMMAND is run by `/bin/sh -c` with `{device}` replaced by the
@@ -31,35 +33,24 @@ struct BenchmarkOptions {
 
     static func parse(_ arguments: some Sequence<String>) throws(UsageError) -> BenchmarkOptions {
         var options = BenchmarkOptions()
-        var iterator = arguments.makeIterator()
-        while let flag = iterator.next() {
-            guard let value = iterator.next() else { throw UsageError("\(flag) needs a value") }
+        let rest = try CommandLineFlags.parse(arguments) { flag, value throws(UsageError) in
             switch flag {
             case "--baseline": options.baseline = try .init(parsing: value)
             case "--reference": options.references.append(try .init(parsing: value))
             case "--subject": options.subjects.append(try .init(parsing: value))
             case "--durable": options.durableSubjects.append(try .init(parsing: value))
             case "--replicated": options.replicatedSubjects.append(try .init(parsing: value))
-            case "--commands": options.pipelinedCommands = try positive(value, flag)
-            case "--rounds": options.throughputRounds = try positive(value, flag)
-            case "--round-trips": options.roundTrips = try positive(value, flag)
-            case "--warm-up": options.warmUpRoundTrips = try positive(value, flag)
+            case "--commands": options.pipelinedCommands = try CommandLineFlags.positive(value, flag)
+            case "--rounds": options.throughputRounds = try CommandLineFlags.positive(value, flag)
+            case "--round-trips": options.roundTrips = try CommandLineFlags.positive(value, flag)
+            case "--warm-up": options.warmUpRoundTrips = try CommandLineFlags.positive(value, flag)
             default: throw UsageError("unknown option \(flag)")
             }
         }
+        guard rest.isEmpty else { throw UsageError("unexpected arguments after --: \(rest.joined(separator: " "))") }
         guard options.baseline != nil else { throw UsageError("--baseline is required") }
         guard !options.subjects.isEmpty else { throw UsageError("at least one --subject is required") }
         return options
     }
-
-    private static func positive(_ text: String, _ flag: String) throws(UsageError) -> Int {
-        guard let value = Int(text), value > 0 else { throw UsageError("\(flag) must be a positive integer; got '\(text)'") }
-        return value
-    }
 }
 
-/// A command line the benchmark cannot run with; printed with the usage.
-struct UsageError: Error, CustomStringConvertible {
-    var description: String
-    init(_ description: String) { self.description = description }
-}
