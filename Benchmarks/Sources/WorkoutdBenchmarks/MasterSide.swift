@@ -1,6 +1,7 @@
 #if canImport(Glibc)
 import Glibc
 #endif
+import WorkoutProtocol
 import WorkoutdTesting
 
 /// The wearable's end of the pty (the master, non-blocking), driven with plain read/write/poll so the
@@ -33,7 +34,7 @@ struct MasterSide: Sendable {
         let remaining = deadline - ContinuousClock.now
         guard remaining > .zero else { throw TestingError("timed out waiting for the program under test") }
         var descriptor = pollfd(fd: fd, events: Int16(events), revents: 0)
-        let milliseconds = Int32(min(remaining.components.seconds * 1000 + 1, 60_000))
+        let milliseconds = Int32(min(remaining.inMilliseconds + 1, 60_000))
         if poll(&descriptor, 1, milliseconds) < 0 && errno != EINTR {
             throw TestingError("poll failed: \(String(cString: strerror(errno)))")
         }
