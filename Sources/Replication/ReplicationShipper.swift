@@ -175,7 +175,7 @@ public final class ReplicationShipper: Service, Sendable {
             case .share(let share): shares.append(share)
             }
         }
-        let upserts = [try CentralUpserts.workouts(workouts, hubID: hubID), try CentralUpserts.shares(shares, hubID: hubID)]
+        let upserts = [CentralUpserts.workouts(workouts, hubID: hubID), CentralUpserts.shares(shares, hubID: hubID)]
         try await connection.inCentralTransaction(logger: logger) { connection in
             for upsert in upserts.compactMap({ $0 }) {
                 try await connection.queryUnlessClosed(upsert, logger: logger)
