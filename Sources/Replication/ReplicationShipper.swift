@@ -111,6 +111,7 @@ public final class ReplicationShipper: Service, Sendable {
                 let batch = try await log.pendingChanges(limit: configuration.batchSize)
                 let connection = try await connect(&session)
                 guard let through = batch.throughSequence else {
+                    try await log.saveShippedMark()
                     try await withDeadline { try await self.touchHub(connection) }
                     status.pending(0)
                     try await pruneIfDue()
