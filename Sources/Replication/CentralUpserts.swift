@@ -2,67 +2,56 @@ import PostgresNIO
 import WorkoutEngine
 import WorkoutProtocol
 
-/// A batch's changes as one multi-row upsert per table.
+/// A batch's changes as one upsert per table, each column of the batch one array parameter (`unnest`).
 ///
 /// Why not one INSERT per change: each is a round trip and a statement the server parses and plans, 500 per
 /// batch; on a hub that shares its cores with the devices (and in `make bench`, with the server) that work
-/// competes with the device path. One statement per table per batch does the same upserts. A batch holds each
-/// record at most once (``ReplicationLog/pendingChanges(limit:)`` keeps a record's newest state only), which
-/// `ON CONFLICT DO UPDATE` requires of one statement; 9 parameters per workout stay far below PostgreSQL's
-/// 65,535 per statement for any batch size we use.
+/// competes with the device path. Why arrays and not a VALUES list with a parameter per value: the statement
+/// then has a handful of parameters whatever the batch size, so the server parses and plans a short statement,
+/// not thousands of rows of placeholders, and the hub encodes each column as one binary array instead of
+/// formatting a placeholder per value. A batch holds each record at most once
+/// (``ReplicationLog/pendingChanges(limit:)`` keeps a record's newest state only), which `ON CONFLICT DO UPDATE`
+/// requires of one statement.
 enum CentralUpserts {
     /// Started and ended columns only move forward: an ended row never goes back to active.
-    static func workouts(_ workouts: [WorkoutRecord], hubID: String) throws -> PostgresQuery? {
-        guard let (values, binds) = valueRows(workouts, columns: 9, { workout, binds in
-            binds.append(hubID)
-            binds.append(workout.id)
-            binds.append(workout.device.rawValue)
-            binds.append(workout.location)
-            binds.append(workout.intensityLevel)
-            binds.append(workout.date)
-            binds.append(workout.startedAt)
-            binds.append(workout.endedAt)
-            binds.append(workout.endedAt.map { $0.timeIntervalSince(workout.startedAt) })
-        }) else { return nil }
-        return PostgresQuery(unsafeSQL: """
+    /// Arrays cannot hold NULL here (postgres-nio encodes no optional elements), so `ended` says which rows
+    /// have an end; the other rows' `ended_at` and `duration` elements are placeholders the CASE drops.
+    static func workouts(_ workouts: [WorkoutRecord], hubID: String) -> PostgresQuery? {
+        guard !workouts.isEmpty else { return nil }
+        let ids = workouts.map(\.id)
+        let devices = workouts.map(\.device.rawValue)
+        let locations = workouts.map(\.location)
+        let intensities = workouts.map(\.intensityLevel)
+        let dates = workouts.map(\.date)
+        let starts = workouts.map(\.startedAt)
+        let ended = workouts.map { $0.endedAt != nil }
+        let ends = workouts.map { $0.endedAt ?? $0.startedAt }
+        let durations = workouts.map { workout in workout.endedAt.map { $0.timeIntervalSince(workout.startedAt) } ?? 0 }
+        return """
             INSERT INTO workouts (hub_id, workout_id, device_id, location, intensity_level, date, started_at, ended_at, duration_seconds)
-            VALUES \(values)
+            SELECT \(hubID), id, device, location, intensity, date, started, CASE WHEN ended THEN ended_at END, CASE WHEN ended THEN duration END
+            FROM unnest(\(ids)::bigint[], \(devices)::text[], \(locations)::text[], \(intensities)::bigint[],
+                        \(dates)::timestamptz[], \(starts)::timestamptz[], \(ended)::boolean[], \(ends)::timestamptz[], \(durations)::float8[])
+                AS batch (id, device, location, intensity, date, started, ended, ended_at, duration)
             ON CONFLICT (hub_id, workout_id) DO UPDATE SET
                 ended_at = COALESCE(workouts.ended_at, excluded.ended_at),
                 duration_seconds = COALESCE(workouts.duration_seconds, excluded.duration_seconds)
-            """, binds: binds)
+            """
     }
 
     /// A share never changes once queued centrally.
-    static func shares(_ shares: [ShareRecord], hubID: String) throws -> PostgresQuery? {
-        guard let (values, binds) = valueRows(shares, columns: 5, { share, binds in
-            binds.append(hubID)
-            binds.append(share.id)
-            binds.append(share.workoutID)
-            binds.append(share.service.rawValue)
-            binds.append(share.queuedAt)
-        }) else { return nil }
-        return PostgresQuery(unsafeSQL: """
+    static func shares(_ shares: [ShareRecord], hubID: String) -> PostgresQuery? {
+        guard !shares.isEmpty else { return nil }
+        let ids = shares.map(\.id)
+        let workoutIDs = shares.map(\.workoutID)
+        let services = shares.map(\.service.rawValue)
+        let queued = shares.map(\.queuedAt)
+        return """
             INSERT INTO shares (hub_id, share_id, workout_id, service, queued_at)
-            VALUES \(values)
+            SELECT \(hubID), id, workout_id, service, queued_at
+            FROM unnest(\(ids)::bigint[], \(workoutIDs)::bigint[], \(services)::text[], \(queued)::timestamptz[])
+                AS batch (id, workout_id, service, queued_at)
             ON CONFLICT (hub_id, share_id) DO NOTHING
-            """, binds: binds)
-    }
-
-    /// `($1, …, $n), ($n+1, …)` for the records, with `bind` appending each record's `columns` values in column
-    /// order; `nil` for no records (an INSERT needs at least one row).
-    private static func valueRows<Record>(
-        _ records: [Record], columns: Int, _ bind: (Record, inout PostgresBindings) -> Void
-    ) -> (String, PostgresBindings)? {
-        guard !records.isEmpty else { return nil }
-        var binds = PostgresBindings(capacity: records.count * columns)
-        var rows: [String] = []
-        rows.reserveCapacity(records.count)
-        for record in records {
-            let first = binds.count + 1
-            rows.append("(" + (first..<first + columns).map { "$\($0)" }.joined(separator: ", ") + ")")
-            bind(record, &binds)
-        }
-        return (rows.joined(separator: ", "), binds)
+            """
     }
 }

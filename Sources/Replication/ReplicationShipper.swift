@@ -85,8 +85,10 @@ public final class ReplicationShipper: Service, Sendable {
         var connection: PostgresConnection?
         var generation = -1
         var nextConnectionID = 1
-        /// When the last batch was read, for ``ReplicationConfiguration/batchInterval``.
+        /// When the last batch was read, and how long after it the next may be
+        /// (``ReplicationConfiguration/batchInterval``, or ``ReplicationConfiguration/busyBatchInterval``).
         var lastBatch: ContinuousClock.Instant?
+        var interval: Duration = .zero
 
         mutating func close() {
             connection?.closeInBackground()
@@ -103,14 +105,17 @@ public final class ReplicationShipper: Service, Sendable {
             try Task.checkCancellation()
             do {
                 if let last = session.lastBatch {
-                    let wait = configuration.batchInterval - last.duration(to: .now)
+                    let wait = session.interval - last.duration(to: .now)
                     if wait > .zero { try await Task.sleep(for: wait) }
                 }
                 session.lastBatch = .now
                 // The batch first, so that the connection's liveness is checked right before it is used.
                 let batch = try await log.pendingChanges(limit: configuration.batchSize)
+                let busy = batch.changes.count >= configuration.busyBatchChanges
+                session.interval = busy ? configuration.busyBatchInterval : configuration.batchInterval
                 let connection = try await connect(&session)
                 guard let through = batch.throughSequence else {
+                    try await log.saveShippedMark()
                     try await withDeadline { try await self.touchHub(connection) }
                     status.pending(0)
                     try await pruneIfDue()
@@ -175,7 +180,7 @@ public final class ReplicationShipper: Service, Sendable {
             case .share(let share): shares.append(share)
             }
         }
-        let upserts = [try CentralUpserts.workouts(workouts, hubID: hubID), try CentralUpserts.shares(shares, hubID: hubID)]
+        let upserts = [CentralUpserts.workouts(workouts, hubID: hubID), CentralUpserts.shares(shares, hubID: hubID)]
         try await connection.inCentralTransaction(logger: logger) { connection in
             for upsert in upserts.compactMap({ $0 }) {
                 try await connection.queryUnlessClosed(upsert, logger: logger)

@@ -3,6 +3,8 @@ import WorkoutProtocol
 
 /// One committed change waiting to be shipped to the central database, with the record as it is now.
 ///
+/// The record holds what the central tables keep: no command ids, and a share's delivery state as when queued.
+///
 /// A workout that started and ended before it was shipped appears once, in its ended state: the central
 /// row only ever moves forward, so shipping the newest state is the same as shipping every step.
 public struct ReplicationChange: Sendable, Hashable {
@@ -38,8 +40,12 @@ public struct ReplicationBatch: Sendable, Hashable {
 public protocol ReplicationLog: Sendable {
     /// The oldest unshipped changes, in commit order, at most `limit` sequence numbers.
     func pendingChanges(limit: Int) async throws -> ReplicationBatch
-    /// Marks every change up to and including `sequence` as shipped at `date`.
+    /// Marks every change up to and including `sequence` as shipped at `date`, at once for what this log
+    /// reports; it may be kept durably only later (with the next commit, or ``saveShippedMark()``), so a crash
+    /// may ship those changes again, which the central upserts absorb.
     func markShipped(through sequence: Int64, at date: Date) async throws
+    /// Writes the newest mark durably if nothing has yet; the shipper calls it when it has caught up.
+    func saveShippedMark() async throws
     /// How many changes wait to be shipped.
     func pendingChangeCount() async throws -> Int
     /// Forgets shipped changes, and the shipped workouts and shares no session still refers to, older than

@@ -1,6 +1,7 @@
 import Foundation
 import GRDB
 import GRDBSQLite
+import Synchronization
 import WorkoutEngine
 import WorkoutProtocol
 
@@ -39,6 +40,8 @@ public final class SQLiteWorkoutStore: WorkoutStore {
     let database: any DatabaseWriter
     /// Set when replication is on: commits then also append to the outbox, and ring it afterwards.
     let replicationDoorbell: ReplicationDoorbell?
+    /// The shipper's newest mark that no transaction has written yet (``markShipped(through:at:)``).
+    let unsavedShippedMark = Mutex<ReplicationOutbox.ShippedMark?>(nil)
     /// Workouts and shares queued for replication at open because they were committed without it (0 when none).
     public let backFilledForReplication: Int
 
@@ -175,6 +178,8 @@ public final class SQLiteWorkoutStore: WorkoutStore {
         let rows = try BatchRows(batch)
         let window = replyWindow
         let replicated = replicationDoorbell != nil
+        // The shipper's mark rides along: one row more in a transaction that commits anyway.
+        let mark = replicated ? unsavedShippedMark.withLock({ $0 }) : nil
         try await writing { db in
             // Cached statements: compiled once per connection, not once per row.
             let upsertWorkout = try db.cachedStatement(sql: WorkoutRow.upsertSQL)
@@ -192,7 +197,9 @@ public final class SQLiteWorkoutStore: WorkoutStore {
                 try ReplyLog.append(replies, device: rows.session.device, window: window, in: db)
             }
             if replicated { try ReplicationOutbox.append(rows, in: db) }
+            if let mark { try ReplicationOutbox.save(mark, in: db) }
         }
+        if let mark { shippedMarkSaved(mark) }
         if let replicationDoorbell, !rows.workouts.isEmpty || !rows.shares.isEmpty { replicationDoorbell.ring() }
     }
 
