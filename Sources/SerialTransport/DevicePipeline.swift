@@ -32,7 +32,6 @@ public enum DevicePipeline {
         logger: Logger,
         unreadInput: @escaping CommandDispatchHandler.UnreadInput = { 0 },
         processImmediately: CommandDispatchHandler.ProcessImmediately? = nil,
-        announceImmediate: CommandDispatchHandler.AnnounceImmediate? = nil,
         process: @escaping CommandDispatchHandler.Process
     ) throws {
         try pipeline.addHandler(ByteCountingHandler())
@@ -42,7 +41,7 @@ public enum DevicePipeline {
         try pipeline.addHandler(MessageToByteHandler(ReplyLineEncoder(lineEnding: options.replyLineEnding)))
         try pipeline.addHandler(CommandDispatchHandler(
             maximumPendingLines: options.maximumPendingLines, logger: logger, unreadInput: unreadInput,
-            processImmediately: processImmediately, announceImmediate: announceImmediate, process: process))
+            processImmediately: processImmediately, process: process))
     }
 }
 

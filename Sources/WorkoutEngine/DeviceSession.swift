@@ -19,18 +19,6 @@ public actor DeviceSession {
     /// connections may both submit): actor isolation alone would let them interleave at `await`.
     private var busy = false
     private var waiting: [CheckedContinuation<Void, Never>] = []
-    /// The events of the last batch ``answerImmediately(_:from:)`` ran, until ``announceAnswered()``.
-    private var unannounced: Unannounced?
-
-    private struct Unannounced {
-        var lines: [DecodedLine]
-        var replies: [Reply]
-        var origin: CommandOrigin
-        /// What the commands caused, or the storage failure that dropped them.
-        var caused: [EngineEvent]
-        var started: ContinuousClock.Instant
-        var answered: ContinuousClock.Instant
-    }
     /// The executor the session was placed on, if any (see ``WorkoutEngine/SessionExecutor``).
     private nonisolated let executor: (any SerialExecutor)?
     /// Where the session runs when it was placed on none: the default executor of an empty actor.
@@ -63,7 +51,6 @@ public actor DeviceSession {
     /// Its events (``EngineEvent/batchReceived(_:)``, what the commands caused, ``EngineEvent/batchAnswered(_:)``)
     /// are emitted here, once the batch's turn has come, so batches of one device never interleave in them.
     public func handle(_ lines: [DecodedLine], from origin: CommandOrigin = .device) async -> [Reply] {
-        announceAnswered()
         guard !lines.isEmpty else { return [] }
         await acquire()
         defer { release() }
@@ -81,7 +68,7 @@ public actor DeviceSession {
 
     private func answered(_ lines: [DecodedLine], _ replies: [Reply], from origin: CommandOrigin, started: ContinuousClock.Instant) {
         events.emit(.batchAnswered(AnsweredBatch(
-            device: identity, origin: origin, lines: lines, replies: replies, started: started, answered: .now)))
+            device: identity, origin: origin, lines: lines, replies: replies, started: started)))
     }
 
     private func acquire() async {
@@ -105,44 +92,18 @@ public actor DeviceSession {
     /// otherwise, and the caller uses ``handle(_:)``. Same replies, same order, same commit rule.
     /// Emits the same events, in the same order, as ``handle(_:from:)``; nothing when it returns `nil`.
     public func handleImmediately(_ lines: [DecodedLine], from origin: CommandOrigin = .device) -> [Reply]? {
-        let replies = answerImmediately(lines, from: origin)
-        announceAnswered()
-        return replies
-    }
-
-    /// ``handleImmediately(_:from:)`` without its events: they are held, in order, until
-    /// ``announceAnswered()``, so the caller can write the replies first. Observers (counters, metrics, the
-    /// event stream, the share worker's doorbell, which wakes another thread) are work a lone command's
-    /// round trip otherwise waits for. The caller must announce before it returns to its executor; any
-    /// other entry into the session announces what is held first, so the events' order never changes.
-    public func answerImmediately(_ lines: [DecodedLine], from origin: CommandOrigin = .device) -> [Reply]? {
-        announceAnswered()
         guard !busy, let immediateStore, var machine = self.machine else { return nil }
         guard !lines.isEmpty else { return [] }
-        let started = ContinuousClock.now
+        let started = received(lines, from: origin)
         self.machine = nil
         let step = machine.run(lines, ids: ids, now: clock)
         var failure: (any Error)?
         if step.hasChanges {
             do { try immediateStore.commitImmediately(step.batch) } catch { failure = error }
         }
-        let replies = conclude(step, advanced: machine, lines: lines, failure: failure, announcing: false)
-        let caused: [EngineEvent] =
-            if let failure { [.storageFailed(device: identity, reason: String(describing: failure))] } else { step.events }
-        unannounced = Unannounced(
-            lines: lines, replies: replies, origin: origin, caused: caused, started: started, answered: ContinuousClock.now)
+        let replies = conclude(step, advanced: machine, lines: lines, failure: failure)
+        answered(lines, replies, from: origin, started: started)
         return replies
-    }
-
-    /// Emits the events of the batch ``answerImmediately(_:from:)`` ran, if not yet emitted.
-    public func announceAnswered() {
-        guard let batch = unannounced else { return }
-        unannounced = nil
-        events.emit(.batchReceived(ReceivedBatch(device: identity, origin: batch.origin, lines: batch.lines)))
-        events.emit(contentsOf: batch.caused)
-        events.emit(.batchAnswered(AnsweredBatch(
-            device: identity, origin: batch.origin, lines: batch.lines, replies: batch.replies, started: batch.started,
-            answered: batch.answered)))
     }
 
     private func run(_ lines: [DecodedLine]) async -> [Reply] {
@@ -165,11 +126,10 @@ public actor DeviceSession {
 
     /// Keeps the advanced machine and announces the batch if it committed; otherwise forgets both.
     private func conclude(
-        _ step: SessionMachine.Step, advanced machine: consuming SessionMachine, lines: [DecodedLine], failure: (any Error)?,
-        announcing: Bool = true
+        _ step: SessionMachine.Step, advanced machine: consuming SessionMachine, lines: [DecodedLine], failure: (any Error)?
     ) -> [Reply] {
         if let failure {
-            if announcing { events.emit(.storageFailed(device: identity, reason: String(describing: failure))) }
+            events.emit(.storageFailed(device: identity, reason: String(describing: failure)))
             // Nothing of the batch is kept: the advanced machine is dropped, the next batch restores the
             // session from the store (unchanged by the failed transaction), and the wearable may retry
             // every command that needed storage.
@@ -179,7 +139,7 @@ public actor DeviceSession {
             }
         }
         self.machine = machine
-        if announcing { events.emit(contentsOf: step.events) }
+        events.emit(contentsOf: step.events)
         return step.replies
     }
 

@@ -22,7 +22,7 @@ struct DaemonObservers: Sendable {
         engine.events.addObserver { [tally, hub] event in
             tally.record(event)
             if case .batchAnswered(let batch) = event, batch.origin == .device {
-                handlerLatency.record(duration: batch.answered - batch.started)
+                handlerLatency.record(duration: ContinuousClock.now - batch.started)
             }
             hub.publish(event)
         }
