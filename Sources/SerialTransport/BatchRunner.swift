@@ -46,6 +46,15 @@ public struct BatchRunner {
         pending.append(line)
     }
 
+    /// The decoded lines of the current read, in order (nothing waiting: the array becomes the batch as it is).
+    public mutating func linesArrived(_ lines: [DecodedLine]) {
+        if pending.isEmpty {
+            pending = lines
+        } else {
+            pending.append(contentsOf: lines)
+        }
+    }
+
     /// The read that delivered the lines so far is complete: they run as a batch unless one is in flight.
     public mutating func readComplete(isWritable: Bool) -> Actions {
         advance(isWritable: isWritable)
@@ -92,8 +101,8 @@ public struct BatchRunner {
         // how far the daemon runs ahead of the device's reading must stay well inside that window.
         if !inFlight, !pending.isEmpty, isWritable {
             actions.runBatch = pending
+            // Not reserved: the next read's lines usually arrive as one array, taken as they are.
             pending = []
-            pending.reserveCapacity(actions.runBatch?.count ?? 0)
             inFlight = true
         }
         actions.resumeReading = resumeReadingIfPossible(isWritable: isWritable)

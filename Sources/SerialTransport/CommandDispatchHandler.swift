@@ -13,7 +13,8 @@ public struct DrainRequest: Sendable {
 /// feeds it the channel's events and carries out its actions. A batch that needs no waiting (a session on
 /// an in-memory store) is answered before the handler returns; any other runs as a task on the channel's loop.
 public final class CommandDispatchHandler: ChannelDuplexHandler {
-    public typealias InboundIn = DecodedLine
+    /// The lines of one read (see ``LineDecodingHandler``).
+    public typealias InboundIn = [DecodedLine]
     public typealias OutboundIn = ReplyBatch
     public typealias OutboundOut = ReplyBatch
 
@@ -44,7 +45,7 @@ public final class CommandDispatchHandler: ChannelDuplexHandler {
     }
 
     public func channelRead(context: ChannelHandlerContext, data: NIOAny) {
-        runner.lineArrived(unwrapInboundIn(data))
+        runner.linesArrived(unwrapInboundIn(data))
     }
 
     public func channelReadComplete(context: ChannelHandlerContext) {

@@ -36,8 +36,8 @@ public enum DevicePipeline {
     ) throws {
         try pipeline.addHandler(ByteCountingHandler())
         let limit = LineLengthLimit(options.maximumLineLength)
-        try pipeline.addHandler(ByteToMessageHandler(LineFrameDecoder(limit: limit)))
-        try pipeline.addHandler(CommandDecodingHandler(limit: limit))
+        // Framing and decoding in one handler, the read's lines passed on together (see LineDecodingHandler).
+        try pipeline.addHandler(LineDecodingHandler(limit: limit))
         try pipeline.addHandler(MessageToByteHandler(ReplyLineEncoder(lineEnding: options.replyLineEnding)))
         try pipeline.addHandler(CommandDispatchHandler(
             maximumPendingLines: options.maximumPendingLines, logger: logger, unreadInput: unreadInput,

@@ -44,22 +44,46 @@ public struct LineFrameDecoder: ByteToMessageDecoder {
     }
 
     public mutating func decode(context: ChannelHandlerContext, buffer: inout ByteBuffer) throws -> DecodingState {
+        switch step(&buffer) {
+        case .frame(let frame):
+            context.fireChannelRead(wrapInboundOut(frame))
+            return .continue
+        case .skipped:
+            return .continue
+        case .needMoreData:
+            return .needMoreData
+        }
+    }
+
+    /// What one framing step did with the buffered bytes.
+    public enum Step: Equatable {
+        /// A line (or the marker of a too-long one) was taken from the buffer.
+        case frame(LineFrame)
+        /// Bytes were consumed without a frame (a blank line, the end of a discarded one): step again.
+        case skipped
+        /// No complete line is buffered.
+        case needMoreData
+    }
+
+    /// One framing step over `buffer`, without a channel: ``decode(context:buffer:)`` fires each frame,
+    /// ``LineDecodingHandler`` decodes it in place.
+    public mutating func step(_ buffer: inout ByteBuffer) -> Step {
         if skipLF, let first = buffer.readableBytesView.first {
             skipLF = false
             if first == UInt8(ascii: "\n") { buffer.moveReaderIndex(forwardBy: 1) }
         }
-        let view = buffer.readableBytesView
+        let available = buffer.readableBytes
         guard let end = Self.firstLineEnd(in: buffer, from: scanned) else {
             if discarding {
-                buffer.moveReaderIndex(forwardBy: view.count)
+                buffer.moveReaderIndex(forwardBy: available)
                 scanned = 0
-            } else if view.count > maximumLineLength {
-                buffer.moveReaderIndex(forwardBy: view.count)
+            } else if available > maximumLineLength {
+                buffer.moveReaderIndex(forwardBy: available)
                 scanned = 0
                 discarding = true
-                context.fireChannelRead(wrapInboundOut(.tooLong(ending: previousEnding)))
+                return .frame(.tooLong(ending: previousEnding))
             } else {
-                scanned = view.count
+                scanned = available
             }
             return .needMoreData
         }
@@ -69,8 +93,10 @@ public struct LineFrameDecoder: ByteToMessageDecoder {
         // The terminator: one byte, or CR and LF together; a CR at the end of the read may still get its LF.
         var terminatorLength = 1
         if end.isCR {
-            if lineLength + 1 < view.count {
-                if view[view.startIndex + lineLength + 1] == UInt8(ascii: "\n") { terminatorLength = 2 }
+            if lineLength + 1 < available {
+                if buffer.getInteger(at: buffer.readerIndex + lineLength + 1, as: UInt8.self) == UInt8(ascii: "\n") {
+                    terminatorLength = 2
+                }
             } else {
                 skipLF = true
             }
@@ -81,16 +107,16 @@ public struct LineFrameDecoder: ByteToMessageDecoder {
         if discarding {
             buffer.moveReaderIndex(forwardBy: lineLength + terminatorLength)
             discarding = false
-            return .continue
+            return .skipped
         }
         guard let line = buffer.readSlice(length: lineLength) else { return .needMoreData }
         buffer.moveReaderIndex(forwardBy: terminatorLength)
         if line.readableBytes > maximumLineLength {
-            context.fireChannelRead(wrapInboundOut(.tooLong(ending: ending)))
+            return .frame(.tooLong(ending: ending))
         } else if !line.readableBytesView.allSatisfy(Self.isBlank) {
-            context.fireChannelRead(wrapInboundOut(.line(line, ending: ending)))
+            return .frame(.line(line, ending: ending))
         }
-        return .continue
+        return .skipped
     }
 
     public mutating func decodeLast(context: ChannelHandlerContext, buffer: inout ByteBuffer, seenEOF: Bool) throws -> DecodingState {

@@ -9,6 +9,8 @@ import WorkoutProtocol
 struct FramingTests {
     static let endWorkout = #"{"command_type":"end_workout","id":1}"#
 
+    /// Through the framing and decoding handlers, and through the device pipeline's ``LineDecodingHandler``
+    /// that fuses them: every test here holds the two to the same lines.
     func decoded(_ chunks: [[UInt8]], limit: Int = 64) throws -> [DecodedLine] {
         let channel = EmbeddedChannel()
         try channel.pipeline.syncOperations.addHandler(ByteToMessageHandler(LineFrameDecoder(maximumLineLength: limit)))
@@ -19,7 +21,46 @@ struct FramingTests {
         var lines: [DecodedLine] = []
         while let line = try channel.readInbound(as: DecodedLine.self) { lines.append(line) }
         _ = try channel.finish()
+        let fused = try decodedInOneHandler(chunks, limit: limit)
+        #expect(fused == lines, "LineDecodingHandler differs from the two handlers it replaces")
         return lines
+    }
+
+    func decodedInOneHandler(_ chunks: [[UInt8]], limit: Int) throws -> [DecodedLine] {
+        let channel = EmbeddedChannel()
+        try channel.pipeline.syncOperations.addHandler(LineDecodingHandler(limit: LineLengthLimit(limit)))
+        var lines: [DecodedLine] = []
+        for chunk in chunks {
+            try channel.writeInbound(ByteBuffer(bytes: chunk))
+            // One array per read that had a line, never an empty one.
+            while let read = try channel.readInbound(as: [DecodedLine].self) {
+                #expect(!read.isEmpty)
+                lines += read
+            }
+        }
+        _ = try channel.finish()
+        return lines
+    }
+
+    @Test("framing and decoding in one handler: the same lines as the two handlers, however the bytes are cut")
+    func fusedHandlerParity() throws {
+        let long = "{\"id\":9,\"pad\":\"" + String(repeating: "y", count: 90) + "\"}"
+        let text = Self.endWorkout + "\r\n" + #"{"command_type":"share_workout","service":"twitter","id":"a"}"# + "\r"
+            + "\n\n  \r\n" + long + "\n" + #"{"id":3,}"# + "\n" + Self.endWorkout + "\r" + "\n" + #"{"a":1}"# + "\n" + "tail"
+        let bytes = Array(text.utf8)
+        var generator = SystemRandomNumberGenerator()
+        for _ in 0..<200 {
+            var chunks: [[UInt8]] = []
+            var start = 0
+            while start < bytes.count {
+                let end = min(bytes.count, start + Int.random(in: 1...24, using: &generator))
+                chunks.append(Array(bytes[start..<end]))
+                start = end
+            }
+            _ = try decoded(chunks)
+        }
+        let whole = try decoded([bytes])
+        #expect(whole.count == 6, "\(whole)")
     }
 
     func decoded(_ text: String, limit: Int = 64) throws -> [DecodedLine] {
