@@ -3,12 +3,12 @@ import WorkoutProtocol
 
 /// Frames a read's bytes into lines and decodes each: what one read delivered, as one `[DecodedLine]`.
 ///
-/// Two stages in one handler, on purpose: as `ByteToMessageHandler(LineFrameDecoder)` followed by
-/// ``CommandDecodingHandler`` every line crossed the pipeline twice more, each time boxed in an `NIOAny` (a
-/// ``LineFrame`` and a ``DecodedLine`` are too large to be stored inline), which with the hand-overs was a
-/// tenth of a pipelined command's time. Here a line is framed by ``LineFrameDecoder/step(_:)`` and decoded
-/// by ``CommandLineDecoder`` in place, and the read's lines go on as one array, stored inline. Both stages
-/// stay pure and are tested on their own (and this handler against the two handlers it replaces).
+/// Two stages in one handler, on purpose: as `ByteToMessageHandler(LineFrameDecoder)` followed by a decoding
+/// handler, every line crossed the pipeline twice more, each time boxed in an `NIOAny` (a ``LineFrame`` and a
+/// ``DecodedLine`` are too large to be stored inline), which with the hand-overs was a tenth of a pipelined
+/// command's time. Here a line is framed by ``LineFrameDecoder/step(_:)`` and decoded by ``CommandLineDecoder``
+/// in place, and the read's lines go on as one array, stored inline. Both stages stay pure and are tested on
+/// their own, and this handler against the two-handler pair (kept in the tests as its reference).
 ///
 /// Framing state and the line limit behave exactly as in ``LineFrameDecoder`` (the limit is read at every
 /// step, so a reload applies from the next read on); a partial line left at end of stream is dropped.

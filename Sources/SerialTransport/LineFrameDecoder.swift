@@ -38,7 +38,7 @@ public struct LineFrameDecoder: ByteToMessageDecoder {
         self.init(limit: LineLengthLimit(maximumLineLength))
     }
 
-    /// Framed with `limit`, which the pipeline's ``CommandDecodingHandler`` changes on a reload.
+    /// Framed with `limit`, which the device pipeline's ``LineDecodingHandler`` changes on a reload.
     public init(limit: LineLengthLimit) {
         self.limit = limit
     }
@@ -146,7 +146,7 @@ public struct LineFrameDecoder: ByteToMessageDecoder {
     }
 }
 
-/// A device pipeline's line-length limit, shared by its framing decoder and ``CommandDecodingHandler`` (which
+/// A device pipeline's line-length limit, shared by its framing decoder and ``LineDecodingHandler`` (which
 /// sets it when a reload sends ``PipelineOptionsChanged``). Used only on the channel's event loop.
 public final class LineLengthLimit {
     public var value: Int

@@ -9,12 +9,12 @@ import WorkoutProtocol
 struct FramingTests {
     static let endWorkout = #"{"command_type":"end_workout","id":1}"#
 
-    /// Through the framing and decoding handlers, and through the device pipeline's ``LineDecodingHandler``
-    /// that fuses them: every test here holds the two to the same lines.
+    /// Through the device pipeline's ``LineDecodingHandler``, and through the framing and decoding stages as two
+    /// handlers (``ReferenceDecodingHandler``): every test here holds the two to the same lines.
     func decoded(_ chunks: [[UInt8]], limit: Int = 64) throws -> [DecodedLine] {
         let channel = EmbeddedChannel()
         try channel.pipeline.syncOperations.addHandler(ByteToMessageHandler(LineFrameDecoder(maximumLineLength: limit)))
-        try channel.pipeline.syncOperations.addHandler(CommandDecodingHandler(maximumLineLength: limit))
+        try channel.pipeline.syncOperations.addHandler(ReferenceDecodingHandler(maximumLineLength: limit))
         for chunk in chunks {
             try channel.writeInbound(ByteBuffer(bytes: chunk))
         }
@@ -168,12 +168,11 @@ struct FramingTests {
     func replyLineEndings() throws {
         func replies(_ ending: ReplyLineEnding, after input: String) throws -> String {
             let channel = EmbeddedChannel()
-            try channel.pipeline.syncOperations.addHandler(ByteToMessageHandler(LineFrameDecoder(maximumLineLength: 64)))
-            try channel.pipeline.syncOperations.addHandler(CommandDecodingHandler(maximumLineLength: 64))
+            try channel.pipeline.syncOperations.addHandler(LineDecodingHandler(limit: LineLengthLimit(64)))
             try channel.pipeline.syncOperations.addHandler(MessageToByteHandler(ReplyLineEncoder(lineEnding: ending)))
             try channel.writeInbound(ByteBuffer(string: input))
             var lines: [DecodedLine] = []
-            while let line = try channel.readInbound(as: DecodedLine.self) { lines.append(line) }
+            while let read = try channel.readInbound(as: [DecodedLine].self) { lines += read }
             try channel.writeOutbound(ReplyBatch(replies: lines.map { .error(.noActiveWorkout, id: $0.id) }, answering: lines))
             let out = try channel.readOutbound(as: ByteBuffer.self).map { String(buffer: $0) } ?? ""
             _ = try channel.finish(acceptAlreadyClosed: true)

@@ -33,8 +33,7 @@ public final class InMemoryDevice {
         self.clock = clock
         machine = SessionMachine(identity: identity)
         let pipeline = channel.pipeline.syncOperations
-        try pipeline.addHandler(ByteToMessageHandler(LineFrameDecoder(maximumLineLength: maximumLineLength)))
-        try pipeline.addHandler(CommandDecodingHandler(maximumLineLength: maximumLineLength))
+        try pipeline.addHandler(LineDecodingHandler(limit: LineLengthLimit(maximumLineLength)))
     }
 
     /// The session's snapshot after everything received so far.
@@ -69,8 +68,8 @@ public final class InMemoryDevice {
 
     private func runDecodedLines() throws -> [[UInt8]] {
         var lines: [DecodedLine] = []
-        while let line = try channel.readInbound(as: DecodedLine.self) {
-            lines.append(line)
+        while let read = try channel.readInbound(as: [DecodedLine].self) {
+            lines += read
         }
         guard !lines.isEmpty else { return [] }
         let step = machine.run(lines, ids: ids, now: clock)
