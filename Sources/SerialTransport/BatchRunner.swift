@@ -41,11 +41,6 @@ public struct BatchRunner {
     /// Lines waiting for the batch ahead of them (or for the device to take replies again).
     public var pendingLines: Int { pending.count }
 
-    /// A decoded line from the current read.
-    public mutating func lineArrived(_ line: DecodedLine) {
-        pending.append(line)
-    }
-
     /// The decoded lines of the current read, in order (nothing waiting: the array becomes the batch as it is).
     public mutating func linesArrived(_ lines: [DecodedLine]) {
         if pending.isEmpty {

@@ -16,13 +16,13 @@ import WorkoutProtocol
 
     @Test func linesOfOneReadRunAsOneBatchAndTheNextWaitsForIt() {
         var runner = BatchRunner()
-        runner.lineArrived(Self.line(1))
-        runner.lineArrived(Self.line(2))
+        runner.linesArrived([Self.line(1)])
+        runner.linesArrived([Self.line(2)])
         let first = runner.readComplete(isWritable: true)
         #expect(Self.ids(first.runBatch) == [1, 2])
         #expect(!first.close && !first.resumeReading)
 
-        runner.lineArrived(Self.line(3))
+        runner.linesArrived([Self.line(3)])
         let secondRead = runner.readComplete(isWritable: true)
         #expect(secondRead.runBatch == nil, "one batch at a time")
         #expect(runner.pendingLines == 1)
@@ -34,12 +34,12 @@ import WorkoutProtocol
 
     @Test func readingPausesAtThePendingLimitAndResumesWhenTheBatchTakesTheLines() {
         var runner = BatchRunner(maximumPendingLines: 2)
-        runner.lineArrived(Self.line(1))
+        runner.linesArrived([Self.line(1)])
         _ = runner.readComplete(isWritable: true)
-        runner.lineArrived(Self.line(2))
+        runner.linesArrived([Self.line(2)])
         let mayRead = runner.readRequested(isWritable: true)
         #expect(mayRead, "below the limit")
-        runner.lineArrived(Self.line(3))
+        runner.linesArrived([Self.line(3)])
         let mayReadMore = runner.readRequested(isWritable: true)
         #expect(!mayReadMore, "two lines wait behind the batch in flight")
         let finished = runner.batchFinished(isWritable: true)
@@ -51,9 +51,9 @@ import WorkoutProtocol
 
     @Test func aLimitRaisedByAReloadReleasesAHeldRead() {
         var runner = BatchRunner(maximumPendingLines: 1)
-        runner.lineArrived(Self.line(1))
+        runner.linesArrived([Self.line(1)])
         _ = runner.readComplete(isWritable: true)
-        runner.lineArrived(Self.line(2))
+        runner.linesArrived([Self.line(2)])
         let mayRead = runner.readRequested(isWritable: true)
         #expect(!mayRead)
         let raised = runner.pendingLimitChanged(10, isWritable: true)
@@ -63,7 +63,7 @@ import WorkoutProtocol
 
     @Test func nothingRunsAndNothingIsReadWhileTheDeviceTakesNoReplies() {
         var runner = BatchRunner()
-        runner.lineArrived(Self.line(1))
+        runner.linesArrived([Self.line(1)])
         let read = runner.readComplete(isWritable: false)
         #expect(read.runBatch == nil)
         let mayRead = runner.readRequested(isWritable: false)
@@ -75,9 +75,9 @@ import WorkoutProtocol
 
     @Test func aFinishedBatchWhoseRepliesFilledTheDeviceHoldsTheNextOne() {
         var runner = BatchRunner()
-        runner.lineArrived(Self.line(1))
+        runner.linesArrived([Self.line(1)])
         _ = runner.readComplete(isWritable: true)
-        runner.lineArrived(Self.line(2))
+        runner.linesArrived([Self.line(2)])
         _ = runner.readComplete(isWritable: true)
         let finished = runner.batchFinished(isWritable: false)
         #expect(finished.runBatch == nil, "the replies just written filled the device")
@@ -87,7 +87,7 @@ import WorkoutProtocol
 
     @Test func drainingAnswersWhatWasReadThenClosesOnce() {
         var runner = BatchRunner()
-        runner.lineArrived(Self.line(1))
+        runner.linesArrived([Self.line(1)])
         let drain = runner.drainRequested(isWritable: true)
         #expect(Self.ids(drain.runBatch) == [1])
         #expect(!drain.close, "a batch is still in flight")
@@ -107,7 +107,7 @@ import WorkoutProtocol
         let mayRead = runner.readRequested(isWritable: true)
         #expect(mayRead, "so reading goes on")
         unread.store(0, ordering: .relaxed)
-        runner.lineArrived(Self.line(1))
+        runner.linesArrived([Self.line(1)])
         let read = runner.readComplete(isWritable: true)
         #expect(Self.ids(read.runBatch) == [1])
         #expect(!read.close)
