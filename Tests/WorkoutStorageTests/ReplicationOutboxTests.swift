@@ -39,6 +39,42 @@ import WorkoutProtocol
         #expect(rest.changes.count == 2 && rest.throughSequence == 6, "workout 2's end and workout 3")
     }
 
+    /// The shipped mark is written with the next device commit (or by `saveShippedMark()` once the shipper has
+    /// caught up), not in a transaction of its own: what a restart finds is at most one mark behind, never ahead.
+    @Test func theShippedMarkRidesTheNextCommitAndSurvivesARestart() async throws {
+        let directory = try TemporaryDirectory()
+        defer { directory.remove() }
+        func reopened() throws -> SQLiteWorkoutStore {
+            try SQLiteWorkoutStore(stateDirectory: directory.path, replicationDoorbell: ReplicationDoorbell())
+        }
+        var store = try await storeWithEndedWorkouts(2, in: directory)
+        #expect(try await store.pendingChangeCount() == 4)
+
+        // Marked, nothing committed since: this store reports it, a restart (as after a crash) does not.
+        try await store.markShipped(through: 2, at: Date())
+        #expect(try await store.pendingChangeCount() == 2)
+        try store.close()
+        store = try reopened()
+        #expect(try await store.pendingChangeCount() == 4, "an unwritten mark is lost: its changes ship again")
+
+        // Marked, then a device commits: the mark is in that commit's transaction.
+        try await store.markShipped(through: 2, at: Date())
+        let session = try await WorkoutEngine(store: store).session(for: "wearable-1")
+        #expect(await session.handle([Lines.start(100)]).allSatisfy(\.isSuccess))
+        try store.close()
+        store = try reopened()
+        #expect(try await store.pendingChangeCount() == 3, "changes 3, 4 and the new start")
+
+        // Caught up: the shipper saves the mark itself.
+        try await store.markShipped(through: 5, at: Date())
+        try await store.saveShippedMark()
+        try store.close()
+        store = try reopened()
+        #expect(try await store.pendingChangeCount() == 0)
+        #expect(try await store.pendingChanges(limit: 100).throughSequence == nil)
+        try store.close()
+    }
+
     @Test func withoutReplicationNothingIsQueued() async throws {
         let directory = try TemporaryDirectory()
         defer { directory.remove() }
