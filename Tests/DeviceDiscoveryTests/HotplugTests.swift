@@ -55,6 +55,10 @@ struct HotplugTests {
         harness.testbed.unplug(leaving.tty)
 
         #expect(await harness.waitForDevices { $0.map(\.path) == [staying.tty.devnode] })
+        // The device leaves the list at once; its channel closes on its event loop right after (CI once saw
+        // the node still open at the first look), so the close is awaited, within a bound.
+        let closeDeadline = ContinuousClock.now + .seconds(2)
+        while leaving.isNodeOpen, ContinuousClock.now < closeDeadline { try await Task.sleep(for: .milliseconds(5)) }
         #expect(!leaving.isNodeOpen, "the removed device's node must be closed")
         #expect(await leaving.readLine(timeout: .milliseconds(200)) == nil, "a half-sent line is never answered")
         #expect(try await staying.exchange(WireCommand.end(id: 2))?.endedWorkoutID != nil)
