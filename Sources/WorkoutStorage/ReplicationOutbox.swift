@@ -11,6 +11,8 @@ enum ReplicationOutbox {
     static let watermarkTableName = "replicationShipped"
     /// The watermark, for a query's WHERE clause.
     static let shippedThrough = "(SELECT throughSequence FROM replicationShipped WHERE id = 1)"
+    /// The watermark or the shipper's mark not yet written (bound as the one argument), whichever is further.
+    static let shippedThroughOrUnsaved = "MAX(\(shippedThrough), ?)"
 
     enum Kind: String {
         case workout
@@ -92,10 +94,8 @@ extension ReplicationOutbox {
     }
 
     static func share(_ row: Row) throws -> ShareRecord {
-        let service: String = row[4]
-        guard let known = ShareService(rawValue: service) else { throw StoredValueError(column: "share.service", value: service) }
-        return ShareRecord(
-            id: row[1], workoutID: row[2], device: DeviceIdentity(row[3] as String), service: known,
+        ShareRecord(
+            id: row[1], workoutID: row[2], device: DeviceIdentity(row[3] as String), service: try ShareRow.service(row[4]),
             queuedAt: Date(timeIntervalSince1970: row[5]))
     }
 }
@@ -110,7 +110,7 @@ extension SQLiteWorkoutStore: ReplicationLog {
     public func pendingChanges(limit: Int) async throws -> ReplicationBatch {
         let unsaved = unsavedShippedThrough
         return try await database.readOrUnavailable { db in
-            let shipped = try Int64.fetchOne(db, sql: "SELECT MAX(\(ReplicationOutbox.shippedThrough), ?)", arguments: [unsaved]) ?? 0
+            let shipped = try Int64.fetchOne(db, sql: "SELECT \(ReplicationOutbox.shippedThroughOrUnsaved)", arguments: [unsaved]) ?? 0
             guard let through = try Int64.fetchOne(db, sql: """
                 SELECT MAX(sequence) FROM (SELECT sequence FROM replicationOutbox WHERE sequence > ? ORDER BY sequence LIMIT ?)
                 """, arguments: [shipped, max(1, limit)]) else {
@@ -168,7 +168,7 @@ extension SQLiteWorkoutStore: ReplicationLog {
         let unsaved = unsavedShippedThrough
         return try await database.readOrUnavailable { db in
             try Int.fetchOne(
-                db, sql: "SELECT COUNT(*) FROM replicationOutbox WHERE sequence > MAX(\(ReplicationOutbox.shippedThrough), ?)",
+                db, sql: "SELECT COUNT(*) FROM replicationOutbox WHERE sequence > \(ReplicationOutbox.shippedThroughOrUnsaved)",
                 arguments: [unsaved]) ?? 0
         }
     }

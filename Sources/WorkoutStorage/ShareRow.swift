@@ -52,10 +52,16 @@ struct ShareRow: Codable, FetchableRecord, PersistableRecord {
         commandID = record.commandID.map(StoredJSON.text(of:))
     }
 
-    func record() throws -> ShareRecord {
-        guard let service = ShareService(rawValue: service) else {
-            throw StoredValueError(column: "share.service", value: service)
+    /// A stored `service` column as the service it names.
+    static func service(_ stored: String) throws -> ShareService {
+        guard let service = ShareService(rawValue: stored) else {
+            throw StoredValueError(column: "share.service", value: stored)
         }
+        return service
+    }
+
+    func record() throws -> ShareRecord {
+        let service = try Self.service(service)
         guard let status = ShareRecord.Status(rawValue: status) else {
             throw StoredValueError(column: "share.status", value: status)
         }
