@@ -15,8 +15,14 @@ public struct ReplicationReport: Codable, Hashable, Sendable {
     public var hubID: String
     /// The server, with any password redacted.
     public var server: String
+    /// Connections to the server open now, and the most this hub opens (`replication.max_connections`).
+    public var connections: Int
+    public var maxConnections: Int
 
-    public init(state: String, since: Date, pending: Int, lastShippedAt: Date?, lastError: String?, hubID: String, server: String) {
+    public init(
+        state: String, since: Date, pending: Int, lastShippedAt: Date?, lastError: String?, hubID: String, server: String,
+        connections: Int, maxConnections: Int
+    ) {
         self.state = state
         self.since = since
         self.pending = pending
@@ -24,10 +30,13 @@ public struct ReplicationReport: Codable, Hashable, Sendable {
         self.lastError = lastError
         self.hubID = hubID
         self.server = server
+        self.connections = connections
+        self.maxConnections = maxConnections
     }
 
     enum CodingKeys: String, CodingKey {
-        case state, since, pending, server
+        case state, since, pending, server, connections
+        case maxConnections = "max_connections"
         case lastShippedAt = "last_shipped_at"
         case lastError = "last_error"
         case hubID = "hub_id"

@@ -10,7 +10,7 @@ import WorkoutProtocol
 /// then has a handful of parameters whatever the batch size, so the server parses and plans a short statement,
 /// not thousands of rows of placeholders, and the hub encodes each column as one binary array instead of
 /// formatting a placeholder per value. A batch holds each record at most once
-/// (``ReplicationLog/pendingChanges(limit:)`` keeps a record's newest state only), which `ON CONFLICT DO UPDATE`
+/// (``ReplicationLog/pendingChanges(after:limit:)`` keeps a record's newest state only), which `ON CONFLICT DO UPDATE`
 /// requires of one statement.
 enum CentralUpserts {
     /// Started and ended columns only move forward: an ended row never goes back to active.

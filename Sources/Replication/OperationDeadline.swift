@@ -3,7 +3,9 @@ import WorkoutEngine
 
 struct ReplicationTimeoutError: Error, CustomStringConvertible {
     var timeout: Duration
-    var description: String { "no answer from the server within \(timeout)" }
+    /// What was waited for ("connecting", "the commit", …), so the status says where it stuck.
+    var operation: String?
+    var description: String { "no answer from the server within \(timeout)" + (operation.map { " (\($0))" } ?? "") }
 }
 
 /// Runs `operation`, failing with ``ReplicationTimeoutError`` after `timeout` WITHOUT waiting for the
@@ -16,7 +18,7 @@ struct ReplicationTimeoutError: Error, CustomStringConvertible {
 /// it (the caller then closes the connection, which ends whatever can still end). `lateResult` gets a
 /// value the operation produced after the caller stopped waiting (a connection to close).
 func withOperationDeadline<T: Sendable>(
-    _ timeout: Duration, lateResult: @escaping @Sendable (T) -> Void = { _ in },
+    _ timeout: Duration, waitingFor what: String? = nil, lateResult: @escaping @Sendable (T) -> Void = { _ in },
     _ operation: @escaping @Sendable () async throws -> T
 ) async throws -> T {
     let race = DeadlineRace<T>()
@@ -31,7 +33,7 @@ func withOperationDeadline<T: Sendable>(
         }
         let timer = Task {
             do { try await Task.sleep(for: timeout) } catch { return }
-            race.finish(.failure(ReplicationTimeoutError(timeout: timeout)))
+            race.finish(.failure(ReplicationTimeoutError(timeout: timeout, operation: what)))
         }
         race.track(work, timer)
         return try await race.outcome.value()

@@ -48,6 +48,11 @@ public struct ReplicationConfiguration: Sendable {
     public var maximumRetryDelay: Duration = .seconds(30)
     /// Shipped rows older than this are pruned from SQLite; nil keeps them for ever.
     public var retention: Duration?
+    /// Connections this hub opens at most (`replication.max_connections`). Two let a batch's upserts run
+    /// while the batch before it commits, which is what a backlog drains at; more would wait on the commit
+    /// order anyway. Each hub counts against the server's `max_connections` (100 by default): 50 hubs at 2.
+    public var maximumConnections = 2
+    public static let maximumConnectionsRange = 1...8
     public var connectTimeout: Duration = .seconds(10)
     /// Longest a connect, a migration or a batch may take before the connection is given up and retried.
     public var operationTimeout: Duration = .seconds(20)
@@ -91,6 +96,9 @@ public struct ReplicationConfiguration: Sendable {
         guard !hubID.isEmpty else { throw ReplicationConfigurationError("hub_id is empty") }
         self.hubID = hubID
     }
+
+    /// What the server shows for this hub's connections (`pg_stat_activity.application_name`; at most 63 bytes kept).
+    public var applicationName: String { "workoutd \(hubID)" }
 
     /// The server, for logs: never the password.
     public var redactedDescription: String {
@@ -141,6 +149,8 @@ public struct ReplicationConfiguration: Sendable {
             configuration = .init(host: host, port: port, username: username, password: password, database: database, tls: tls)
         }
         configuration.options.connectTimeout = .milliseconds(connectTimeout.inMilliseconds)
+        // So the server's administrator sees which hub holds which connections (pg_stat_activity).
+        configuration.options.additionalStartupParameters = [("application_name", applicationName)]
         return configuration
     }
 }

@@ -14,7 +14,8 @@ import WorkoutProtocol
 /// after it commits is the batch marked shipped locally. A crash in between ships the same rows again,
 /// which changes nothing: every change lands exactly once. Woken by the store's doorbell after commits,
 /// never by a timer while idle; while the server cannot be reached it retries with a capped backoff and
-/// the backlog waits in SQLite. One connection: shipping in commit order is sequential by nature.
+/// the backlog waits in SQLite. Up to ``ReplicationConfiguration/maximumConnections`` batches overlap, each
+/// on a connection of its own from a small pool, and commit in order.
 public final class ReplicationShipper: Service, Sendable {
     private let configuration: ReplicationConfiguration
     private let log: any ReplicationLog
@@ -37,7 +38,9 @@ public final class ReplicationShipper: Service, Sendable {
         self.softwareVersion = softwareVersion
         self.logger = logger
         password = Mutex(try configuration.readPassword())
-        status = ReplicationStatus(hubID: configuration.hubID, server: configuration.redactedDescription, logger: logger)
+        status = ReplicationStatus(
+            hubID: configuration.hubID, server: configuration.redactedDescription,
+            maxConnections: configuration.maximumConnections, logger: logger)
     }
 
     /// Changes committed locally and not yet shipped.
@@ -58,77 +61,139 @@ public final class ReplicationShipper: Service, Sendable {
     }
 
     public func run() async throws {
-        logger.info("replication on", metadata: ["server": "\(configuration.redactedDescription)", "hub_id": "\(configuration.hubID)"])
+        logger.info("replication on", metadata: [
+            "server": "\(configuration.redactedDescription)", "hub_id": "\(configuration.hubID)",
+            "max_connections": "\(configuration.maximumConnections)",
+        ])
+        let pool = CentralConnectionPool(
+            maximumConnections: configuration.maximumConnections,
+            currentGeneration: { [self] in passwordGeneration.load(ordering: .relaxed) },
+            openCountChanged: { [status] in status.connectionsOpen($0) },
+            open: { [self] id in try await self.openConnection(id: id) })
         // Whatever waited from before this start goes first.
         doorbell.ring()
-        try await cancelWhenGracefulShutdown {
-            // Closed by its deinit when the loop ends.
-            var session = Session()
-            for await _ in self.doorbell.rings {
-                try await self.drain(&session)
+        do {
+            try await cancelWhenGracefulShutdown {
+                var pipeline = Pipeline()
+                do {
+                    for await _ in self.doorbell.rings {
+                        try await self.drain(pool, &pipeline)
+                    }
+                } catch {
+                    // Unfinished batches are not marked shipped; the next start sends them again.
+                    await pipeline.abandon()
+                    throw error
+                }
+                await pipeline.abandon()
             }
+        } catch {
+            await pool.close()
+            throw error
         }
+        await pool.close()
     }
 
-    /// The connection and what it has done; dropped on any error.
-    ///
-    /// Why one connection of our own and not postgres-nio's PostgresClient pool: shipping is one transaction
-    /// at a time in commit order, so a second connection would never be used; and the pool cannot keep the
-    /// guarantees the outage tests need. A query on a connection whose channel is torn down never completes
-    /// and ignores cancellation (postgres-nio 1.33.2), so its `withConnection` closure never returns and the
-    /// pool's lease is never given back: each such hang would take a connection from a small pool for good,
-    /// and with the pool empty every later batch waits. Here the deadline abandons the hung operation, the
-    /// connection is closed and forgotten, and the next attempt opens a new one. The pool also connects in
-    /// the background, away from the shipper, whose own connect is what reports the reason `status` shows
-    /// (wrong password, unknown host, no TLS) and drives the capped backoff.
-    struct Session: ~Copyable {
-        var connection: PostgresConnection?
-        var generation = -1
-        var nextConnectionID = 1
+    /// The batches on their way and how the next one is paced; kept from one doorbell ring to the next.
+    struct Pipeline {
+        /// Oldest first; each commits only after the one before it.
+        var inFlight: [BatchInFlight] = []
+        /// The newest sequence a batch in flight covers: the next batch is read from after it.
+        var readThrough: Int64?
         /// When the last batch was read, and how long after it the next may be
         /// (``ReplicationConfiguration/batchInterval``, or ``ReplicationConfiguration/busyBatchInterval``).
         var lastBatch: ContinuousClock.Instant?
         var interval: Duration = .zero
+        /// Whether the hub's row (last_seen, software_version) was written since this start: every batch writes it.
+        var hubTouched = false
 
-        mutating func close() {
-            connection?.closeInBackground()
-            connection = nil
+        mutating func pace() async throws {
+            if let last = lastBatch {
+                let wait = interval - last.duration(to: .now)
+                if wait > .zero { try await Task.sleep(for: wait) }
+            }
+            lastBatch = .now
         }
 
-        deinit { connection?.closeInBackground() }
+        /// Cancels every batch in flight and waits for them: cancelled, they end at once, each closing its
+        /// connection, so nothing of theirs commits after what is shipped next.
+        mutating func abandon() async {
+            inFlight.forEach { $0.task.cancel() }
+            for batch in inFlight { _ = try? await batch.task.value }
+            inFlight.removeAll()
+            readThrough = nil
+        }
     }
 
-    /// Ships until nothing is pending, retrying with backoff through failures.
-    private func drain(_ session: inout Session) async throws {
+    /// A batch's task, whether it has ended (read without waiting for it), and when its upserts are done.
+    /// It rings the doorbell when it ends, so the shipper, waiting for new commits, also wakes for a batch done.
+    final class BatchInFlight: Sendable {
+        let task: Task<Void, any Error>
+        /// Finished once the batch's upserts are done (its rows locked in its transaction), or with its failure.
+        let upserted = OneShot<Void>()
+        private let ended = Flag()
+
+        final class Flag: Sendable {
+            let value = Atomic<Bool>(false)
+        }
+
+        struct EndedError: Error {}
+
+        init(_ body: @escaping @Sendable (_ upserted: OneShot<Void>) async throws -> Void, whenEnded: @escaping @Sendable () -> Void) {
+            let (upserted, ended) = (self.upserted, self.ended)
+            task = Task {
+                defer {
+                    upserted.finish(.failure(EndedError()))  // only if the body did not
+                    ended.value.store(true, ordering: .releasing)
+                    whenEnded()
+                }
+                try await body(upserted)
+            }
+        }
+
+        var hasEnded: Bool { ended.value.load(ordering: .acquiring) }
+    }
+
+    /// Ships what is pending, retrying with backoff through failures, until nothing is left to read.
+    ///
+    /// Batches overlap, one per connection of the pool: while batch N commits, batch N+1 is read and its
+    /// upserts run on a second connection; N+1 commits only after N has (``ship(_:through:after:on:_:)``), so
+    /// the server sees the batches in commit order and the shipped mark only ever moves forward. Should one
+    /// fail, every batch after it fails before its commit too, and shipping starts again from the mark.
+    /// Returns with batches still in flight when nothing new is committed: the next ring (a commit, or a
+    /// batch that ended) brings it back.
+    private func drain(_ pool: CentralConnectionPool, _ pipeline: inout Pipeline) async throws {
         var delay = configuration.initialRetryDelay
         while true {
-            try Task.checkCancellation()
             do {
-                if let last = session.lastBatch {
-                    let wait = session.interval - last.duration(to: .now)
-                    if wait > .zero { try await Task.sleep(for: wait) }
+                try Task.checkCancellation()
+                // Batches that ended, oldest first; a failure surfaces here.
+                while let oldest = pipeline.inFlight.first,
+                      oldest.hasEnded || pipeline.inFlight.count >= configuration.maximumConnections {
+                    pipeline.inFlight.removeFirst()
+                    try await oldest.task.value
+                    pipeline.hubTouched = true
+                    delay = configuration.initialRetryDelay
                 }
-                session.lastBatch = .now
-                // The batch first, so that the connection's liveness is checked right before it is used.
-                let batch = try await log.pendingChanges(limit: configuration.batchSize)
+                try await pipeline.pace()
+                let batch = try await log.pendingChanges(after: pipeline.readThrough, limit: configuration.batchSize)
                 let busy = batch.changes.count >= configuration.busyBatchChanges
-                session.interval = busy ? configuration.busyBatchInterval : configuration.batchInterval
-                let connection = try await connect(&session)
+                pipeline.interval = busy ? configuration.busyBatchInterval : configuration.batchInterval
                 guard let through = batch.throughSequence else {
-                    try await log.saveShippedMark()
-                    try await withDeadline { try await self.touchHub(connection) }
-                    status.pending(0)
-                    try await pruneIfDue()
+                    guard pipeline.inFlight.isEmpty else { return }
+                    pipeline.readThrough = nil
+                    try await caughtUp(pool, &pipeline)
                     return
                 }
-                try await withDeadline { try await self.ship(batch.changes, on: connection) }
-                let now = Date()
-                try await log.markShipped(through: through, at: now)
-                status.shipped(batch.changes.count, at: now)
-                delay = configuration.initialRetryDelay
+                // Leased here, in order, so a batch never waits for a connection a later one holds.
+                let lease = try await pool.lease()
+                let previous = pipeline.inFlight.last
+                pipeline.inFlight.append(BatchInFlight({ upserted in
+                    try await self.ship(batch, through: through, after: previous, upserted: upserted, on: lease, pool)
+                }, whenEnded: { [doorbell] in doorbell.ring() }))
+                pipeline.readThrough = through
             } catch {
+                await pipeline.abandon()
                 if Task.isCancelled { throw CancellationError() }
-                session.close()
                 status.failed(Self.describe(error), retryIn: delay)
                 if let pending = try? await log.pendingChangeCount() { status.pending(pending) }
                 try await Task.sleep(for: delay)
@@ -137,26 +202,41 @@ public final class ReplicationShipper: Service, Sendable {
         }
     }
 
-    private func connect(_ session: inout Session) async throws -> PostgresConnection {
-        let generation = passwordGeneration.load(ordering: .relaxed)
-        if let connection = session.connection, !connection.isClosed, session.generation == generation {
-            return connection
+    /// Nothing left: the mark is written, the hub's row written if no batch has yet (a start with nothing to
+    /// ship still shows the hub), and one connection kept for the next.
+    private func caughtUp(_ pool: CentralConnectionPool, _ pipeline: inout Pipeline) async throws {
+        try await log.saveShippedMark()
+        if !pipeline.hubTouched {
+            let lease = try await pool.lease()
+            do {
+                try await withDeadline("the hub's last_seen") { try await self.touchHub(lease.connection) }
+            } catch {
+                await pool.release(lease, reusable: false)
+                throw error
+            }
+            await pool.release(lease, reusable: true)
+            pipeline.hubTouched = true
         }
-        session.close()
+        await pool.trim(toAtMost: 1)
+        status.pending(0)
+        try await pruneIfDue()
+    }
+
+    /// A new connection, migrated; what fails here (wrong password, unknown host, no TLS, a newer schema) is
+    /// the reason `status` shows.
+    private func openConnection(id: Int) async throws -> PostgresConnection {
         let connectionConfiguration = try configuration.connectionConfiguration(password: password.withLock { $0 })
-        let id = session.nextConnectionID
-        session.nextConnectionID += 1
         let logger = self.logger
         // A connection that arrives after the deadline is closed, not dropped open.
-        let connection = try await withOperationDeadline(configuration.operationTimeout, lateResult: { $0.closeInBackground() }) {
+        let connection = try await withOperationDeadline(configuration.operationTimeout, waitingFor: "connecting", lateResult: { $0.closeInBackground() }) {
             try await PostgresConnection.connect(
                 on: MultiThreadedEventLoopGroup.singleton.any(), configuration: connectionConfiguration, id: id, logger: logger)
         }
-        session.connection = connection
-        session.generation = generation
-        try await withDeadline {
-            try await CentralSchema.migrate(connection, logger: logger)
-            try await self.touchHub(connection)
+        do {
+            try await withDeadline("the schema check") { try await CentralSchema.migrate(connection, logger: logger) }
+        } catch {
+            connection.closeInBackground()
+            throw error
         }
         status.connected()
         return connection
@@ -164,29 +244,59 @@ public final class ReplicationShipper: Service, Sendable {
 
     /// Runs `body`, failing it after ``ReplicationConfiguration/operationTimeout``: a connection whose server
     /// vanished (a half-open TCP connection, a lost reply) must not hold the backlog for ever.
-    private func withDeadline<T: Sendable>(_ body: @escaping @Sendable () async throws -> T) async throws -> T {
-        try await withOperationDeadline(configuration.operationTimeout, body)
+    private func withDeadline<T: Sendable>(_ operation: String, _ body: @escaping @Sendable () async throws -> T) async throws -> T {
+        try await withOperationDeadline(configuration.operationTimeout, waitingFor: operation, body)
     }
 
-    /// One transaction: every change of the batch (one upsert per table), and the hub's last_seen.
-    private func ship(_ changes: [ReplicationChange], on connection: PostgresConnection) async throws {
+    /// One central transaction for the batch: its upserts (one per table) once `previous`'s are done, then,
+    /// once `previous` has committed, the hub's last_seen and COMMIT; then the batch is marked shipped locally.
+    /// On any error the connection is closed, which makes the server abort the transaction.
+    ///
+    /// Why the upserts wait for the previous batch's: both may write the same row (a workout started in one,
+    /// ended in the next). Were this batch's upsert first to lock it, the previous one's would wait on the
+    /// server for this transaction, while this one waits here for the previous to commit: a deadlock the
+    /// server cannot see. In this order this one may wait for the previous one's locks, never the other way.
+    private func ship(
+        _ batch: ReplicationBatch, through: Int64, after previous: BatchInFlight?, upserted: OneShot<Void>,
+        on lease: CentralConnectionPool.Lease, _ pool: CentralConnectionPool
+    ) async throws {
         let hubID = configuration.hubID
         let logger = self.logger
         var workouts: [WorkoutRecord] = []
         var shares: [ShareRecord] = []
-        for change in changes {
+        for change in batch.changes {
             switch change.record {
             case .workout(let workout): workouts.append(workout)
             case .share(let share): shares.append(share)
             }
         }
-        let upserts = [CentralUpserts.workouts(workouts, hubID: hubID), CentralUpserts.shares(shares, hubID: hubID)]
-        try await connection.inCentralTransaction(logger: logger) { connection in
-            for upsert in upserts.compactMap({ $0 }) {
-                try await connection.queryUnlessClosed(upsert, logger: logger)
+        let upserts = [CentralUpserts.workouts(workouts, hubID: hubID), CentralUpserts.shares(shares, hubID: hubID)].compactMap { $0 }
+        let connection = lease.connection
+        do {
+            try await previous?.upserted.value()
+            try await withDeadline("the batch's upserts") {
+                try await connection.queryUnlessClosed("BEGIN", logger: logger)
+                for upsert in upserts {
+                    try await connection.queryUnlessClosed(upsert, logger: logger)
+                }
             }
-            try await self.touchHub(connection)
+            upserted.finish(.success(()))
+            // Commit order. The hub's row comes after the wait: every batch writes it, and a later batch
+            // holding it would make the one before wait on it.
+            try await previous?.task.value
+            try await withDeadline("the commit") {
+                try await self.touchHub(connection)
+                try await connection.queryUnlessClosed("COMMIT", logger: logger)
+            }
+        } catch {
+            await pool.release(lease, reusable: false)
+            throw error
         }
+        await pool.release(lease, reusable: true)
+        let now = Date()
+        try await log.markShipped(through: through, at: now)
+        status.connected()
+        status.shipped(batch.changes.count, at: now)
     }
 
     private func touchHub(_ connection: PostgresConnection) async throws {

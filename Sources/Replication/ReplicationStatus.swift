@@ -17,6 +17,9 @@ public final class ReplicationStatus: Sendable {
         public var lastShippedAt: Date?
         public var hubID: String
         public var server: String
+        /// Connections open now (leased, idle or being opened), and the most the pool opens.
+        public var connections = 0
+        public var maxConnections: Int
     }
 
     private let snapshot: Mutex<Snapshot>
@@ -26,9 +29,10 @@ public final class ReplicationStatus: Sendable {
     private let lastShippedGauge = Gauge(label: "workoutd_replication_last_shipped_timestamp_seconds")
     private let shippedCounter = Counter(label: "workoutd_replication_shipped_changes_total")
     private let failureCounter = Counter(label: "workoutd_replication_failures_total")
+    private let connectionsGauge = Gauge(label: "workoutd_replication_connections")
 
-    init(hubID: String, server: String, logger: Logger) {
-        snapshot = Mutex(Snapshot(state: .disconnected, since: Date(), hubID: hubID, server: server))
+    init(hubID: String, server: String, maxConnections: Int, logger: Logger) {
+        snapshot = Mutex(Snapshot(state: .disconnected, since: Date(), hubID: hubID, server: server, maxConnections: maxConnections))
         self.logger = logger
         connectedGauge.record(0)
     }
@@ -71,6 +75,11 @@ public final class ReplicationStatus: Sendable {
         snapshot.withLock { $0.lastShippedAt = date }
         shippedCounter.increment(by: Int64(count))
         lastShippedGauge.record(date.timeIntervalSince1970)
+    }
+
+    func connectionsOpen(_ count: Int) {
+        snapshot.withLock { $0.connections = count }
+        connectionsGauge.record(count)
     }
 
     func pending(_ count: Int) {

@@ -38,8 +38,9 @@ public struct ReplicationBatch: Sendable, Hashable {
 /// The store's record of what must still be shipped, written in the same transaction as each commit, so a
 /// crash can neither lose a change nor ship one the store rolled back.
 public protocol ReplicationLog: Sendable {
-    /// The oldest unshipped changes, in commit order, at most `limit` sequence numbers.
-    func pendingChanges(limit: Int) async throws -> ReplicationBatch
+    /// The oldest unshipped changes after `sequence` (after the shipped mark when nil), in commit order, at
+    /// most `limit` sequence numbers. The shipper reads past a batch still in flight this way.
+    func pendingChanges(after sequence: Int64?, limit: Int) async throws -> ReplicationBatch
     /// Marks every change up to and including `sequence` as shipped at `date`, at once for what this log
     /// reports; it may be kept durably only later (with the next commit, or ``saveShippedMark()``), so a crash
     /// may ship those changes again, which the central upserts absorb.

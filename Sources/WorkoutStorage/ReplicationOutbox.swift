@@ -107,10 +107,11 @@ extension SQLiteWorkoutStore: ReplicationLog {
         unsavedShippedMark.withLock { $0?.sequence } ?? 0
     }
 
-    public func pendingChanges(limit: Int) async throws -> ReplicationBatch {
+    public func pendingChanges(after sequence: Int64?, limit: Int) async throws -> ReplicationBatch {
         let unsaved = unsavedShippedThrough
         return try await database.readOrUnavailable { db in
-            let shipped = try Int64.fetchOne(db, sql: "SELECT \(ReplicationOutbox.shippedThroughOrUnsaved)", arguments: [unsaved]) ?? 0
+            let mark = try Int64.fetchOne(db, sql: "SELECT \(ReplicationOutbox.shippedThroughOrUnsaved)", arguments: [unsaved]) ?? 0
+            let shipped = max(mark, sequence ?? 0)
             guard let through = try Int64.fetchOne(db, sql: """
                 SELECT MAX(sequence) FROM (SELECT sequence FROM replicationOutbox WHERE sequence > ? ORDER BY sequence LIMIT ?)
                 """, arguments: [shipped, max(1, limit)]) else {

@@ -41,11 +41,13 @@ struct StatusCommand: ParsableCommand {
         Output.table(table)
     }
 
-    /// `connected since …, 0 pending, last shipped …` or `disconnected since …, 1234 pending, last error …`.
+    /// `connected since …, 0 pending, last shipped …, 1 of 2 connections open` or
+    /// `disconnected since …, 1234 pending, last error …, 0 of 2 connections open`.
     static func describe(_ replication: ReplicationReport) -> String {
         var parts = ["\(replication.state) since \(Output.date(replication.since))", "\(replication.pending) pending"]
         if let shipped = replication.lastShippedAt { parts.append("last shipped \(Output.date(shipped))") }
         if let error = replication.lastError { parts.append("last error \(error)") }
+        parts.append("\(replication.connections) of \(replication.maxConnections) connections open")
         return parts.joined(separator: ", ")
     }
 }

@@ -28,6 +28,7 @@ enum ConfigurationKeys {
         .init("replication.password_file", .string, .live),
         .init("replication.hub_id", .string, .restart),
         .init("replication.retention_days", .integer, .restart),
+        .init("replication.max_connections", .integer, .restart),
     ]
 
     /// The wildcard `*` in a key stands for one of these names.

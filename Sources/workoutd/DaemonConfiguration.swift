@@ -178,6 +178,10 @@ struct DaemonConfiguration: Sendable {
         }
         let days = try reader.integer("replication.retention_days", default: 0) { $0 >= 0 ? nil : "must not be negative" }
         replication.retention = days == 0 ? nil : .seconds(days * 86_400)
+        let range = ReplicationConfiguration.maximumConnectionsRange
+        replication.maximumConnections = try reader.integer("replication.max_connections", default: replication.maximumConnections) {
+            range.contains($0) ? nil : "must be \(range.lowerBound) to \(range.upperBound)"
+        }
         do {
             _ = try replication.readPassword()
         } catch {

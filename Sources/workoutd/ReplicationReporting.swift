@@ -7,6 +7,7 @@ extension ReplicationShipper {
         let snapshot = status.current
         return ReplicationReport(
             state: snapshot.state.rawValue, since: snapshot.since, pending: (try? await pendingCount()) ?? -1,
-            lastShippedAt: snapshot.lastShippedAt, lastError: snapshot.lastError, hubID: snapshot.hubID, server: snapshot.server)
+            lastShippedAt: snapshot.lastShippedAt, lastError: snapshot.lastError, hubID: snapshot.hubID, server: snapshot.server,
+            connections: snapshot.connections, maxConnections: snapshot.maxConnections)
     }
 }

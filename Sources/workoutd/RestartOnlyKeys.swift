@@ -11,6 +11,7 @@ extension DaemonConfiguration {
             "replication.postgres_url": replication?.redactedDescription ?? "",
             "replication.hub_id": replication?.hubID ?? "",
             "replication.retention_days": replication?.retention.map { "\($0)" } ?? "",
+            "replication.max_connections": replication.map { "\($0.maximumConnections)" } ?? "",
         ]
     }
 

@@ -28,6 +28,8 @@ import WorkoutdTesting
         ("discovery:\n  enabled: maybe\n", ":2: configuration key 'discovery.enabled': must be true or false; got 'maybe'"),
         ("serial: 9600\n", ":1: configuration key 'serial': must be a section of keys (key: value lines)"),
         ("\n\nserial:\n  max_line_bytes: 5\n", ":4: configuration key 'serial.max_line_bytes': must be between 64 and 1048576; got 5"),
+        ("replication:\n  postgres_url: postgresql://workoutd@db.example/gym\n  hub_id: hall\n  max_connections: 0\n",
+         ":4: configuration key 'replication.max_connections': must be 1 to 8; got 0"),
     ]
 
     @Test(arguments: 0..<mistakes.count) func checkConfigNamesFileLineAndKey(index: Int) throws {

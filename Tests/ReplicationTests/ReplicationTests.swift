@@ -139,14 +139,8 @@ struct ReplicationTests {
 
         // Hold the hubs table: the next batch writes its workouts, then waits for the lock inside its
         // transaction. Kill -9 then, with that batch provably in flight.
-        let holder = Process()
-        holder.executableURL = URL(fileURLWithPath: "/bin/sh")
-        holder.arguments = ["-c", "exec runuser -u nobody -- psql -X -q -h '\(cluster.directory)' -p \(cluster.port) -U postgres -d gym -c 'BEGIN; LOCK TABLE hubs IN ACCESS EXCLUSIVE MODE; SELECT pg_sleep(600); COMMIT;' > /dev/null 2>&1"]
-        try holder.run()
-        defer { if holder.isRunning { holder.terminate() } }
-        try waitUntil("the lock is held") {
-            try cluster.count("SELECT count(*) FROM pg_locks l JOIN pg_class c ON c.oid = l.relation WHERE c.relname = 'hubs' AND l.mode = 'AccessExclusiveLock' AND l.granted") == 1
-        }
+        let holder = try holdHubsTable(in: cluster)
+        defer { holder.release() }
         #expect(try hub.runLoad(cycles: cycles, tag: "b").allSatisfy({ $0.isSuccess }), "devices are acked while shipping is blocked")
         try waitUntil("a batch waits on the lock") {
             try cluster.count("SELECT count(*) FROM pg_stat_activity WHERE usename = 'workoutd' AND wait_event_type = 'Lock'") >= 1
@@ -155,14 +149,58 @@ struct ReplicationTests {
         daemon.signal(SIGKILL)
         #expect(try daemon.waitForExit() == SIGKILL)
         hub.daemon = nil
-        holder.terminate()
-        try cluster.psql("SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE query LIKE '%pg_sleep(600)%' AND pid <> pg_backend_pid()")
+        holder.release()
 
         try hub.start()
         #expect(try hub.runLoad(cycles: cycles, tag: "c").allSatisfy({ $0.isSuccess }))
         try hub.waitUntilShipped()
         let rows = try CentralRows(hub: hub.hubID, in: cluster)
         #expect(rows.isComplete(cycles: 2 * 3 * cycles, active: 0), "\(rows)")
+    }
+
+    /// The pool: while one batch commits (here: waits for the held hubs table inside its transaction), the
+    /// next one is read and sent on a second connection, and commits only after it; never more connections
+    /// than `replication.max_connections`, and one kept once caught up.
+    @Test func batchesOverlapOnASmallPoolAndStillLandInOrder() throws {
+        let cluster = try PostgresCluster()
+        let hub = try ReplicationHub(hubID: "hub-pool", devices: 2, postgresURL: cluster.url(), cluster: cluster)
+        defer { hub.remove() }
+        try hub.start()
+        let cycles = 20
+        #expect(try hub.runLoad(cycles: cycles, tag: "a").allSatisfy({ $0.isSuccess }))
+        try hub.waitUntilShipped()
+        let connections = "SELECT count(*) FROM pg_stat_activity WHERE application_name = 'workoutd hub-pool'"
+        var most = 0
+        func open() throws -> Int {
+            let count = try cluster.count(connections)
+            most = max(most, count)
+            return count
+        }
+
+        let holder = try holdHubsTable(in: cluster)
+        defer { holder.release() }
+        let waitingOnLocks = "SELECT count(*) FROM pg_stat_activity WHERE application_name = 'workoutd hub-pool' AND wait_event_type = 'Lock'"
+        #expect(try hub.runLoad(cycles: cycles, tag: "b").allSatisfy({ $0.isSuccess }), "devices are acked while shipping waits")
+        try hub.withDaemonLogOnFailure {
+            try waitUntil("a batch waits for the lock") { try open() >= 1 && cluster.count(waitingOnLocks) >= 1 }
+        }
+        // Committed after that batch was read: the next batch, on a second connection, sent while the first waits.
+        #expect(try hub.runLoad(cycles: cycles, tag: "c").allSatisfy({ $0.isSuccess }), "devices are acked while shipping waits")
+        try hub.withDaemonLogOnFailure {
+            try waitUntil("the next batch is sent on a second connection") { try open() == 2 }
+        }
+        let status = try hub.replicationStatus()
+        #expect(status["connections"] as? Int == 2 && status["max_connections"] as? Int == 2, "\(status)")
+        #expect(try hub.replicationStatusLine().contains("2 of 2 connections open"))
+        #expect(try CentralRows(hub: hub.hubID, in: cluster).isComplete(cycles: 2 * cycles, active: 0), "nothing of the held batches is visible yet")
+
+        holder.release()
+        try hub.waitUntilShipped()
+        let rows = try CentralRows(hub: hub.hubID, in: cluster)
+        #expect(rows.isComplete(cycles: 3 * 2 * cycles, active: 0), "\(rows)")
+        try waitUntil("one connection kept once caught up") { try open() == 1 }
+        #expect(most == 2, "never more than replication.max_connections")
+        #expect(try hub.replicationStatus()["connections"] as? Int == 1)
     }
 
     /// Back-fill: a hub's history from before replication was turned on, and from a later period with it off
@@ -296,6 +334,35 @@ struct ReplicationTests {
         try hub.waitUntilShipped()
         #expect(try CentralRows(hub: "hub-reload", in: cluster).isComplete(cycles: 3, active: 0))
         #expect(try cluster.count("SELECT count(*) FROM workouts WHERE hub_id = 'hub-renamed'") == 0)
+    }
+
+    /// A batch shipped while the hubs table is held waits inside its transaction, for as long as it is held.
+    struct HubsTableHolder {
+        let process: Process
+        let cluster: PostgresCluster
+
+        func release() {
+            guard process.isRunning else { return }
+            process.terminate()
+            _ = try? cluster.psql("SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE query LIKE '%pg_sleep(600)%' AND pid <> pg_backend_pid()")
+        }
+    }
+
+    private func holdHubsTable(in cluster: PostgresCluster) throws -> HubsTableHolder {
+        let holder = Process()
+        holder.executableURL = URL(fileURLWithPath: "/bin/sh")
+        holder.arguments = ["-c", "exec runuser -u nobody -- psql -X -q -h '\(cluster.directory)' -p \(cluster.port) -U postgres -d gym -c 'BEGIN; LOCK TABLE hubs IN ACCESS EXCLUSIVE MODE; SELECT pg_sleep(600); COMMIT;' > /dev/null 2>&1"]
+        try holder.run()
+        let held = HubsTableHolder(process: holder, cluster: cluster)
+        do {
+            try waitUntil("the lock is held") {
+                try cluster.count("SELECT count(*) FROM pg_locks l JOIN pg_class c ON c.oid = l.relation WHERE c.relname = 'hubs' AND l.mode = 'AccessExclusiveLock' AND l.granted") == 1
+            }
+        } catch {
+            held.release()
+            throw error
+        }
+        return held
     }
 
     private func waitUntil(_ what: String, timeout: Duration = .seconds(60), _ condition: () throws -> Bool) throws {

@@ -22,7 +22,7 @@ import WorkoutProtocol
         defer { directory.remove() }
         let store = try await storeWithEndedWorkouts(3, in: directory)
         #expect(try await store.pendingChangeCount() == 6, "a start and an end per workout")
-        let batch = try await store.pendingChanges(limit: 100)
+        let batch = try await store.pendingChanges(after: nil, limit: 100)
         #expect(batch.throughSequence == 6)
         let workouts = batch.changes.compactMap { change -> WorkoutRecord? in
             if case .workout(let workout) = change.record { return workout }
@@ -32,10 +32,14 @@ import WorkoutProtocol
         #expect(workouts.allSatisfy { $0.endedAt != nil }, "shipped as it is now: ended")
 
         // A limited read stops at its limit; marking covers exactly what was read.
-        #expect(try await store.pendingChanges(limit: 3).throughSequence == 3)
+        #expect(try await store.pendingChanges(after: nil, limit: 3).throughSequence == 3)
+        // Reading past a batch still in flight (the shipper's second connection): the next ones, from after it.
+        let ahead = try await store.pendingChanges(after: 3, limit: 100)
+        #expect(ahead.changes.map(\.sequence) == [4, 6] && ahead.throughSequence == 6, "workout 2's end and workout 3")
+        #expect(try await store.pendingChanges(after: 6, limit: 100).throughSequence == nil)
         try await store.markShipped(through: 3, at: Date())
         #expect(try await store.pendingChangeCount() == 3)
-        let rest = try await store.pendingChanges(limit: 100)
+        let rest = try await store.pendingChanges(after: nil, limit: 100)
         #expect(rest.changes.count == 2 && rest.throughSequence == 6, "workout 2's end and workout 3")
     }
 
@@ -71,7 +75,7 @@ import WorkoutProtocol
         try store.close()
         store = try reopened()
         #expect(try await store.pendingChangeCount() == 0)
-        #expect(try await store.pendingChanges(limit: 100).throughSequence == nil)
+        #expect(try await store.pendingChanges(after: nil, limit: 100).throughSequence == nil)
         try store.close()
     }
 

@@ -74,6 +74,56 @@ programs+=(--replicated "workoutd, durable store, replication on=env WORKOUTD_RE
 
 shipped=$("$pgbin/psql" -h "$pg" -U postgres -d gym -At -c "SELECT count(*) FROM workouts WHERE hub_id LIKE 'bench-on-%'")
 
+# Backlog drain, one connection against the pool's two, in turn: a hub's history committed with replication off
+# (a pipelined round's state directory: about 33,000 workouts and 33,000 shares) is queued when replication is
+# turned on and shipped; timed from exec to `pending: 0` in `workoutctl status --json`.
+cat > "$work/drain.yaml" <<YAML
+log_level: info
+discovery:
+  enabled: false
+replication:
+  postgres_url: "$url"
+YAML
+history=$(ls -d "$work"/off-* | head -n 1)
+ln -s "$bin/workoutd" "$work/workoutctl"  # one binary; the name it is called by picks the command
+drain_once() { # connections, round → "seconds rows"
+    local dir="$work/drain-$1-$2" hub="bench-drain-$1-$2" started pid pending=""
+    cp -a "$history" "$dir"
+    started=$(date +%s.%N)
+    WORKOUTD_REPLICATION_HUB_ID=$hub WORKOUTD_REPLICATION_MAX_CONNECTIONS=$1 \
+        "$bin/workoutd" serve --config "$work/drain.yaml" --state-dir "$dir" --control-socket "$work/drain.sock" \
+        > "$work/drain.log" 2>&1 &
+    pid=$!
+    until [ "$pending" = "0" ]; do
+        sleep 0.02
+        pending=$("$work/workoutctl" --socket "$work/drain.sock" status --json 2> /dev/null \
+            | python3 -c 'import json,sys; r=json.load(sys.stdin)["replication"]; print(r["pending"] if r["last_shipped_at"] else "")' 2> /dev/null || true)
+    done
+    echo "$(python3 -c "print($(date +%s.%N) - $started)")" \
+        "$("$pgbin/psql" -h "$pg" -U postgres -d gym -At -c "SELECT (SELECT count(*) FROM workouts WHERE hub_id = '$hub') + (SELECT count(*) FROM shares WHERE hub_id = '$hub')")"
+    kill "$pid"; wait "$pid" || true
+    rm -rf "$dir"
+}
+: > "$work/drain-1.txt"; : > "$work/drain-2.txt"
+for round in $(seq "${BENCH_DRAIN_ROUNDS:-3}"); do
+    drain_once 1 "$round" >> "$work/drain-1.txt"
+    drain_once 2 "$round" >> "$work/drain-2.txt"
+done
+python3 - "$work/drain-1.txt" "$work/drain-2.txt" > "$work/drain.md" <<'PY'
+import statistics, sys
+rows = [[tuple(float(x) for x in line.split()) for line in open(path)] for path in sys.argv[1:]]
+rates = [[n / t for t, n in runs] for runs in rows]
+print("| backlog drain (history queued when replication is turned on) | rows | seconds (each round) | rows/s (median) |")
+print("|---|---:|---|---:|")
+for label, runs, rate in zip(["one connection (`max_connections: 1`)", "the pool, two connections (default)"], rows, rates):
+    print(f"| {label} | {int(runs[0][1])} | {', '.join(f'{t:.2f}' for t, _ in runs)} | {statistics.median(rate):.0f} |")
+print()
+print("| ratio | measured |")
+print("|---|---:|")
+print(f"| drain rate, two connections / one | {statistics.median(rates[1]) / statistics.median(rates[0]):.2f} |")
+PY
+cat "$work/drain.md"
+
 "$bin/ReplicationLag" --socket-dir "$pg" --hub-id bench-lag \
     --devices "${BENCH_LAG_DEVICES:-4}" --rate "${BENCH_LAG_RATE:-250}" --seconds "${BENCH_LAG_SECONDS:-12}" \
     -- "$bin/workoutd" serve --config "$work/lag.yaml" --state-dir "$work/lag" --control-socket "$work/lag.sock" \
@@ -95,6 +145,12 @@ shipped=$("$pgbin/psql" -h "$pg" -U postgres -d gym -At -c "SELECT count(*) FROM
     echo "each run's outbox when it was stopped."
     echo
     cat "$work/lag.md"
+    echo
+    cat "$work/drain.md"
+    echo
+    echo "Drain: rounds alternate one connection and two; timed from the daemon's exec (start-up and queueing the"
+    echo "history included, the same for both) to \`pending: 0\`; rows are workouts plus shares, checked in PostgreSQL."
+    echo "With two, a batch's upserts run on the second connection while the one before it commits."
     echo
     echo "Command: \`make bench\` (\`bash scripts/bench.sh replication\`). Floors from issue 18: durable pipelined"
     echo "throughput with replication on within 10 % of off (on / off ≥ 0.90), measured in the same run, the two"
