@@ -90,6 +90,26 @@ actor CentralConnectionPool {
         wakeOneWaiter()
     }
 
+    /// Opens connections until ``maximumConnections`` are open, side by side, and keeps them idle: so that the
+    /// first overlapping batch does not wait for a connection's start-up. Throws the first failure.
+    func fill() async throws {
+        let missing = maximumConnections - openCount
+        guard missing > 0 else { return }
+        let leases = try await withThrowingTaskGroup(of: Lease.self) { group in
+            for _ in 0..<missing { group.addTask { try await self.lease() } }
+            var leases: [Lease] = []
+            do {
+                for try await lease in group { leases.append(lease) }
+            } catch {
+                for try await lease in group { leases.append(lease) }
+                leases.forEach { release($0, reusable: true) }
+                throw error
+            }
+            return leases
+        }
+        leases.forEach { release($0, reusable: true) }
+    }
+
     /// Closes idle connections until at most `count` are open: a hub that has caught up keeps one.
     func trim(toAtMost count: Int) {
         while openCount > count, !idle.isEmpty {

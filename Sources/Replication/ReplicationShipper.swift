@@ -105,6 +105,18 @@ public final class ReplicationShipper: Service, Sendable {
         var interval: Duration = .zero
         /// Whether the hub's row (last_seen, software_version) was written since this start: every batch writes it.
         var hubTouched = false
+        /// Awaits batches in flight, oldest first: every one that has ended, and more until at most `count`
+        /// are left. A batch's failure is thrown here. Returns whether any batch was awaited.
+        mutating func collect(leaving count: Int) async throws -> Bool {
+            var collected = false
+            while let oldest = inFlight.first, oldest.hasEnded || inFlight.count > count {
+                inFlight.removeFirst()
+                try await oldest.task.value
+                hubTouched = true
+                collected = true
+            }
+            return collected
+        }
 
         mutating func pace() async throws {
             if let last = lastBatch {
@@ -155,8 +167,9 @@ public final class ReplicationShipper: Service, Sendable {
 
     /// Ships what is pending, retrying with backoff through failures, until nothing is left to read.
     ///
-    /// Batches overlap, one per connection of the pool: while batch N commits, batch N+1 is read and its
-    /// upserts run on a second connection; N+1 commits only after N has (``ship(_:through:after:on:_:)``), so
+    /// Batches overlap, one per connection of the pool, unless they are large: while batch N commits, batch N+1
+    /// is read and its upserts run on a second connection; N+1 commits only after N has
+    /// (``ship(_:through:after:upserted:on:_:)``), so
     /// the server sees the batches in commit order and the shipped mark only ever moves forward. Should one
     /// fail, every batch after it fails before its commit too, and shipping starts again from the mark.
     /// Returns with batches still in flight when nothing new is committed: the next ring (a commit, or a
@@ -166,18 +179,14 @@ public final class ReplicationShipper: Service, Sendable {
         while true {
             do {
                 try Task.checkCancellation()
-                // Batches that ended, oldest first; a failure surfaces here.
-                while let oldest = pipeline.inFlight.first,
-                      oldest.hasEnded || pipeline.inFlight.count >= configuration.maximumConnections {
-                    pipeline.inFlight.removeFirst()
-                    try await oldest.task.value
-                    pipeline.hubTouched = true
-                    delay = configuration.initialRetryDelay
-                }
+                if try await pipeline.collect(leaving: configuration.maximumConnections - 1) { delay = configuration.initialRetryDelay }
                 try await pipeline.pace()
                 let batch = try await log.pendingChanges(after: pipeline.readThrough, limit: configuration.batchSize)
                 let busy = batch.changes.count >= configuration.busyBatchChanges
                 pipeline.interval = busy ? configuration.busyBatchInterval : configuration.batchInterval
+                // A large batch goes alone: the devices commit flat out. Then a second transaction beside the
+                // first only takes CPU and disk from their commits, and the lag is the busy interval's anyway.
+                if busy, try await pipeline.collect(leaving: 0) { delay = configuration.initialRetryDelay }
                 guard let through = batch.throughSequence else {
                     guard pipeline.inFlight.isEmpty else { return }
                     pipeline.readThrough = nil
@@ -202,11 +211,14 @@ public final class ReplicationShipper: Service, Sendable {
         }
     }
 
-    /// Nothing left: the mark is written, the hub's row written if no batch has yet (a start with nothing to
-    /// ship still shows the hub), and one connection kept for the next.
+    /// Nothing left: the mark is written, and the hub's row written if no batch has yet (a start with nothing
+    /// to ship still shows the hub). The pool keeps its connections open for the next batches: opening one
+    /// again costs the server a process and, at a distance, a dozen round trips (start-up, authentication,
+    /// the schema check) that the next batch would wait for.
     private func caughtUp(_ pool: CentralConnectionPool, _ pipeline: inout Pipeline) async throws {
         try await log.saveShippedMark()
         if !pipeline.hubTouched {
+            try await pool.fill()
             let lease = try await pool.lease()
             do {
                 try await withDeadline("the hub's last_seen") { try await self.touchHub(lease.connection) }
@@ -217,7 +229,6 @@ public final class ReplicationShipper: Service, Sendable {
             await pool.release(lease, reusable: true)
             pipeline.hubTouched = true
         }
-        await pool.trim(toAtMost: 1)
         status.pending(0)
         try await pruneIfDue()
     }

@@ -130,12 +130,9 @@ struct ReplicationTests {
 
     @Test func killDuringAShippedBatchStillShipsExactlyOnce() throws {
         let cluster = try PostgresCluster()
-        let hub = try ReplicationHub(hubID: "hub-crash", devices: 2, postgresURL: cluster.url(), cluster: cluster)
-        defer { hub.remove() }
-        try hub.start()
         let cycles = 30
-        #expect(try hub.runLoad(cycles: cycles, tag: "a").allSatisfy({ $0.isSuccess }))
-        try hub.waitUntilShipped()
+        let hub = try startedHubWithALoadShipped("hub-crash", cycles: cycles, in: cluster)
+        defer { hub.remove() }
 
         // Hold the hubs table: the next batch writes its workouts, then waits for the lock inside its
         // transaction. Kill -9 then, with that batch provably in flight.
@@ -159,16 +156,13 @@ struct ReplicationTests {
     }
 
     /// The pool: while one batch commits (here: waits for the held hubs table inside its transaction), the
-    /// next one is read and sent on a second connection, and commits only after it; never more connections
-    /// than `replication.max_connections`, and one kept once caught up.
+    /// next one is read and sent on the second connection, and commits only after it; never more connections
+    /// than `replication.max_connections`, opened at start and kept.
     @Test func batchesOverlapOnASmallPoolAndStillLandInOrder() throws {
         let cluster = try PostgresCluster()
-        let hub = try ReplicationHub(hubID: "hub-pool", devices: 2, postgresURL: cluster.url(), cluster: cluster)
-        defer { hub.remove() }
-        try hub.start()
         let cycles = 20
-        #expect(try hub.runLoad(cycles: cycles, tag: "a").allSatisfy({ $0.isSuccess }))
-        try hub.waitUntilShipped()
+        let hub = try startedHubWithALoadShipped("hub-pool", cycles: cycles, in: cluster)
+        defer { hub.remove() }
         let connections = "SELECT count(*) FROM pg_stat_activity WHERE application_name = 'workoutd hub-pool'"
         var most = 0
         func open() throws -> Int {
@@ -187,10 +181,14 @@ struct ReplicationTests {
         // Committed after that batch was read: the next batch, on a second connection, sent while the first waits.
         #expect(try hub.runLoad(cycles: cycles, tag: "c").allSatisfy({ $0.isSuccess }), "devices are acked while shipping waits")
         try hub.withDaemonLogOnFailure {
-            try waitUntil("the next batch is sent on a second connection") { try open() == 2 }
+            try waitUntil("the next batch is sent on the second connection") {
+                try open() == 2 && cluster.count("SELECT count(*) FROM pg_stat_activity WHERE application_name = 'workoutd hub-pool' AND state <> 'idle'") == 2
+            }
         }
         let status = try hub.replicationStatus()
         #expect(status["connections"] as? Int == 2 && status["max_connections"] as? Int == 2, "\(status)")
+        let backends = try cluster.psql("SELECT string_agg(state, ',' ORDER BY state) FROM pg_stat_activity WHERE application_name = 'workoutd hub-pool'")
+        #expect(backends.components(separatedBy: ",").allSatisfy { $0.hasPrefix("idle in transaction") || $0 == "active" }, "both connections are in a batch: \(backends)")
         #expect(try hub.replicationStatusLine().contains("2 of 2 connections open"))
         #expect(try CentralRows(hub: hub.hubID, in: cluster).isComplete(cycles: 2 * cycles, active: 0), "nothing of the held batches is visible yet")
 
@@ -198,9 +196,9 @@ struct ReplicationTests {
         try hub.waitUntilShipped()
         let rows = try CentralRows(hub: hub.hubID, in: cluster)
         #expect(rows.isComplete(cycles: 3 * 2 * cycles, active: 0), "\(rows)")
-        try waitUntil("one connection kept once caught up") { try open() == 1 }
+        #expect(try open() == 2, "both kept for the next batches")
         #expect(most == 2, "never more than replication.max_connections")
-        #expect(try hub.replicationStatus()["connections"] as? Int == 1)
+        #expect(try hub.replicationStatus()["connections"] as? Int == 2)
     }
 
     /// Back-fill: a hub's history from before replication was turned on, and from a later period with it off
@@ -334,6 +332,20 @@ struct ReplicationTests {
         try hub.waitUntilShipped()
         #expect(try CentralRows(hub: "hub-reload", in: cluster).isComplete(cycles: 3, active: 0))
         #expect(try cluster.count("SELECT count(*) FROM workouts WHERE hub_id = 'hub-renamed'") == 0)
+    }
+
+    /// A running hub with two devices whose first load (`cycles` per device, tag "a") is shipped.
+    private func startedHubWithALoadShipped(_ hubID: String, cycles: Int, in cluster: PostgresCluster) throws -> ReplicationHub {
+        let hub = try ReplicationHub(hubID: hubID, devices: 2, postgresURL: cluster.url(), cluster: cluster)
+        do {
+            try hub.start()
+            #expect(try hub.runLoad(cycles: cycles, tag: "a").allSatisfy({ $0.isSuccess }))
+            try hub.waitUntilShipped()
+        } catch {
+            hub.remove()
+            throw error
+        }
+        return hub
     }
 
     /// A batch shipped while the hubs table is held waits inside its transaction, for as long as it is held.
