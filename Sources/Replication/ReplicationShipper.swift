@@ -105,6 +105,8 @@ public final class ReplicationShipper: Service, Sendable {
         var interval: Duration = .zero
         /// Whether the hub's row (last_seen, software_version) was written since this start: every batch writes it.
         var hubTouched = false
+        /// Whether the last batch read was a large one (``ReplicationConfiguration/busyBatchChanges``).
+        var busy = false
         /// Awaits batches in flight, oldest first: every one that has ended, and more until at most `count`
         /// are left. A batch's failure is thrown here. Returns whether any batch was awaited.
         mutating func collect(leaving count: Int) async throws -> Bool {
@@ -179,14 +181,16 @@ public final class ReplicationShipper: Service, Sendable {
         while true {
             do {
                 try Task.checkCancellation()
-                if try await pipeline.collect(leaving: configuration.maximumConnections - 1) { delay = configuration.initialRetryDelay }
+                // Large batches go one at a time, each read once the one before is in: the devices commit flat
+                // out, a second transaction beside the first would only take CPU and disk from their commits,
+                // and a batch read early would be a smaller one (more transactions for the same rows).
+                let leaving = pipeline.busy ? 0 : configuration.maximumConnections - 1
+                if try await pipeline.collect(leaving: leaving) { delay = configuration.initialRetryDelay }
                 try await pipeline.pace()
                 let batch = try await log.pendingChanges(after: pipeline.readThrough, limit: configuration.batchSize)
-                let busy = batch.changes.count >= configuration.busyBatchChanges
-                pipeline.interval = busy ? configuration.busyBatchInterval : configuration.batchInterval
-                // A large batch goes alone: the devices commit flat out. Then a second transaction beside the
-                // first only takes CPU and disk from their commits, and the lag is the busy interval's anyway.
-                if busy, try await pipeline.collect(leaving: 0) { delay = configuration.initialRetryDelay }
+                pipeline.busy = batch.changes.count >= configuration.busyBatchChanges
+                pipeline.interval = pipeline.busy ? configuration.busyBatchInterval : configuration.batchInterval
+                if pipeline.busy, try await pipeline.collect(leaving: 0) { delay = configuration.initialRetryDelay }
                 guard let through = batch.throughSequence else {
                     guard pipeline.inFlight.isEmpty else { return }
                     pipeline.readThrough = nil

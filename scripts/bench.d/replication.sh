@@ -126,7 +126,7 @@ cat "$work/distant.md"
     echo "Here the central server shares the hub's cores and disk: in a replicated round the shipper ships during the"
     echo "pipelined load (see the count below), so the server's inserts, its commits and the shipper's reads and encoding run"
     echo "beside the device path and take their share of the CPU; in a deployment the server is another machine. While the"
-    echo "devices commit flat out the shipper sends fewer, larger batches (400 ms apart after one of 1,000 changes or more),"
+    echo "devices commit flat out the shipper sends fewer, larger batches (1 s apart after one of 1,000 changes or more),"
     echo "so under this saturating load part of the backlog waits in SQLite until the devices leave room."
     echo
     echo "Workouts the replicated runs had shipped when each was stopped: $shipped (5 rounds and a latency run of about"
