@@ -95,19 +95,21 @@ actor CentralConnectionPool {
     func fill() async throws {
         let missing = maximumConnections - openCount
         guard missing > 0 else { return }
-        let leases = try await withThrowingTaskGroup(of: Lease.self) { group in
+        // Every lease is given back, whichever of them failed (a server at its own connection limit refuses some).
+        let (leases, failure) = await withThrowingTaskGroup(of: Lease.self) { group in
             for _ in 0..<missing { group.addTask { try await self.lease() } }
             var leases: [Lease] = []
-            do {
-                for try await lease in group { leases.append(lease) }
-            } catch {
-                for try await lease in group { leases.append(lease) }
-                leases.forEach { release($0, reusable: true) }
-                throw error
+            var failure: (any Error)?
+            while let result = await group.nextResult() {
+                switch result {
+                case .success(let lease): leases.append(lease)
+                case .failure(let error): failure = failure ?? error
+                }
             }
-            return leases
+            return (leases, failure)
         }
         leases.forEach { release($0, reusable: true) }
+        if let failure { throw failure }
     }
 
     /// Closes idle connections until at most `count` are open: a hub that has caught up keeps one.

@@ -112,6 +112,23 @@ struct CentralConnectionPoolTests {
         await pool.close()
     }
 
+    @Test func fillingOpensEveryPlaceAtOnceAndKeepsThemIdle() async throws {
+        let pool = try pool(maximum: 2)
+        try await pool.fill()
+        #expect(await pool.openCount == 2)
+        #expect(try serverConnections == 2)
+        let (first, second) = (try await pool.lease(), try await pool.lease())
+        #expect(try await backend(first) != backend(second))
+        #expect(await pool.peakOpenCount == 2, "the leases took the filled connections")
+        await pool.release(first, reusable: true)
+        await pool.release(second, reusable: true)
+        await pool.close()
+
+        let refused = try self.pool(maximum: 3, password: { "not-the-password" })
+        await #expect(throws: (any Error).self) { try await refused.fill() }
+        #expect(await refused.openCount == 0, "no place is left taken by a failed start")
+    }
+
     @Test func aWaitingLeaseEndsWhenCancelledOrWhenThePoolCloses() async throws {
         let pool = try pool(maximum: 1)
         let held = try await pool.lease()
