@@ -99,10 +99,8 @@ public final class ReplicationShipper: Service, Sendable {
         var inFlight: [BatchInFlight] = []
         /// The newest sequence a batch in flight covers: the next batch is read from after it.
         var readThrough: Int64?
-        /// When the last batch was read, and how long after it the next may be
-        /// (``ReplicationConfiguration/batchInterval``, or ``ReplicationConfiguration/busyBatchInterval``).
+        /// When the last batch was read.
         var lastBatch: ContinuousClock.Instant?
-        var interval: Duration = .zero
         /// Whether the hub's row (last_seen, software_version) was written since this start: every batch writes it.
         var hubTouched = false
         /// Whether the last batch read was a large one (``ReplicationConfiguration/busyBatchChanges``).
@@ -120,8 +118,11 @@ public final class ReplicationShipper: Service, Sendable {
             return collected
         }
 
-        mutating func pace() async throws {
+        /// Waits until the next batch may be read: ``ReplicationConfiguration/batchInterval`` after the last one,
+        /// or ``ReplicationConfiguration/busyBatchInterval`` after a large one.
+        mutating func pace(_ configuration: ReplicationConfiguration) async throws {
             if let last = lastBatch {
+                let interval = busy ? configuration.busyBatchInterval : configuration.batchInterval
                 let wait = interval - last.duration(to: .now)
                 if wait > .zero { try await Task.sleep(for: wait) }
             }
@@ -186,10 +187,9 @@ public final class ReplicationShipper: Service, Sendable {
                 // and a batch read early would be a smaller one (more transactions for the same rows).
                 let leaving = pipeline.busy ? 0 : configuration.maximumConnections - 1
                 if try await pipeline.collect(leaving: leaving) { delay = configuration.initialRetryDelay }
-                try await pipeline.pace()
+                try await pipeline.pace(configuration)
                 let batch = try await log.pendingChanges(after: pipeline.readThrough, limit: configuration.batchSize)
                 pipeline.busy = batch.changes.count >= configuration.busyBatchChanges
-                pipeline.interval = pipeline.busy ? configuration.busyBatchInterval : configuration.batchInterval
                 if pipeline.busy, try await pipeline.collect(leaving: 0) { delay = configuration.initialRetryDelay }
                 guard let through = batch.throughSequence else {
                     guard pipeline.inFlight.isEmpty else { return }
