@@ -39,24 +39,39 @@ public final class ActivityTally: Sendable {
     public var pendingRestart: [String] { state.withLock { $0.pendingRestart } }
 
     public func record(_ event: EngineEvent) {
-        switch event {
-        case .batchAnswered(let batch):
-            for (line, reply) in batch.handled { recordCommand(line, reply: reply) }
-        case .batchReceived:
-            break
-        case .workoutStarted:
-            state.withLock { $0.counters.workoutsStarted += 1 }
-        case .workoutEnded:
-            state.withLock { $0.counters.workoutsEnded += 1 }
-        case .shareQueued:
-            state.withLock { $0.counters.sharesQueued += 1 }
-        case .shareDelivered:
-            state.withLock { $0.counters.sharesDelivered += 1 }
-        case .shareFailed:
-            state.withLock { $0.counters.shareFailures += 1 }
-        case .storageFailed:
-            break
+        record(contentsOf: [event])
+    }
+
+    /// Records a batch's events under one lock; the Prometheus counters are then added to once per kind of
+    /// command and outcome the batch had, not once per command.
+    public func record(contentsOf events: [EngineEvent]) {
+        let (newCounters, invalid, replayed) = state.withLock { state -> ([(Counter, Int)], Int, Int) in
+            let before = state.counters
+            var perSlot: [(slot: Int, count: Int)] = []
+            for event in events {
+                switch event {
+                case .batchAnswered(let batch):
+                    for (line, reply) in batch.handled { count(line, reply: reply, into: &state, perSlot: &perSlot) }
+                case .batchReceived, .storageFailed:
+                    break
+                case .workoutStarted:
+                    state.counters.workoutsStarted += 1
+                case .workoutEnded:
+                    state.counters.workoutsEnded += 1
+                case .shareQueued:
+                    state.counters.sharesQueued += 1
+                case .shareDelivered:
+                    state.counters.sharesDelivered += 1
+                case .shareFailed:
+                    state.counters.shareFailures += 1
+                }
+            }
+            let counters = perSlot.map { (counter(for: $0.slot, in: &state), $0.count) }
+            return (counters, state.counters.invalidLines - before.invalidLines, state.counters.replays - before.replays)
         }
+        for (counter, count) in newCounters { counter.increment(by: Int64(count)) }
+        if invalid > 0 { invalidLines.increment(by: Int64(invalid)) }
+        if replayed > 0 { replays.increment(by: Int64(replayed)) }
     }
 
     /// A configuration reload that was applied, or rejected (the old configuration stayed); an applied one
@@ -73,40 +88,40 @@ public final class ActivityTally: Sendable {
         (applied ? appliedReloads : rejectedReloads).increment()
     }
 
-    private func recordCommand(_ line: DecodedLine, reply: Reply) {
-        let type: String
+    /// Counts one handled command in `state` and in `perSlot` (its Prometheus counter's slot, in first-seen order).
+    private func count(_ line: DecodedLine, reply: Reply, into state: inout State, perSlot: inout [(slot: Int, count: Int)]) {
         let typeIndex: Int
         switch line.command {
-        case .success(let command):
-            type = command.type.rawValue
-            typeIndex = Self.commandTypes.firstIndex(of: command.type) ?? 0
+        case .success(let command): typeIndex = Self.commandTypes.firstIndex(of: command.type) ?? 0
         case .failure:
-            type = "invalid"
             typeIndex = Self.typeCount - 1
+            state.counters.invalidLines += 1
         }
-        let outcome: String
         let outcomeIndex: Int
         switch reply.outcome {
-        case .ok:
-            outcome = "ok"
-            outcomeIndex = 0
-        case .error(let error):
-            outcome = error.code.rawValue
-            outcomeIndex = (Self.errorCodes.firstIndex(of: error.code) ?? 0) + 1
+        case .ok: outcomeIndex = 0
+        case .error(let error): outcomeIndex = (Self.errorCodes.firstIndex(of: error.code) ?? 0) + 1
         }
+        state.counters.commands += 1
+        if !reply.isSuccess { state.counters.errors += 1 }
+        if reply.replayed { state.counters.replays += 1 }
         let slot = typeIndex * Self.outcomeCount + outcomeIndex
-        let counter = state.withLock { state in
-            state.counters.commands += 1
-            if !reply.isSuccess { state.counters.errors += 1 }
-            if case .failure = line.command { state.counters.invalidLines += 1 }
-            if reply.replayed { state.counters.replays += 1 }
-            if let counter = state.commandCounters[slot] { return counter }
-            let counter = Counter(label: "workoutd_commands_total", dimensions: [("type", type), ("outcome", outcome)])
-            state.commandCounters[slot] = counter
-            return counter
+        if let index = perSlot.firstIndex(where: { $0.slot == slot }) {
+            perSlot[index].count += 1
+        } else {
+            perSlot.append((slot, 1))
         }
-        counter.increment()
-        if case .failure = line.command { invalidLines.increment() }
-        if reply.replayed { replays.increment() }
+    }
+
+    /// The `workoutd_commands_total` counter of `slot`, made on first use.
+    private func counter(for slot: Int, in state: inout State) -> Counter {
+        if let counter = state.commandCounters[slot] { return counter }
+        let typeIndex = slot / Self.outcomeCount
+        let outcomeIndex = slot % Self.outcomeCount
+        let type = typeIndex < Self.commandTypes.count ? Self.commandTypes[typeIndex].rawValue : "invalid"
+        let outcome = outcomeIndex == 0 ? "ok" : Self.errorCodes[outcomeIndex - 1].rawValue
+        let counter = Counter(label: "workoutd_commands_total", dimensions: [("type", type), ("outcome", outcome)])
+        state.commandCounters[slot] = counter
+        return counter
     }
 }

@@ -46,6 +46,12 @@ public final class ControlEventHub: Sendable {
         }
     }
 
+    /// A batch's events, in order.
+    public func publish(contentsOf events: [EngineEvent]) {
+        guard hasSubscribers else { return }
+        for event in events { publish(event) }
+    }
+
     public func publish(_ activity: DeviceActivity) {
         guard hasSubscribers else { return }
         switch activity {

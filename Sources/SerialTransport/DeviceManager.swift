@@ -48,8 +48,8 @@ public actor DeviceManager {
         self.options = options
         self.logger = logger
         self.observer = observer
-        statsObserver = engine.events.addObserver { [statsByDevice] event in
-            if case .batchAnswered(let batch) = event, batch.origin == .device { statsByDevice.count(batch) }
+        statsObserver = engine.events.addBatchObserver { [statsByDevice] events in
+            for case .batchAnswered(let batch) in events where batch.origin == .device { statsByDevice.count(batch) }
         }
     }
 

@@ -51,8 +51,8 @@ public struct ShareDeliveryService: Service {
 
     public func run() async throws {
         let doorbell = Doorbell()
-        let token = events.addObserver { event in
-            if case .shareQueued = event { doorbell.ring() }
+        let token = events.addBatchObserver { events in
+            if events.contains(where: \.isShareQueued) { doorbell.ring() }
         }
         defer { events.removeObserver(token) }
 

@@ -54,21 +54,16 @@ public actor DeviceSession {
         guard !lines.isEmpty else { return [] }
         await acquire()
         defer { release() }
-        let started = received(lines, from: origin)
-        let replies = await run(lines)
-        answered(lines, replies, from: origin, started: started)
+        events.emit(.batchReceived(ReceivedBatch(device: identity, origin: origin, lines: lines)))
+        let started = ContinuousClock.now
+        var (replies, caused) = await run(lines)
+        caused.append(answered(lines, replies, from: origin, started: started))
+        events.emit(contentsOf: caused)
         return replies
     }
 
-    /// Announces a batch about to run; returns when it started.
-    private func received(_ lines: [DecodedLine], from origin: CommandOrigin) -> ContinuousClock.Instant {
-        events.emit(.batchReceived(ReceivedBatch(device: identity, origin: origin, lines: lines)))
-        return ContinuousClock.now
-    }
-
-    private func answered(_ lines: [DecodedLine], _ replies: [Reply], from origin: CommandOrigin, started: ContinuousClock.Instant) {
-        events.emit(.batchAnswered(AnsweredBatch(
-            device: identity, origin: origin, lines: lines, replies: replies, started: started)))
+    private func answered(_ lines: [DecodedLine], _ replies: [Reply], from origin: CommandOrigin, started: ContinuousClock.Instant) -> EngineEvent {
+        .batchAnswered(AnsweredBatch(device: identity, origin: origin, lines: lines, replies: replies, started: started))
     }
 
     private func acquire() async {
@@ -94,25 +89,28 @@ public actor DeviceSession {
     public func handleImmediately(_ lines: [DecodedLine], from origin: CommandOrigin = .device) -> [Reply]? {
         guard !busy, let immediateStore, var machine = self.machine else { return nil }
         guard !lines.isEmpty else { return [] }
-        let started = received(lines, from: origin)
+        let started = ContinuousClock.now
         self.machine = nil
         let step = machine.run(lines, ids: ids, now: clock)
         var failure: (any Error)?
         if step.hasChanges {
             do { try immediateStore.commitImmediately(step.batch) } catch { failure = error }
         }
-        let replies = conclude(step, advanced: machine, lines: lines, failure: failure)
-        answered(lines, replies, from: origin, started: started)
+        var (replies, caused) = conclude(step, advanced: machine, lines: lines, failure: failure)
+        // All of the batch's events in one emission: each observer is called once per batch.
+        caused.insert(.batchReceived(ReceivedBatch(device: identity, origin: origin, lines: lines)), at: 0)
+        caused.append(answered(lines, replies, from: origin, started: started))
+        events.emit(contentsOf: caused)
         return replies
     }
 
-    private func run(_ lines: [DecodedLine]) async -> [Reply] {
+    /// The batch's replies and the events it caused, to be emitted before its ``EngineEvent/batchAnswered(_:)``.
+    private func run(_ lines: [DecodedLine]) async -> (replies: [Reply], caused: [EngineEvent]) {
         var machine: SessionMachine
         do {
             machine = try await restored()
         } catch {
-            events.emit(.storageFailed(device: identity, reason: String(describing: error)))
-            return SessionMachine.unavailable(lines)
+            return (SessionMachine.unavailable(lines), [.storageFailed(device: identity, reason: String(describing: error))])
         }
         // Held only by the local while the batch runs, so `run` advances its snapshot without copying it.
         self.machine = nil
@@ -124,23 +122,23 @@ public actor DeviceSession {
         return conclude(step, advanced: machine, lines: lines, failure: failure)
     }
 
-    /// Keeps the advanced machine and announces the batch if it committed; otherwise forgets both.
+    /// Keeps the advanced machine and returns the step's replies and events if it committed; otherwise forgets
+    /// both, and the events are the storage failure alone.
     private func conclude(
-        _ step: SessionMachine.Step, advanced machine: consuming SessionMachine, lines: [DecodedLine], failure: (any Error)?
-    ) -> [Reply] {
+        _ step: consuming SessionMachine.Step, advanced machine: consuming SessionMachine, lines: [DecodedLine], failure: (any Error)?
+    ) -> (replies: [Reply], caused: [EngineEvent]) {
         if let failure {
-            events.emit(.storageFailed(device: identity, reason: String(describing: failure)))
             // Nothing of the batch is kept: the advanced machine is dropped, the next batch restores the
             // session from the store (unchanged by the failed transaction), and the wearable may retry
             // every command that needed storage.
             self.machine = nil
-            return zip(step.replies, zip(lines, step.needsCommit)).map { reply, pair in
+            let replies: [Reply] = zip(step.replies, zip(lines, step.needsCommit)).map { reply, pair in
                 pair.1 ? .error(.storageUnavailable, id: pair.0.id) : reply
             }
+            return (replies, [.storageFailed(device: identity, reason: String(describing: failure))])
         }
         self.machine = machine
-        events.emit(contentsOf: step.events)
-        return step.replies
+        return (step.replies, step.events)
     }
 
     private func restored() async throws -> SessionMachine {

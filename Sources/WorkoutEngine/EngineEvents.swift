@@ -21,6 +21,12 @@ public enum EngineEvent: Sendable {
     case storageFailed(device: DeviceIdentity, reason: String)
 }
 
+extension EngineEvent {
+    public var isShareQueued: Bool {
+        if case .shareQueued = self { true } else { false }
+    }
+}
+
 /// Who sent a batch: the device itself, or an operator through the control socket (`workoutctl send`).
 public enum CommandOrigin: Sendable, Hashable {
     case device
@@ -48,19 +54,25 @@ public struct AnsweredBatch: Sendable {
 }
 
 /// Fan-out of ``EngineEvent``s to observers. Observers must not block: they run inline.
+///
+/// A session emits each batch's events in one call (received, what it caused, answered), and an observer added
+/// with ``addBatchObserver(_:)`` sees them in one call too: it takes its lock, or rings its doorbell, once per
+/// batch instead of once per command. ``addObserver(_:)`` is the same fan-out seen one event at a time.
 public final class EngineEvents: Sendable {
     public typealias Observer = @Sendable (EngineEvent) -> Void
+    /// Sees events in the order they happened, several at a time (a batch's events together).
+    public typealias BatchObserver = @Sendable ([EngineEvent]) -> Void
 
     /// An observer held by reference: a closure stored straight in an array is kept in its most generic
-    /// form, and every call then copied the whole event into a temporary (per command, per observer).
+    /// form, and every call then copied its argument into a temporary.
     private final class Registered: Sendable {
-        let observe: Observer
-        init(_ observe: @escaping Observer) { self.observe = observe }
+        let observe: BatchObserver
+        init(_ observe: @escaping BatchObserver) { self.observe = observe }
     }
 
     private struct Registry {
         var byToken: [Int: Registered] = [:]
-        /// The observers as one array, rebuilt on change, so emitting (per command) only retains it.
+        /// The observers as one array, rebuilt on change, so emitting (per batch) only retains it.
         var current: [Registered] = []
     }
 
@@ -69,9 +81,18 @@ public final class EngineEvents: Sendable {
 
     public init() {}
 
-    /// Adds an observer; returns a token for ``removeObserver(_:)``.
+    /// Adds an observer that sees one event per call; returns a token for ``removeObserver(_:)``.
     @discardableResult
     public func addObserver(_ observer: @escaping Observer) -> Int {
+        addBatchObserver { events in
+            for event in events { observer(event) }
+        }
+    }
+
+    /// Adds an observer that sees the events of one emission (a batch's) in one call; returns a token for
+    /// ``removeObserver(_:)``.
+    @discardableResult
+    public func addBatchObserver(_ observer: @escaping BatchObserver) -> Int {
         let token = nextToken.wrappingAdd(1, ordering: .relaxed).newValue
         registry.withLock { registry in
             registry.byToken[token] = Registered(observer)
@@ -88,15 +109,12 @@ public final class EngineEvents: Sendable {
     }
 
     public func emit(_ event: EngineEvent) {
-        for registered in registry.withLock({ $0.current }) { registered.observe(event) }
+        emit(contentsOf: [event])
     }
 
-    /// Emits `events` in order, taking the observer list once.
+    /// Emits `events` in order, to each observer in one call.
     public func emit(contentsOf events: [EngineEvent]) {
         guard !events.isEmpty else { return }
-        let current = registry.withLock { $0.current }
-        for event in events {
-            for registered in current { registered.observe(event) }
-        }
+        for registered in registry.withLock({ $0.current }) { registered.observe(events) }
     }
 }

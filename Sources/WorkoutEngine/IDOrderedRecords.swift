@@ -24,10 +24,14 @@ struct IDOrderedRecords<Record: IdentifiedRecord> {
 
     /// Adds `record`, or replaces the one with its id.
     mutating func upsert(_ record: Record) {
-        if let index = index(of: record.id) {
+        let index = insertionIndex(of: record.id)
+        if index == records.count {
+            // `append`, not `insert(_:at:)`: the generic insert costs several times as much.
+            records.append(record)
+        } else if records[index].id == record.id {
             records[index] = record
         } else {
-            records.insert(record, at: insertionIndex(of: record.id))
+            records.insert(record, at: index)
         }
     }
 

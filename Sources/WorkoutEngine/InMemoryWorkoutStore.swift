@@ -141,37 +141,50 @@ private struct StoredSession {
 
 /// Pending share ids in ascending order, with removal in O(1) and no re-sorting.
 ///
-/// Ids are allocated in increasing order, so an insert is almost always an append. A removed id stays in
-/// `order` until the scan reaches it or the queue compacts, which happens once half of it is stale.
+/// Ids are allocated in increasing order, so an insert is almost always an append, which hashes nothing: it
+/// runs in every commit of a device's batch. A removal (a delivery, off the devices' path) is noted in
+/// `removed` and the id stays in `order` until the scan reaches it or the queue compacts, once half of it
+/// is removed.
 private struct PendingQueue {
-    private var members: Set<Int64> = []
     private var order: [Int64] = []
     private var head = 0
+    /// Ids in `order[head...]` that are no longer pending.
+    private var removed: Set<Int64> = []
 
-    var count: Int { members.count }
+    var count: Int { order.count - head - removed.count }
 
     mutating func insert(_ id: Int64) {
-        guard members.insert(id).inserted else { return }
-        if let last = order.last, last > id {
-            let index = order[head...].partitioningIndex { $0 > id }
-            order.insert(id, at: index)
-        } else {
+        if order.count == head || order[order.count - 1] < id {
             order.append(id)
+            return
+        }
+        let index = order[head...].partitioningIndex { $0 >= id }
+        if index < order.count, order[index] == id {
+            removed.remove(id)
+        } else {
+            order.insert(id, at: index)
         }
     }
 
     mutating func remove(_ id: Int64) {
-        guard members.remove(id) != nil else { return }
-        if order.count - head > 64 && members.count < (order.count - head) / 2 {
-            order = order[head...].filter(members.contains)
+        let index = order[head...].partitioningIndex { $0 >= id }
+        guard index < order.count, order[index] == id, removed.insert(id).inserted else { return }
+        if removed.count > 64 && removed.count > (order.count - head) / 2 {
+            order = order[head...].filter { !removed.contains($0) }
             head = 0
+            removed = []
         }
     }
 
     /// Calls `body` with each pending id, lowest first, until it returns false.
     mutating func forEachInOrder(_ body: (Int64) -> Bool) {
-        while head < order.count, !members.contains(order[head]) { head += 1 }
-        for id in order[head...] where members.contains(id) {
+        while head < order.count, removed.remove(order[head]) != nil { head += 1 }
+        // The delivered front is dropped once it is most of the array, so the queue does not keep every id.
+        if head > 64 && head > order.count / 2 {
+            order.removeFirst(head)
+            head = 0
+        }
+        for id in order[head...] where !removed.contains(id) {
             guard body(id) else { return }
         }
     }

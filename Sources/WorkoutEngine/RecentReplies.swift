@@ -44,7 +44,14 @@ public struct RecentReplies: Sendable, Hashable {
     public mutating func remember(_ reply: Reply, for id: CommandID) {
         if let position = position(of: id) {
             ring[position].reply = reply
-        } else if ring.count < capacity {
+        } else {
+            rememberNew(reply, for: id)
+        }
+    }
+
+    /// ``remember(_:for:)`` for an id the caller has just looked up and not found: saves hashing it again.
+    mutating func rememberNew(_ reply: Reply, for id: CommandID) {
+        if ring.count < capacity {
             positions[id] = ring.count
             ring.append((id, reply))
         } else {

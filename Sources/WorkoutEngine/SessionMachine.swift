@@ -48,7 +48,8 @@ public struct SessionMachine: Sendable {
                     reply = execute(command, id: line.id, step: &step, ids: ids, now: now)
                     committed = true
                     if let id = line.id {
-                        snapshot.recentReplies.remember(reply, for: id)
+                        // Just looked up and not found (above).
+                        snapshot.recentReplies.rememberNew(reply, for: id)
                         step.batch.replies.append(RecentReply(id: id, reply: reply))
                     }
                 }

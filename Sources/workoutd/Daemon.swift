@@ -27,7 +27,7 @@ enum Daemon {
         let engine = try await WorkoutEngine(store: store, sessionExecutor: placement.sessionExecutor)
         observers.observe(engine)
         let codeRelease = QuietCodeRelease(loop: MultiThreadedEventLoopGroup.singleton.any())
-        _ = engine.events.addObserver { _ in codeRelease.noteActivity() }
+        _ = engine.events.addBatchObserver { _ in codeRelease.noteActivity() }
         StorageFailureLog(logger: logger).observe(engine.events)
         let systemd = SystemdServices(logger: logger)
         systemd.observe(engine.events)

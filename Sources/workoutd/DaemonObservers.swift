@@ -19,12 +19,14 @@ struct DaemonObservers: Sendable {
     /// ``EngineEvent/batchAnswered(_:)`` is the one report of its commands having been handled.
     func observe(_ engine: WorkoutEngine) {
         let handlerLatency = DaemonMetrics.handlerLatency()
-        engine.events.addObserver { [tally, hub] event in
-            tally.record(event)
-            if case .batchAnswered(let batch) = event, batch.origin == .device {
-                handlerLatency.record(duration: ContinuousClock.now - batch.started)
+        engine.events.addBatchObserver { [tally, hub] events in
+            tally.record(contentsOf: events)
+            for event in events {
+                if case .batchAnswered(let batch) = event, batch.origin == .device {
+                    handlerLatency.record(duration: ContinuousClock.now - batch.started)
+                }
             }
-            hub.publish(event)
+            hub.publish(contentsOf: events)
         }
     }
 

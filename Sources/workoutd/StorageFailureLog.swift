@@ -24,12 +24,20 @@ final class StorageFailureLog: Sendable {
     }
 
     func observe(_ events: EngineEvents) {
-        events.addObserver { [self] event in
-            switch event {
-            case .storageFailed(let device, let reason): failed(device: device, reason: reason)
-            case .workoutStarted, .workoutEnded, .shareQueued: recovered()
-            default: break
+        events.addBatchObserver { [self] events in
+            // A batch's successes count once: `recovered()` takes the lock, and a batch has many.
+            var succeeded = false
+            for event in events {
+                switch event {
+                case .storageFailed(let device, let reason):
+                    if succeeded { recovered() }
+                    succeeded = false
+                    failed(device: device, reason: reason)
+                case .workoutStarted, .workoutEnded, .shareQueued: succeeded = true
+                default: break
+                }
             }
+            if succeeded { recovered() }
         }
     }
 

@@ -23,11 +23,14 @@ struct SystemdServices {
     }
 
     func observe(_ events: EngineEvents) {
-        events.addObserver { [continuation = statusChanges.continuation] event in
-            switch event {
-            case .workoutStarted, .workoutEnded, .storageFailed: continuation.yield()
-            case .batchReceived, .batchAnswered, .shareQueued, .shareDelivered, .shareFailed: break
+        events.addBatchObserver { [continuation = statusChanges.continuation] events in
+            let changesStatus = events.contains { event in
+                switch event {
+                case .workoutStarted, .workoutEnded, .storageFailed: true
+                case .batchReceived, .batchAnswered, .shareQueued, .shareDelivered, .shareFailed: false
+                }
             }
+            if changesStatus { continuation.yield() }
         }
     }
 

@@ -43,4 +43,29 @@ import WorkoutProtocol
         #expect(try await store.dueShares(now: Date(timeIntervalSince1970: 600), limit: 10).map(\.id) == [3])
         #expect(try await store.shares(limit: nil).map(\.status) == [.pending, .delivered])
     }
+
+    /// The pending queue against a plain set: shares committed mostly in id order (some out of it), delivered in
+    /// random order, listed in id order, through its compactions.
+    @Test func pendingSharesFollowCommitsAndDeliveriesInAnyOrder() async throws {
+        let store = InMemoryWorkoutStore()
+        var generator = SystemRandomNumberGenerator()
+        var pending = Set<Int64>()
+        var nextID: Int64 = 1000
+        let at = Date(timeIntervalSince1970: 200)
+        for round in 0..<40 {
+            var batch = StoreBatch(device: "wearable-a", state: .idle)
+            for _ in 0..<Int.random(in: 1...60, using: &generator) {
+                // One in ten ids is below those already queued, as when two devices' commits cross.
+                let id = Int.random(in: 0..<10, using: &generator) == 0 ? Int64(round * 10 + 1) : { nextID += 1; return nextID }()
+                batch.shares.append(ShareRecord(id: id, workoutID: 1, device: "wearable-a", service: .twitter, queuedAt: at))
+                pending.insert(id)
+            }
+            try await store.commit(batch)
+            let delivered = pending.shuffled(using: &generator).prefix(Int.random(in: 0...pending.count, using: &generator))
+            try await store.recordDeliveries(delivered.map { (shareID: $0, result: .delivered(at: at)) })
+            pending.subtract(delivered)
+            #expect(try await store.pendingShareCount() == pending.count)
+            #expect(try await store.dueShares(now: at, limit: .max).map(\.id) == pending.sorted())
+        }
+    }
 }
