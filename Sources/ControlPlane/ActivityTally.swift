@@ -48,11 +48,16 @@ public final class ActivityTally: Sendable {
         let (newCounters, invalid, replayed) = state.withLock { state -> ([(Counter, Int)], Int, Int) in
             let before = state.counters
             var perSlot: [(slot: Int, count: Int)] = []
-            for event in events {
-                switch event {
-                case .batchAnswered(let batch):
-                    for (line, reply) in batch.handled { count(line, reply: reply, into: &state, perSlot: &perSlot) }
-                case .batchReceived, .storageFailed:
+            for index in events.indices {
+                if let batch = events[index].answeredBatch {
+                    for line in batch.lines.indices {
+                        count(batch.lines[line], reply: batch.replies[line], into: &state, perSlot: &perSlot)
+                    }
+                    continue
+                }
+                // Matched without binding a payload, so the event is read in place.
+                switch events[index] {
+                case .batchAnswered, .batchReceived, .storageFailed:
                     break
                 case .workoutStarted:
                     state.counters.workoutsStarted += 1

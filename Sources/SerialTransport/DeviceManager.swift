@@ -49,7 +49,9 @@ public actor DeviceManager {
         self.logger = logger
         self.observer = observer
         statsObserver = engine.events.addBatchObserver { [statsByDevice] events in
-            for case .batchAnswered(let batch) in events where batch.origin == .device { statsByDevice.count(batch) }
+            for index in events.indices {
+                if let batch = events[index].answeredBatch, batch.origin == .device { statsByDevice.count(batch) }
+            }
         }
     }
 

@@ -22,8 +22,22 @@ public enum EngineEvent: Sendable {
 }
 
 extension EngineEvent {
+    /// These read an event in place: observers walk a batch's events by index with them, because binding a
+    /// case's payload in a loop over the array copies every event first (a retain per record field).
     public var isShareQueued: Bool {
         if case .shareQueued = self { true } else { false }
+    }
+
+    /// A workout or a share that a committed batch created or changed (so storage worked).
+    public var isCommittedChange: Bool {
+        switch self {
+        case .workoutStarted, .workoutEnded, .shareQueued: true
+        case .batchReceived, .batchAnswered, .shareDelivered, .shareFailed, .storageFailed: false
+        }
+    }
+
+    public var answeredBatch: AnsweredBatch? {
+        if case .batchAnswered(let batch) = self { batch } else { nil }
     }
 }
 

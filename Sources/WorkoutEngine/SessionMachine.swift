@@ -30,7 +30,17 @@ public struct SessionMachine: Sendable {
     /// The snapshot is mutated rather than copied because a copy of its remembered replies per batch
     /// dominated single-flight cost. If the step's batch then fails to commit, the caller discards this
     /// machine and restores a new one from the store, which the failed transaction left unchanged.
-    public mutating func run(_ lines: [DecodedLine], ids: IDAllocator, now: @Sendable () -> Date) -> Step {
+    ///
+    /// The clock is read once per batch, when the first command needs it: a batch's lines arrived together, and
+    /// they share its time.
+    public mutating func run(_ lines: [DecodedLine], ids: IDAllocator, now clock: @Sendable () -> Date) -> Step {
+        var batchTime: Date?
+        func now() -> Date {
+            if let batchTime { return batchTime }
+            let time = clock()
+            batchTime = time
+            return time
+        }
         var step = Step(
             replies: [], needsCommit: [], batch: StoreBatch(device: identity, state: snapshot.state), events: [])
         step.replies.reserveCapacity(lines.count)
@@ -62,7 +72,7 @@ public struct SessionMachine: Sendable {
     }
 
     private mutating func execute(
-        _ command: Command, id: CommandID?, step: inout Step, ids: IDAllocator, now: @Sendable () -> Date
+        _ command: Command, id: CommandID?, step: inout Step, ids: IDAllocator, now: () -> Date
     ) -> Reply {
         switch command {
         case .startWorkout(let workout):

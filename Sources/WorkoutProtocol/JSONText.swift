@@ -44,24 +44,37 @@ enum JSONText {
     }
 
     static func appendInteger(_ value: some FixedWidthInteger, to bytes: inout [UInt8]) {
-        guard value != 0 else {
-            bytes.append(UInt8(ascii: "0"))
-            return
-        }
         if value < 0 { bytes.append(UInt8(ascii: "-")) }
-        // Digits of the magnitude, least significant first, then reversed in place; no String in between.
-        let start = bytes.count
+        // The digits counted first, then written from the last into room made in one append: no String, and
+        // no capacity check per digit.
         var magnitude = value.magnitude
-        while magnitude > 0 {
-            bytes.append(UInt8(ascii: "0") + UInt8(truncatingIfNeeded: magnitude % 10))
-            magnitude /= 10
+        var digits = 1
+        var rest = magnitude / 10
+        while rest > 0 {
+            digits += 1
+            rest /= 10
         }
-        bytes[start...].reverse()
+        let start = bytes.count
+        bytes.append(contentsOf: repeatElement(UInt8(ascii: "0"), count: digits))
+        bytes.withUnsafeMutableBufferPointer { buffer in
+            var index = start + digits - 1
+            while magnitude > 0 {
+                buffer[index] = UInt8(ascii: "0") + UInt8(truncatingIfNeeded: magnitude % 10)
+                magnitude /= 10
+                index -= 1
+            }
+        }
     }
 
     /// The shortest text that reads back as the same Double; integral values without ".0", as
     /// `JSONEncoder` writes them. The caller rules out NaN and the infinities, which JSON lacks.
     static func appendFiniteDouble(_ value: Double, to bytes: inout [UInt8]) {
+        // A whole number below 10^15 (a duration in seconds, say) is its integer's digits, which is what its
+        // description says once ".0" is dropped; -0 keeps its sign, so it takes the general path.
+        if value.rounded(.towardZero) == value, value.magnitude < 1e15, !(value == 0 && value.sign == .minus) {
+            appendInteger(Int64(value), to: &bytes)
+            return
+        }
         var text = value.description
         if text.hasSuffix(".0") { text.removeLast(2) }
         bytes.append(contentsOf: text.utf8)

@@ -21,8 +21,8 @@ struct DaemonObservers: Sendable {
         let handlerLatency = DaemonMetrics.handlerLatency()
         engine.events.addBatchObserver { [tally, hub] events in
             tally.record(contentsOf: events)
-            for event in events {
-                if case .batchAnswered(let batch) = event, batch.origin == .device {
+            for index in events.indices {
+                if let batch = events[index].answeredBatch, batch.origin == .device {
                     handlerLatency.record(duration: ContinuousClock.now - batch.started)
                 }
             }

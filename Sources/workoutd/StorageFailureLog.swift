@@ -27,14 +27,13 @@ final class StorageFailureLog: Sendable {
         events.addBatchObserver { [self] events in
             // A batch's successes count once: `recovered()` takes the lock, and a batch has many.
             var succeeded = false
-            for event in events {
-                switch event {
-                case .storageFailed(let device, let reason):
+            for index in events.indices {
+                if events[index].isCommittedChange {
+                    succeeded = true
+                } else if case .storageFailed(let device, let reason) = events[index] {
                     if succeeded { recovered() }
                     succeeded = false
                     failed(device: device, reason: reason)
-                case .workoutStarted, .workoutEnded, .shareQueued: succeeded = true
-                default: break
                 }
             }
             if succeeded { recovered() }

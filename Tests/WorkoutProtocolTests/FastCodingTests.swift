@@ -41,6 +41,19 @@ struct FastCodingTests {
         #expect(try JSONDecoder().decode(Reply.self, from: Data(line)) == reply)
     }
 
+    @Test("numbers are written as their shortest text: integers' digits, whole doubles without \".0\"", arguments: [
+        0, -0.0, 1, -3, 3600, 0.5, 12.25, 1e15 - 1, 1e15, 1e16, 123_456_789_012_345, -987_654_321, 2.5e-8, 1.0e300,
+    ] as [Double])
+    func numbers(duration: Double) {
+        var expected = duration.description
+        if expected.hasSuffix(".0") { expected.removeLast(2) }
+        for workoutID in [0, 1, 9, 10, 99, 100, -1, -10, Int64.max, Int64.min] as [Int64] {
+            let line = ReplyEncoder().encodeLine(.ok(.workoutEnded(workoutID: workoutID, durationSeconds: duration), id: .integer(workoutID)))
+            #expect(String(decoding: line, as: UTF8.self)
+                    == #"{"status":"ok","command_type":"end_workout","id":\#(workoutID),"workout_id":\#(workoutID),"duration_seconds":\#(expected)}"# + "\n")
+        }
+    }
+
     @Test("commands, which share one encoder between command_type and the payload, encode to valid JSON")
     func commands() throws {
         let commands: [Command] = [
