@@ -13,27 +13,18 @@ struct FlatJSONObject {
         case null
     }
 
-    /// The most members the fast path takes: a command has at most five (with its `id`). A line with more
-    /// is not a command as sent, and goes to Foundation (so gets exactly its result).
-    static let capacity = 8
-
-    /// In the line's order, the first `count` of `storage`; a command has a handful, so lookups scan. Held
-    /// inline: an array here was a heap allocation and a release per line.
-    private var storage = InlineArray<8, (key: String, value: Value)>(repeating: ("", .null))
-    private(set) var count = 0
-
-    var members: [(key: String, value: Value)] {
-        (0..<count).map { storage[$0] }
-    }
+    /// In the line's order; a command has a handful, so lookups scan.
+    private(set) var members: [(key: String, value: Value)] = []
 
     subscript(key: String) -> Value? {
-        for index in 0..<count where storage[index].key == key { return storage[index].value }
+        for member in members where member.key == key { return member.value }
         return nil
     }
 
     /// Nil when `bytes` is not a flat object in the accepted subset (valid JSON or not).
     init?(parsing bytes: UnsafeBufferPointer<UInt8>) {
         var reader = Reader(bytes: bytes)
+        members.reserveCapacity(6)  // a command's keys, so the array is not grown key by key
         reader.skipWhitespace()
         guard reader.take(UInt8(ascii: "{")) else { return nil }
         reader.skipWhitespace()
@@ -44,9 +35,8 @@ struct FlatJSONObject {
                 reader.skipWhitespace()
                 guard reader.take(UInt8(ascii: ":")) else { return nil }
                 reader.skipWhitespace()
-                guard count < Self.capacity, let value = reader.scalar(), self[key] == nil else { return nil }
-                storage[count] = (key, value)
-                count += 1
+                guard let value = reader.scalar(), self[key] == nil else { return nil }
+                members.append((key, value))
                 reader.skipWhitespace()
             } while reader.take(UInt8(ascii: ","))
             guard reader.take(UInt8(ascii: "}")) else { return nil }
