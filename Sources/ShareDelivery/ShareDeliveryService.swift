@@ -9,8 +9,11 @@ import WorkoutProtocol
 /// The delivery worker: sends due shares through their service's sink and records each attempt.
 ///
 /// Wakes as soon as the engine queues a share, and otherwise only when the earliest pending retry is due
-/// (a timer armed for that time); with nothing pending it sleeps until a share is queued, reading nothing. Delivery state lives in the store, so after a crash the shares still pending are
-/// sent again (at least once); the store marks a share delivered only once.
+/// (a timer armed for that time); with nothing pending it sleeps until a share is queued, reading nothing.
+/// Woken, it waits for the devices to pause (``ShareDeliveryConfiguration/gatherDelay`` without a batch, at
+/// most ``ShareDeliveryConfiguration/maximumDeferral``): devices come first. Delivery state lives in the
+/// store, so after a crash the shares still pending are sent again (at least once); the store marks a share
+/// delivered only once.
 public struct ShareDeliveryService: Service {
     private let store: any ShareQueueStore
     /// Swapped by a configuration reload; each delivery uses the sinks in force when it starts.
@@ -18,8 +21,9 @@ public struct ShareDeliveryService: Service {
     private let events: EngineEvents
     private let backoff: RetryBackoff
     private let batchSize: Int
-    /// How long a pass waits, once woken, for more shares to join it.
+    /// How long the devices must be quiet before a pass, and how long a pass waits for that at most.
     private let gatherDelay: Duration
+    private let maximumDeferral: Duration
     /// The most of its time the worker spends in passes while a backlog lasts (it rests between them).
     private let dutyCycle: Double
     private let clock: @Sendable () -> Date
@@ -39,6 +43,7 @@ public struct ShareDeliveryService: Service {
         self.backoff = configuration.backoff
         self.batchSize = max(1, configuration.batchSize)
         self.gatherDelay = configuration.gatherDelay
+        self.maximumDeferral = configuration.maximumDeferral
         self.dutyCycle = min(1, max(0.01, configuration.dutyCycle))
         self.clock = clock
         self.logger = logger
@@ -51,7 +56,9 @@ public struct ShareDeliveryService: Service {
 
     public func run() async throws {
         let doorbell = Doorbell()
+        let traffic = DeviceTraffic()
         let token = events.addBatchObserver { events in
+            traffic.observe(events)
             if events.contains(where: \.isShareQueued) { doorbell.ring() }
         }
         defer { events.removeObserver(token) }
@@ -61,17 +68,23 @@ public struct ShareDeliveryService: Service {
             await cancelWhenGracefulShutdown {
                 while !Task.isCancelled {
                     let started = ContinuousClock.now
+                    let batchesBefore = traffic.batchesSeen
                     let sent = await deliverDueShares()
                     if sent >= batchSize {
                         // More may be due right away. Even at the lowest priority, a pass's file system
                         // work runs in the kernel, where a device's reply cannot preempt it: under a
-                        // backlog, rest in proportion, so devices keep most of the machine.
+                        // backlog, rest in proportion, so devices keep most of the machine, and when
+                        // they were served meanwhile, let them pause before the next pass.
                         let busy = ContinuousClock.now - started
                         try? await Task.sleep(for: busy * ((1 - dutyCycle) / dutyCycle))
+                        if traffic.batchesSeen != batchesBefore {
+                            await traffic.pause(quiet: gatherDelay, atMost: maximumDeferral)
+                        }
                     } else if await doorbell.wait(timeout: await untilNextRetry()) {
                         // Shares queued close together go out in one pass (one fsync of a spool
-                        // directory for many), so delivery I/O does not interleave with every command.
-                        try? await Task.sleep(for: gatherDelay)
+                        // directory for many), once the devices pause: delivery I/O does not
+                        // interleave with their commands.
+                        await traffic.pause(quiet: gatherDelay, atMost: maximumDeferral)
                     }
                 }
             }

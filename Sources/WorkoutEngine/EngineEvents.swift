@@ -28,6 +28,10 @@ extension EngineEvent {
         if case .shareQueued = self { true } else { false }
     }
 
+    public var isBatchReceived: Bool {
+        if case .batchReceived = self { true } else { false }
+    }
+
     /// A workout or a share that a committed batch created or changed (so storage worked).
     public var isCommittedChange: Bool {
         switch self {

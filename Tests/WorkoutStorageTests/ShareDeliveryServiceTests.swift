@@ -52,6 +52,72 @@ import WorkoutProtocol
         #expect(share.attempts == 1 && share.deliveredAt != nil && share.lastError == nil)
     }
 
+    /// Sends a batch (one line, answered `no_active_workout`) on another device every 20 ms until cancelled.
+    static func keepDevicesBusy(_ engine: WorkoutEngine) -> Task<Void, Never> {
+        Task {
+            let session = engine.session(for: "wearable-busy")
+            var id: Int64 = 1_000
+            while !Task.isCancelled {
+                _ = await session.handle([Lines.end(id)])
+                id += 1
+                try? await Task.sleep(for: .milliseconds(20))
+            }
+        }
+    }
+
+    @Test func aPassWaitsForTheDevicesToPause() async throws {
+        let directory = try TemporaryDirectory()
+        defer { directory.remove() }
+        let store = try SQLiteWorkoutStore(stateDirectory: directory.path)
+        let engine = try await WorkoutEngine(store: store)
+        // A pause is 500 ms without a batch; the devices below send one every 20 ms, and the limit is out of reach.
+        let service = ShareDeliveryService(
+            store: store, sinks: ShareSinkConfiguration().makeSinks(stateDirectory: directory.path), events: engine.events,
+            configuration: Self.configuration {
+                $0.gatherDelay = .milliseconds(500)
+                $0.maximumDeferral = .seconds(600)
+            })
+        let running = Task { try await service.run() }
+        defer { running.cancel() }
+        try await Task.sleep(for: .milliseconds(100))  // let the worker reach its wait
+
+        let traffic = Self.keepDevicesBusy(engine)
+        let shareID = try await Self.queueShare(engine)
+        let file = directory.path + "/outbox/twitter/share-\(shareID).json"
+        try await Task.sleep(for: .seconds(2))
+        #expect(!FileManager.default.fileExists(atPath: file), "delivered while the devices were busy")
+        #expect(try await store.shares(limit: nil).first?.status == .pending)
+
+        traffic.cancel()
+        await traffic.value
+        #expect(try await eventually(timeout: .seconds(120)) { FileManager.default.fileExists(atPath: file) })
+        #expect(try await eventually { try await store.shares(limit: nil).first?.status == .delivered })
+    }
+
+    @Test func devicesThatNeverPauseHoldAShareBackOnlyUpToTheLimit() async throws {
+        let directory = try TemporaryDirectory()
+        defer { directory.remove() }
+        let store = try SQLiteWorkoutStore(stateDirectory: directory.path)
+        let engine = try await WorkoutEngine(store: store)
+        let service = ShareDeliveryService(
+            store: store, sinks: ShareSinkConfiguration().makeSinks(stateDirectory: directory.path), events: engine.events,
+            configuration: Self.configuration {
+                $0.gatherDelay = .milliseconds(500)
+                $0.maximumDeferral = .milliseconds(300)
+            })
+        let running = Task { try await service.run() }
+        defer { running.cancel() }
+
+        let traffic = Self.keepDevicesBusy(engine)
+        defer { traffic.cancel() }
+        let shareID = try await Self.queueShare(engine)
+        let file = directory.path + "/outbox/twitter/share-\(shareID).json"
+        // Delivered with the devices still busy: the limit, not a pause, let the pass start.
+        #expect(try await eventually(timeout: .seconds(120)) { FileManager.default.fileExists(atPath: file) })
+        #expect(!traffic.isCancelled)
+        #expect(try await eventually { try await store.shares(limit: nil).first?.status == .delivered })
+    }
+
     @Test func aBacklogLargerThanAPassIsDeliveredWholeAndInOrder() async throws {
         let directory = try TemporaryDirectory()
         defer { directory.remove() }
