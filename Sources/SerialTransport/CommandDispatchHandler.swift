@@ -21,10 +21,14 @@ public final class CommandDispatchHandler: ChannelDuplexHandler {
     public typealias Process = @Sendable ([DecodedLine]) async -> [Reply]
     /// Answers a batch within the current turn of the loop when it can; `nil` sends the batch to ``Process``.
     public typealias ProcessImmediately = ([DecodedLine]) -> [Reply]?
+    /// Called once the replies of a batch ``ProcessImmediately`` answered are written: the session's events
+    /// for it, held until then so a lone command's reply does not wait for its observers.
+    public typealias AnnounceImmediate = () -> Void
     public typealias UnreadInput = BatchRunner.UnreadInput
 
     private let process: Process
     private let processImmediately: ProcessImmediately?
+    private let announceImmediate: AnnounceImmediate?
     private var runner: BatchRunner
     /// Set once a reload changes `serial.reply_line_ending`; until then the reply encoder's own setting holds.
     private var replyLineEnding: ReplyLineEnding?
@@ -36,10 +40,11 @@ public final class CommandDispatchHandler: ChannelDuplexHandler {
 
     public init(
         maximumPendingLines: Int = PipelineOptions.defaultMaximumPendingLines, logger: Logger, unreadInput: @escaping UnreadInput = { 0 },
-        processImmediately: ProcessImmediately? = nil, process: @escaping Process
+        processImmediately: ProcessImmediately? = nil, announceImmediate: AnnounceImmediate? = nil, process: @escaping Process
     ) {
         self.process = process
         self.processImmediately = processImmediately
+        self.announceImmediate = announceImmediate
         self.runner = BatchRunner(maximumPendingLines: maximumPendingLines, unreadInput: unreadInput)
         self.logger = logger
     }
@@ -90,7 +95,7 @@ public final class CommandDispatchHandler: ChannelDuplexHandler {
 
     private func run(_ batch: [DecodedLine], context: ChannelHandlerContext) {
         if let processImmediately, let replies = processImmediately(batch) {
-            batchFinished(replies, for: batch, context: context)
+            batchFinished(replies, for: batch, context: context, announce: announceImmediate)
             return
         }
         let process = self.process
@@ -111,14 +116,18 @@ public final class CommandDispatchHandler: ChannelDuplexHandler {
         return executor
     }
 
-    private func batchFinished(_ replies: [Reply], for batch: [DecodedLine], context: ChannelHandlerContext) {
-        for (line, reply) in zip(batch, replies) {
-            logReply(reply, for: line)
-        }
+    private func batchFinished(
+        _ replies: [Reply], for batch: [DecodedLine], context: ChannelHandlerContext, announce: AnnounceImmediate? = nil
+    ) {
         if !replies.isEmpty {
             let promise = context.eventLoop.makePromise(of: Void.self)
             context.writeAndFlush(wrapOutboundOut(ReplyBatch(replies: replies, answering: batch, lineEnding: replyLineEnding)), promise: promise)
             lastWrite = promise.futureResult
+        }
+        // The reply is on its way; what only observes it (events, debug logs) comes after, before the next batch.
+        announce?()
+        for (line, reply) in zip(batch, replies) {
+            logReply(reply, for: line)
         }
         // After the write: whether the next batch may run depends on the device taking these replies.
         execute(runner.batchFinished(isWritable: context.channel.isWritable), context: context)

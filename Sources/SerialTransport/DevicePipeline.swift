@@ -32,6 +32,7 @@ public enum DevicePipeline {
         logger: Logger,
         unreadInput: @escaping CommandDispatchHandler.UnreadInput = { 0 },
         processImmediately: CommandDispatchHandler.ProcessImmediately? = nil,
+        announceImmediate: CommandDispatchHandler.AnnounceImmediate? = nil,
         process: @escaping CommandDispatchHandler.Process
     ) throws {
         try pipeline.addHandler(ByteCountingHandler())
@@ -41,7 +42,7 @@ public enum DevicePipeline {
         try pipeline.addHandler(MessageToByteHandler(ReplyLineEncoder(lineEnding: options.replyLineEnding)))
         try pipeline.addHandler(CommandDispatchHandler(
             maximumPendingLines: options.maximumPendingLines, logger: logger, unreadInput: unreadInput,
-            processImmediately: processImmediately, process: process))
+            processImmediately: processImmediately, announceImmediate: announceImmediate, process: process))
     }
 }
 

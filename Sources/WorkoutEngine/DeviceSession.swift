@@ -9,7 +9,7 @@ import WorkoutProtocol
 public actor DeviceSession {
     public nonisolated let identity: DeviceIdentity
     private let store: any SessionStore
-    /// The same store when it commits in place, which lets ``handleImmediately(_:)`` run batches.
+    /// The same store when it commits in place, which lets ``answerImmediately(_:from:)`` run batches.
     private let immediateStore: (any ImmediatelyCommittingStore)?
     private let ids: IDAllocator
     private let clock: @Sendable () -> Date
@@ -19,6 +19,9 @@ public actor DeviceSession {
     /// connections may both submit): actor isolation alone would let them interleave at `await`.
     private var busy = false
     private var waiting: [CheckedContinuation<Void, Never>] = []
+    /// The events of the last batch ``answerImmediately(_:from:)`` ran (received, what it caused, answered),
+    /// held until ``announceAnswered()`` or the session's next entry, whichever comes first.
+    private var unannounced: [EngineEvent]?
     /// The executor the session was placed on, if any (see ``WorkoutEngine/SessionExecutor``).
     private nonisolated let executor: (any SerialExecutor)?
     /// Where the session runs when it was placed on none: the default executor of an empty actor.
@@ -54,6 +57,7 @@ public actor DeviceSession {
         guard !lines.isEmpty else { return [] }
         await acquire()
         defer { release() }
+        announceAnswered()
         events.emit(.batchReceived(ReceivedBatch(device: identity, origin: origin, lines: lines)))
         let started = ContinuousClock.now
         var (replies, caused) = await run(lines)
@@ -63,7 +67,8 @@ public actor DeviceSession {
     }
 
     private func answered(_ lines: [DecodedLine], _ replies: [Reply], from origin: CommandOrigin, started: ContinuousClock.Instant) -> EngineEvent {
-        .batchAnswered(AnsweredBatch(device: identity, origin: origin, lines: lines, replies: replies, started: started))
+        .batchAnswered(AnsweredBatch(
+            device: identity, origin: origin, lines: lines, replies: replies, started: started, answered: .now))
     }
 
     private func acquire() async {
@@ -85,10 +90,16 @@ public actor DeviceSession {
     /// Runs a batch at once when nothing in it has to wait: the session is already restored, no other
     /// batch is running and the store commits in place (``ImmediatelyCommittingStore``). Returns `nil`
     /// otherwise, and the caller uses ``handle(_:)``. Same replies, same order, same commit rule.
-    /// Emits the same events, in the same order, as ``handle(_:from:)``; nothing when it returns `nil`.
-    public func handleImmediately(_ lines: [DecodedLine], from origin: CommandOrigin = .device) -> [Reply]? {
+    ///
+    /// Its events are the same as ``handle(_:from:)``'s, in the same order, but held until
+    /// ``announceAnswered()``: the caller writes the replies first, so a lone command's reply does not wait
+    /// for the observers (counters, the latency histogram, the event stream, the share worker's doorbell).
+    /// Any other entry into the session announces them first, so batches never interleave in the events.
+    /// Nothing is emitted or held when it returns `nil`.
+    public func answerImmediately(_ lines: [DecodedLine], from origin: CommandOrigin = .device) -> [Reply]? {
         guard !busy, let immediateStore, var machine = self.machine else { return nil }
         guard !lines.isEmpty else { return [] }
+        announceAnswered()
         let started = ContinuousClock.now
         self.machine = nil
         let step = machine.run(lines, ids: ids, now: clock)
@@ -100,8 +111,15 @@ public actor DeviceSession {
         // All of the batch's events in one emission: each observer is called once per batch.
         caused.insert(.batchReceived(ReceivedBatch(device: identity, origin: origin, lines: lines)), at: 0)
         caused.append(answered(lines, replies, from: origin, started: started))
-        events.emit(contentsOf: caused)
+        unannounced = caused
         return replies
+    }
+
+    /// Emits the events of the batch ``answerImmediately(_:from:)`` ran, if they are still held.
+    public func announceAnswered() {
+        guard let held = unannounced else { return }
+        unannounced = nil
+        events.emit(contentsOf: held)
     }
 
     /// The batch's replies and the events it caused, to be emitted before its ``EngineEvent/batchAnswered(_:)``.

@@ -66,6 +66,9 @@ public struct AnsweredBatch: Sendable {
     public let replies: [Reply]
     /// When the session started running the batch (after any batch ahead of it), for the handler latency.
     public let started: ContinuousClock.Instant
+    /// When its replies were ready: the event itself may come after they were written (see
+    /// ``DeviceSession/answerImmediately(_:from:)``), so the handler latency ends here, not at the event.
+    public let answered: ContinuousClock.Instant
 
     /// Each line with its reply, in order.
     public var handled: Zip2Sequence<[DecodedLine], [Reply]> { zip(lines, replies) }

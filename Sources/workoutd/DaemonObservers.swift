@@ -23,7 +23,7 @@ struct DaemonObservers: Sendable {
             tally.record(contentsOf: events)
             for index in events.indices {
                 if let batch = events[index].answeredBatch, batch.origin == .device {
-                    handlerLatency.record(duration: ContinuousClock.now - batch.started)
+                    handlerLatency.record(duration: batch.answered - batch.started)
                 }
             }
             hub.publish(contentsOf: events)

@@ -76,7 +76,8 @@ import WorkoutdTesting
         }
         await manager.drainAll(timeout: .seconds(5))
 
-        // The replies were read only after they were written, and a batch is answered before it is written.
+        // One batch's events all come before the next batch's (on the in-memory path they follow its write,
+        // before the next read is handled); draining ends after the last of them.
         #expect(trace.all == [
             "received 1", "workout_started", #"answered 1 ["ok"]"#,
             "received 2", "workout_ended", #"answered 2 ["ok"]"#,

@@ -45,10 +45,10 @@ struct ImmediateHandlingTests {
 
         let store = ImmediateFailingStore()
         let session = try await WorkoutEngine(store: store, clock: Self.fixedClock).session(for: "w")
-        #expect(await session.handleImmediately(batches[0]) == nil, "the first batch restores the session, which waits")
+        #expect(await session.answerImmediately(batches[0]) == nil, "the first batch restores the session, which waits")
         var got = [await session.handle(batches[0])]
         for batch in batches.dropFirst() {
-            let replies = try #require(await session.handleImmediately(batch))
+            let replies = try #require(await session.answerImmediately(batch))
             got.append(replies)
         }
         #expect(got == expected)
@@ -62,7 +62,7 @@ struct ImmediateHandlingTests {
     func otherStores() async throws {
         let session = try await WorkoutEngine(store: FailingStore()).session(for: "w")
         _ = await session.handle([Lines.end()])
-        #expect(await session.handleImmediately([Lines.start(1)]) == nil)
+        #expect(await session.answerImmediately([Lines.start(1)]) == nil)
     }
 
     @Test("a failed commit answers storage_unavailable, keeps nothing, and the next batch restores from the store")
@@ -71,11 +71,11 @@ struct ImmediateHandlingTests {
         let session = try await WorkoutEngine(store: store).session(for: "w")
         _ = await session.handle([Lines.end()])
         store.base.failing.store(true, ordering: .relaxed)
-        let failed = try #require(await session.handleImmediately([Lines.start(1), Lines.line("nope")]))
+        let failed = try #require(await session.answerImmediately([Lines.start(1), Lines.line("nope")]))
         #expect(failed[0] == .error(.storageUnavailable, id: .integer(1)))
         if case .error(let error) = failed[1].outcome { #expect(error.code == .malformedJSON) }
         store.base.failing.store(false, ordering: .relaxed)
-        #expect(await session.handleImmediately([Lines.start(1)]) == nil, "the advanced session was dropped")
+        #expect(await session.answerImmediately([Lines.start(1)]) == nil, "the advanced session was dropped")
         let retried = await session.handle([Lines.start(1)])
         #expect(retried[0].isSuccess && !retried[0].replayed)
         #expect(try await store.workouts(device: nil, limit: nil).count == 1)
@@ -97,10 +97,10 @@ struct ImmediateHandlingTests {
             trace.withLock { $0.append(entry) }
         }
         let session = try await WorkoutEngine(store: InMemoryWorkoutStore(), events: events).session(for: "w")
-        #expect(await session.handleImmediately([Lines.end(1)]) == nil, "not restored yet")
+        #expect(await session.answerImmediately([Lines.end(1)]) == nil, "not restored yet")
         #expect(trace.withLock { $0 }.isEmpty, "a batch not run announces nothing")
         _ = await session.handle([Lines.end(1)])
-        let immediate = try #require(await session.handleImmediately([Lines.start(2), Lines.end(3)]))
+        let immediate = try #require(await session.answerImmediately([Lines.start(2), Lines.end(3)]))
         #expect(immediate.allSatisfy { $0.isSuccess })
         _ = await session.handle([Lines.share(4)], from: .control)
         #expect(trace.withLock { $0 } == [
@@ -108,5 +108,41 @@ struct ImmediateHandlingTests {
             "received 2 from device", "workout_started", "workout_ended", "answered 2 from device",
             "received 1 from control", "share_queued", "answered 1 from control",
         ])
+    }
+
+    @Test("answered at once with its events held: nothing is emitted until announced, then the same events in order; any other entry announces first")
+    func heldEvents() async throws {
+        let events = EngineEvents()
+        let trace = Mutex<[String]>([])
+        events.addObserver { event in
+            let entry = switch event {
+            case .batchReceived(let batch): "received \(batch.lines.count) from \(batch.origin)"
+            case .batchAnswered(let batch): "answered \(batch.replies.count) from \(batch.origin)"
+            case .workoutStarted: "workout_started"
+            case .workoutEnded: "workout_ended"
+            case .shareQueued: "share_queued"
+            case .shareDelivered, .shareFailed, .storageFailed: "other"
+            }
+            trace.withLock { $0.append(entry) }
+        }
+        let session = try await WorkoutEngine(store: InMemoryWorkoutStore(), events: events).session(for: "w")
+        #expect(await session.answerImmediately([Lines.end(1)]) == nil, "not restored yet")
+        _ = await session.handle([Lines.end(1)])
+        trace.withLock { $0.removeAll() }
+
+        let replies = try #require(await session.answerImmediately([Lines.start(2), Lines.end(3)]))
+        #expect(replies.allSatisfy { $0.isSuccess })
+        #expect(trace.withLock { $0 }.isEmpty, "held until announced")
+        await session.announceAnswered()
+        await session.announceAnswered()
+        #expect(trace.withLock { $0 } == ["received 2 from device", "workout_started", "workout_ended", "answered 2 from device"])
+
+        trace.withLock { $0.removeAll() }
+        _ = try #require(await session.answerImmediately([Lines.share(4)]))
+        _ = await session.handle([Lines.end(5)], from: .control)
+        #expect(trace.withLock { $0 } == [
+            "received 1 from device", "share_queued", "answered 1 from device",
+            "received 1 from control", "answered 1 from control",
+        ], "the held batch's events come before the next batch's")
     }
 }
