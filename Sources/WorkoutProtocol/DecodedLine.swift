@@ -15,6 +15,11 @@ public struct DecodedLine: Sendable, Hashable {
         self.command = command
         self.lineEnding = lineEnding
     }
+
+    /// The command's type; nil for a line that did not decode.
+    public var commandType: CommandType? {
+        if case .success(let command) = command { command.type } else { nil }
+    }
 }
 
 extension DecodedLine: Decodable {
