@@ -39,36 +39,23 @@ public final class ActivityTally: Sendable {
     public var pendingRestart: [String] { state.withLock { $0.pendingRestart } }
 
     public func record(_ event: EngineEvent) {
-        record(contentsOf: [event])
+        record(EmittedEvents([event]))
     }
 
     /// Records a batch's events under one lock; the Prometheus counters are then added to once per kind of
     /// command and outcome the batch had, not once per command.
-    public func record(contentsOf events: [EngineEvent]) {
+    public func record(_ emitted: EmittedEvents) {
         let (newCounters, invalid, replayed) = state.withLock { state -> ([(Counter, Int)], Int, Int) in
             let before = state.counters
             var perSlot: [(slot: Int, count: Int)] = []
-            for index in events.indices {
-                if let batch = events[index].answeredBatch {
-                    count(batch.lines, batch.replies, into: &state, perSlot: &perSlot)
-                    continue
-                }
-                // Matched without binding a payload, so the event is read in place.
-                switch events[index] {
-                case .batchAnswered, .batchReceived, .storageFailed:
-                    break
-                case .workoutStarted:
-                    state.counters.workoutsStarted += 1
-                case .workoutEnded:
-                    state.counters.workoutsEnded += 1
-                case .shareQueued:
-                    state.counters.sharesQueued += 1
-                case .shareDelivered:
-                    state.counters.sharesDelivered += 1
-                case .shareFailed:
-                    state.counters.shareFailures += 1
-                }
+            if let batch = emitted.answered {
+                count(batch.lines, batch.replies, into: &state, perSlot: &perSlot)
             }
+            state.counters.workoutsStarted += emitted.workoutsStarted
+            state.counters.workoutsEnded += emitted.workoutsEnded
+            state.counters.sharesQueued += emitted.sharesQueued
+            state.counters.sharesDelivered += emitted.sharesDelivered
+            state.counters.shareFailures += emitted.shareFailures
             let counters = perSlot.map { (counter(for: $0.slot, in: &state), $0.count) }
             return (counters, state.counters.invalidLines - before.invalidLines, state.counters.replays - before.replays)
         }

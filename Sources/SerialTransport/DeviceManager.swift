@@ -48,10 +48,8 @@ public actor DeviceManager {
         self.options = options
         self.logger = logger
         self.observer = observer
-        statsObserver = engine.events.addBatchObserver { [statsByDevice] events in
-            for index in events.indices {
-                if let batch = events[index].answeredBatch, batch.origin == .device { statsByDevice.count(batch) }
-            }
+        statsObserver = engine.events.addBatchObserver { [statsByDevice] emitted in
+            if let batch = emitted.answered, batch.origin == .device { statsByDevice.count(batch) }
         }
     }
 

@@ -12,10 +12,9 @@ import WorkoutEngine
 final class DeviceTraffic: Sendable {
     private let batches = Atomic<UInt64>(0)
 
-    /// Counts the batch whose events these are, if they are a batch's (a session emits its `batchReceived`
-    /// first); events of the worker's own deliveries are not traffic.
-    func observe(_ events: [EngineEvent]) {
-        if !events.isEmpty, events[0].isBatchReceived { batches.add(1, ordering: .relaxed) }
+    /// Counts the batch that begins here, if one does; the worker's own deliveries are not traffic.
+    func observe(_ emitted: EmittedEvents) {
+        if emitted.beginsBatch { batches.add(1, ordering: .relaxed) }
     }
 
     /// Batches seen so far: compare two readings to learn whether devices were served in between.

@@ -57,9 +57,9 @@ public struct ShareDeliveryService: Service {
     public func run() async throws {
         let doorbell = Doorbell()
         let traffic = DeviceTraffic()
-        let token = events.addBatchObserver { events in
-            traffic.observe(events)
-            if events.contains(where: \.isShareQueued) { doorbell.ring() }
+        let token = events.addBatchObserver { emitted in
+            traffic.observe(emitted)
+            if emitted.sharesQueued > 0 { doorbell.ring() }
         }
         defer { events.removeObserver(token) }
 

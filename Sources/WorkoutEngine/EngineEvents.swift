@@ -21,28 +21,45 @@ public enum EngineEvent: Sendable {
     case storageFailed(device: DeviceIdentity, reason: String)
 }
 
-extension EngineEvent {
-    /// These read an event in place: observers walk a batch's events by index with them, because binding a
-    /// case's payload in a loop over the array copies every event first (a retain per record field).
-    public var isShareQueued: Bool {
-        if case .shareQueued = self { true } else { false }
-    }
+/// The events of one emission (a session's batch: received, what it caused, answered) with what the batch
+/// observers ask of every batch counted once.
+///
+/// Matching a case of ``EngineEvent`` goes through the Swift runtime (it is an enum of several payloads), and
+/// six observers each walking a pipelined batch's fifty commands' events for their own question cost a tenth
+/// of the device loop; one walk here answers them all.
+public struct EmittedEvents: Sendable {
+    public let events: [EngineEvent]
+    /// The batch's answer, when these are a batch's events.
+    public private(set) var answered: AnsweredBatch?
+    /// Whether a batch begins here: a session emits a batch's ``EngineEvent/batchReceived(_:)`` first (with the
+    /// rest of its events when it answers at once, alone when it awaits storage); a delivery's events begin none.
+    public private(set) var beginsBatch = false
+    public private(set) var workoutsStarted = 0
+    public private(set) var workoutsEnded = 0
+    public private(set) var sharesQueued = 0
+    public private(set) var sharesDelivered = 0
+    public private(set) var shareFailures = 0
+    public private(set) var storageFailures = 0
 
-    public var isBatchReceived: Bool {
-        if case .batchReceived = self { true } else { false }
-    }
-
-    /// A workout or a share that a committed batch created or changed (so storage worked).
-    public var isCommittedChange: Bool {
-        switch self {
-        case .workoutStarted, .workoutEnded, .shareQueued: true
-        case .batchReceived, .batchAnswered, .shareDelivered, .shareFailed, .storageFailed: false
+    public init(_ events: [EngineEvent]) {
+        self.events = events
+        for index in events.indices {
+            // Matched without binding a payload, so the event is read in place; the answer once per batch.
+            switch events[index] {
+            case .batchReceived: if index == 0 { beginsBatch = true }
+            case .batchAnswered: if case .batchAnswered(let batch) = events[index] { answered = batch }
+            case .workoutStarted: workoutsStarted += 1
+            case .workoutEnded: workoutsEnded += 1
+            case .shareQueued: sharesQueued += 1
+            case .shareDelivered: sharesDelivered += 1
+            case .shareFailed: shareFailures += 1
+            case .storageFailed: storageFailures += 1
+            }
         }
     }
 
-    public var answeredBatch: AnsweredBatch? {
-        if case .batchAnswered(let batch) = self { batch } else { nil }
-    }
+    /// Workouts and shares a committed batch created or changed (so storage worked).
+    public var committedChanges: Int { workoutsStarted + workoutsEnded + sharesQueued }
 }
 
 /// Who sent a batch: the device itself, or an operator through the control socket (`workoutctl send`).
@@ -82,7 +99,7 @@ public struct AnsweredBatch: Sendable {
 public final class EngineEvents: Sendable {
     public typealias Observer = @Sendable (EngineEvent) -> Void
     /// Sees events in the order they happened, several at a time (a batch's events together).
-    public typealias BatchObserver = @Sendable ([EngineEvent]) -> Void
+    public typealias BatchObserver = @Sendable (EmittedEvents) -> Void
 
     /// An observer held by reference: a closure stored straight in an array is kept in its most generic
     /// form, and every call then copied its argument into a temporary.
@@ -105,8 +122,8 @@ public final class EngineEvents: Sendable {
     /// Adds an observer that sees one event per call; returns a token for ``removeObserver(_:)``.
     @discardableResult
     public func addObserver(_ observer: @escaping Observer) -> Int {
-        addBatchObserver { events in
-            for event in events { observer(event) }
+        addBatchObserver { emitted in
+            for event in emitted.events { observer(event) }
         }
     }
 
@@ -136,6 +153,7 @@ public final class EngineEvents: Sendable {
     /// Emits `events` in order, to each observer in one call.
     public func emit(contentsOf events: [EngineEvent]) {
         guard !events.isEmpty else { return }
-        for registered in registry.withLock({ $0.current }) { registered.observe(events) }
+        let emitted = EmittedEvents(events)
+        for registered in registry.withLock({ $0.current }) { registered.observe(emitted) }
     }
 }

@@ -19,14 +19,12 @@ struct DaemonObservers: Sendable {
     /// ``EngineEvent/batchAnswered(_:)`` is the one report of its commands having been handled.
     func observe(_ engine: WorkoutEngine) {
         let handlerLatency = DaemonMetrics.handlerLatency()
-        engine.events.addBatchObserver { [tally, hub] events in
-            tally.record(contentsOf: events)
-            for index in events.indices {
-                if let batch = events[index].answeredBatch, batch.origin == .device {
-                    handlerLatency.record(duration: batch.answered - batch.started)
-                }
+        engine.events.addBatchObserver { [tally, hub] emitted in
+            tally.record(emitted)
+            if let batch = emitted.answered, batch.origin == .device {
+                handlerLatency.record(duration: batch.answered - batch.started)
             }
-            hub.publish(contentsOf: events)
+            hub.publish(contentsOf: emitted.events)
         }
     }
 

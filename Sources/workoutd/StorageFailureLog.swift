@@ -24,16 +24,24 @@ final class StorageFailureLog: Sendable {
     }
 
     func observe(_ events: EngineEvents) {
-        events.addBatchObserver { [self] events in
-            // A batch's successes count once: `recovered()` takes the lock, and a batch has many.
+        events.addBatchObserver { [self] emitted in
+            guard emitted.storageFailures > 0 else {
+                // A batch's successes count once: `recovered()` takes the lock, and a batch has many.
+                if emitted.committedChanges > 0 { recovered() }
+                return
+            }
+            // Rare: in order, so a success between failures is logged where it happened.
             var succeeded = false
-            for index in events.indices {
-                if events[index].isCommittedChange {
+            for event in emitted.events {
+                switch event {
+                case .workoutStarted, .workoutEnded, .shareQueued:
                     succeeded = true
-                } else if case .storageFailed(let device, let reason) = events[index] {
+                case .storageFailed(let device, let reason):
                     if succeeded { recovered() }
                     succeeded = false
                     failed(device: device, reason: reason)
+                case .batchReceived, .batchAnswered, .shareDelivered, .shareFailed:
+                    break
                 }
             }
             if succeeded { recovered() }

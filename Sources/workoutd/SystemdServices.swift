@@ -23,14 +23,8 @@ struct SystemdServices {
     }
 
     func observe(_ events: EngineEvents) {
-        events.addBatchObserver { [continuation = statusChanges.continuation] events in
-            let changesStatus = events.contains { event in
-                switch event {
-                case .workoutStarted, .workoutEnded, .storageFailed: true
-                case .batchReceived, .batchAnswered, .shareQueued, .shareDelivered, .shareFailed: false
-                }
-            }
-            if changesStatus { continuation.yield() }
+        events.addBatchObserver { [continuation = statusChanges.continuation] emitted in
+            if emitted.workoutsStarted + emitted.workoutsEnded + emitted.storageFailures > 0 { continuation.yield() }
         }
     }
 
