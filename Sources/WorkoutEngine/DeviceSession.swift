@@ -107,11 +107,14 @@ public actor DeviceSession {
         if step.hasChanges {
             do { try immediateStore.commitImmediately(step.batch) } catch { failure = error }
         }
-        var (replies, caused) = conclude(step, advanced: machine, lines: lines, failure: failure)
-        // All of the batch's events in one emission: each observer is called once per batch.
-        caused.insert(.batchReceived(ReceivedBatch(device: identity, origin: origin, lines: lines)), at: 0)
-        caused.append(answered(lines, replies, from: origin, started: started))
-        unannounced = caused
+        let (replies, caused) = conclude(step, advanced: machine, lines: lines, failure: failure)
+        // All of the batch's events in one emission, in one array made once: each observer is called once per batch.
+        var batchEvents: [EngineEvent] = []
+        batchEvents.reserveCapacity(caused.count + 2)
+        batchEvents.append(.batchReceived(ReceivedBatch(device: identity, origin: origin, lines: lines)))
+        batchEvents.append(contentsOf: caused)
+        batchEvents.append(answered(lines, replies, from: origin, started: started))
+        unannounced = batchEvents
         return replies
     }
 

@@ -12,6 +12,9 @@ final class QuietCodeRelease: Sendable {
     }
 
     private let state = Mutex(State())
+    /// `armed && activeSinceArmed`, readable without the lock: then an event has nothing to change (the common
+    /// case while commands flow, once per batch).
+    private let noted = Atomic<Bool>(false)
     private let loop: any EventLoop
     private let quiet: TimeAmount
 
@@ -20,10 +23,13 @@ final class QuietCodeRelease: Sendable {
         self.quiet = quiet
     }
 
-    /// Called for every engine event: cheap (one uncontended lock), arms the timer when none is pending.
+    /// Called for every batch of engine events: an atomic load while commands flow; arms the timer when none is
+    /// pending.
     func noteActivity() {
+        guard !noted.load(ordering: .relaxed) else { return }
         let arm = state.withLock { state -> Bool in
             state.activeSinceArmed = true
+            if state.armed { noted.store(true, ordering: .relaxed) }
             guard !state.armed else { return false }
             state.armed = true
             state.activeSinceArmed = false
@@ -38,6 +44,7 @@ final class QuietCodeRelease: Sendable {
 
     private func fire() {
         let busy = state.withLock { state -> Bool in
+            noted.store(false, ordering: .relaxed)
             if state.activeSinceArmed {
                 state.activeSinceArmed = false
                 return true

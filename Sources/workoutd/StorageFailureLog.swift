@@ -17,6 +17,8 @@ final class StorageFailureLog: Sendable {
     private let logger: Logger
     private let interval: Duration
     private let state = Mutex(State())
+    /// `state.failing`, readable without the lock: a success while storage works (every batch) changes nothing.
+    private let failing = Atomic<Bool>(false)
 
     init(logger: Logger, interval: Duration = .seconds(60)) {
         self.logger = logger
@@ -52,6 +54,7 @@ final class StorageFailureLog: Sendable {
         let now = ContinuousClock.now
         let suppressed: Int? = state.withLock { s in
             s.failing = true
+            failing.store(true, ordering: .relaxed)
             if let last = s.lastLogged, now - last < interval {
                 s.unlogged += 1
                 return nil
@@ -66,8 +69,9 @@ final class StorageFailureLog: Sendable {
     }
 
     private func recovered() {
+        guard failing.load(ordering: .relaxed) else { return }
         let wasFailing = state.withLock { s in
-            defer { s.failing = false; s.lastLogged = nil; s.unlogged = 0 }
+            defer { s.failing = false; s.lastLogged = nil; s.unlogged = 0; failing.store(false, ordering: .relaxed) }
             return s.failing
         }
         if wasFailing { logger.notice("storage available again") }

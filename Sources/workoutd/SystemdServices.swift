@@ -22,7 +22,9 @@ struct SystemdServices {
         { [continuation = statusChanges.continuation] _ in continuation.yield() }
     }
 
+    /// Started by hand (no `NOTIFY_SOCKET`) there is no status line to keep current, and nothing is observed.
     func observe(_ events: EngineEvents) {
+        guard notifier.isConnected else { return }
         events.addBatchObserver { [continuation = statusChanges.continuation] emitted in
             if emitted.workoutsStarted + emitted.workoutsEnded + emitted.storageFailures > 0 { continuation.yield() }
         }
