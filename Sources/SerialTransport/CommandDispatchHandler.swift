@@ -126,9 +126,7 @@ public final class CommandDispatchHandler: ChannelDuplexHandler {
         }
         // The reply is on its way; what only observes it (events, debug logs) comes after, before the next batch.
         announce?()
-        for (line, reply) in zip(batch, replies) {
-            logReply(reply, for: line)
-        }
+        logReplies(replies, for: batch)
         // After the write: whether the next batch may run depends on the device taking these replies.
         execute(runner.batchFinished(isWritable: context.channel.isWritable), context: context)
     }
@@ -143,8 +141,17 @@ public final class CommandDispatchHandler: ChannelDuplexHandler {
         lastWrite.whenComplete { _ in bound.value.close(promise: nil) }
     }
 
+    /// Every reply at debug level, otherwise the rejections only. The level is read once per batch, and the
+    /// replies by index: reading a logger's level copies its handler, and walking the batch by value copies
+    /// every line and reply, which together were a per-command cost at info level, where nothing is logged.
+    private func logReplies(_ replies: [Reply], for batch: [DecodedLine]) {
+        let everything = logger.logLevel <= .debug
+        for index in replies.indices where index < batch.count && (everything || !replies[index].isSuccess) {
+            logReply(replies[index], for: batch[index])
+        }
+    }
+
     private func logReply(_ reply: Reply, for line: DecodedLine) {
-        guard logger.logLevel <= .debug || !reply.isSuccess else { return }
         var metadata: Logger.Metadata = [:]
         if let id = reply.id { metadata["command_id"] = "\(id)" }
         switch reply.outcome {

@@ -35,6 +35,8 @@ public final class LineDecodingHandler: ChannelInboundHandler {
             input = earlier
         }
         var lines: [DecodedLine] = []
+        // About one line per 64 bytes (commands are 40-130): the array is not copied as it grows.
+        lines.reserveCapacity(input.readableBytes / 64 + 1)
         frames: while true {
             switch framer.step(&input) {
             case .frame(let frame): lines.append(decode(frame))

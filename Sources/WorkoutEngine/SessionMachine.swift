@@ -43,7 +43,13 @@ public struct SessionMachine: Sendable {
         }
         var step = Step(
             replies: [], needsCommit: [], batch: StoreBatch(device: identity, state: snapshot.state), events: [])
+        // Room for the whole batch at once: grown by appends, a pipelined batch's arrays were each copied
+        // several times over.
         step.replies.reserveCapacity(lines.count)
+        step.needsCommit.reserveCapacity(lines.count)
+        step.events.reserveCapacity(lines.count)
+        step.batch.workouts.reserveCapacity(lines.count)
+        step.batch.replies.reserveCapacity(lines.count)
         for line in lines {
             let reply: Reply
             var committed = false
