@@ -81,29 +81,40 @@ struct ImmediateHandlingTests {
         #expect(try await store.workouts(device: nil, limit: nil).count == 1)
     }
 
+    /// What `events` emits from now on, an entry per event ("received 2 from device", "workout_started", …).
+    final class EventTrace: Sendable {
+        private let entries = Mutex<[String]>([])
+
+        init(_ events: EngineEvents) {
+            events.addObserver { [self] event in
+                let entry = switch event {
+                case .batchReceived(let batch): "received \(batch.lines.count) from \(batch.origin)"
+                case .batchAnswered(let batch): "answered \(batch.replies.count) from \(batch.origin)"
+                case .workoutStarted: "workout_started"
+                case .workoutEnded: "workout_ended"
+                case .shareQueued: "share_queued"
+                case .shareDelivered, .shareFailed, .storageFailed: "other"
+                }
+                entries.withLock { $0.append(entry) }
+            }
+        }
+
+        var all: [String] { entries.withLock { $0 } }
+        func clear() { entries.withLock { $0.removeAll() } }
+    }
+
     @Test("both paths emit a batch's events in the documented order; a batch sent to the awaited path emits nothing twice")
     func eventOrder() async throws {
         let events = EngineEvents()
-        let trace = Mutex<[String]>([])
-        events.addObserver { event in
-            let entry = switch event {
-            case .batchReceived(let batch): "received \(batch.lines.count) from \(batch.origin)"
-            case .batchAnswered(let batch): "answered \(batch.replies.count) from \(batch.origin)"
-            case .workoutStarted: "workout_started"
-            case .workoutEnded: "workout_ended"
-            case .shareQueued: "share_queued"
-            case .shareDelivered, .shareFailed, .storageFailed: "other"
-            }
-            trace.withLock { $0.append(entry) }
-        }
+        let trace = EventTrace(events)
         let session = try await WorkoutEngine(store: InMemoryWorkoutStore(), events: events).session(for: "w")
         #expect(await session.answerImmediately([Lines.end(1)]) == nil, "not restored yet")
-        #expect(trace.withLock { $0 }.isEmpty, "a batch not run announces nothing")
+        #expect(trace.all.isEmpty, "a batch not run announces nothing")
         _ = await session.handle([Lines.end(1)])
         let immediate = try #require(await session.answerImmediately([Lines.start(2), Lines.end(3)]))
         #expect(immediate.allSatisfy { $0.isSuccess })
         _ = await session.handle([Lines.share(4)], from: .control)
-        #expect(trace.withLock { $0 } == [
+        #expect(trace.all == [
             "received 1 from device", "answered 1 from device",
             "received 2 from device", "workout_started", "workout_ended", "answered 2 from device",
             "received 1 from control", "share_queued", "answered 1 from control",
@@ -113,34 +124,23 @@ struct ImmediateHandlingTests {
     @Test("answered at once with its events held: nothing is emitted until announced, then the same events in order; any other entry announces first")
     func heldEvents() async throws {
         let events = EngineEvents()
-        let trace = Mutex<[String]>([])
-        events.addObserver { event in
-            let entry = switch event {
-            case .batchReceived(let batch): "received \(batch.lines.count) from \(batch.origin)"
-            case .batchAnswered(let batch): "answered \(batch.replies.count) from \(batch.origin)"
-            case .workoutStarted: "workout_started"
-            case .workoutEnded: "workout_ended"
-            case .shareQueued: "share_queued"
-            case .shareDelivered, .shareFailed, .storageFailed: "other"
-            }
-            trace.withLock { $0.append(entry) }
-        }
+        let trace = EventTrace(events)
         let session = try await WorkoutEngine(store: InMemoryWorkoutStore(), events: events).session(for: "w")
         #expect(await session.answerImmediately([Lines.end(1)]) == nil, "not restored yet")
         _ = await session.handle([Lines.end(1)])
-        trace.withLock { $0.removeAll() }
+        trace.clear()
 
         let replies = try #require(await session.answerImmediately([Lines.start(2), Lines.end(3)]))
         #expect(replies.allSatisfy { $0.isSuccess })
-        #expect(trace.withLock { $0 }.isEmpty, "held until announced")
+        #expect(trace.all.isEmpty, "held until announced")
         await session.announceAnswered()
         await session.announceAnswered()
-        #expect(trace.withLock { $0 } == ["received 2 from device", "workout_started", "workout_ended", "answered 2 from device"])
+        #expect(trace.all == ["received 2 from device", "workout_started", "workout_ended", "answered 2 from device"])
 
-        trace.withLock { $0.removeAll() }
+        trace.clear()
         _ = try #require(await session.answerImmediately([Lines.share(4)]))
         _ = await session.handle([Lines.end(5)], from: .control)
-        #expect(trace.withLock { $0 } == [
+        #expect(trace.all == [
             "received 1 from device", "share_queued", "answered 1 from device",
             "received 1 from control", "answered 1 from control",
         ], "the held batch's events come before the next batch's")

@@ -78,17 +78,20 @@ import WorkoutProtocol
         }
     }
 
-    @Test func aPassWaitsForTheDevicesToPause() async throws {
+    /// A running worker whose pass needs 500 ms without a batch (`limit` at most), devices sending a batch every
+    /// 20 ms, and one share queued: `check` gets the share's spool file, the store and the traffic.
+    static func withBusyDevices(
+        limit: Duration, _ check: (_ file: String, SQLiteWorkoutStore, BusyDevices) async throws -> Void
+    ) async throws {
         let directory = try TemporaryDirectory()
         defer { directory.remove() }
         let store = try SQLiteWorkoutStore(stateDirectory: directory.path)
         let engine = try await WorkoutEngine(store: store)
-        // A pause is 500 ms without a batch; the devices below send one every 20 ms, and the limit is out of reach.
         let service = ShareDeliveryService(
             store: store, sinks: ShareSinkConfiguration().makeSinks(stateDirectory: directory.path), events: engine.events,
             configuration: Self.configuration {
                 $0.gatherDelay = .milliseconds(500)
-                $0.maximumDeferral = .seconds(600)
+                $0.maximumDeferral = limit
             })
         let running = Task { try await service.run() }
         defer { running.cancel() }
@@ -97,38 +100,29 @@ import WorkoutProtocol
         let traffic = BusyDevices(engine.events)
         defer { traffic.stop() }
         let shareID = try await Self.queueShare(engine)
-        let file = directory.path + "/outbox/twitter/share-\(shareID).json"
-        try await Task.sleep(for: .seconds(2))
-        #expect(!FileManager.default.fileExists(atPath: file), "delivered while the devices were busy")
-        #expect(try await store.shares(limit: nil).first?.status == .pending)
+        try await check(directory.path + "/outbox/twitter/share-\(shareID).json", store, traffic)
+    }
 
-        traffic.stop()
-        #expect(try await eventually(timeout: .seconds(120)) { FileManager.default.fileExists(atPath: file) })
-        #expect(try await eventually { try await store.shares(limit: nil).first?.status == .delivered })
+    @Test func aPassWaitsForTheDevicesToPause() async throws {
+        // The limit is out of reach: only a pause lets the pass start.
+        try await Self.withBusyDevices(limit: .seconds(600)) { file, store, traffic async throws in
+            try await Task.sleep(for: .seconds(2))
+            #expect(!FileManager.default.fileExists(atPath: file), "delivered while the devices were busy")
+            #expect(try await store.shares(limit: nil).first?.status == .pending)
+
+            traffic.stop()
+            #expect(try await eventually(timeout: .seconds(120)) { FileManager.default.fileExists(atPath: file) })
+            #expect(try await eventually { try await store.shares(limit: nil).first?.status == .delivered })
+        }
     }
 
     @Test func devicesThatNeverPauseHoldAShareBackOnlyUpToTheLimit() async throws {
-        let directory = try TemporaryDirectory()
-        defer { directory.remove() }
-        let store = try SQLiteWorkoutStore(stateDirectory: directory.path)
-        let engine = try await WorkoutEngine(store: store)
-        let service = ShareDeliveryService(
-            store: store, sinks: ShareSinkConfiguration().makeSinks(stateDirectory: directory.path), events: engine.events,
-            configuration: Self.configuration {
-                $0.gatherDelay = .milliseconds(500)
-                $0.maximumDeferral = .milliseconds(300)
-            })
-        let running = Task { try await service.run() }
-        defer { running.cancel() }
-
-        let traffic = BusyDevices(engine.events)
-        defer { traffic.stop() }
-        let shareID = try await Self.queueShare(engine)
-        let file = directory.path + "/outbox/twitter/share-\(shareID).json"
-        // Delivered with the devices still busy: the limit, not a pause, let the pass start.
-        #expect(try await eventually(timeout: .seconds(120)) { FileManager.default.fileExists(atPath: file) })
-        #expect(traffic.isRunning)
-        #expect(try await eventually { try await store.shares(limit: nil).first?.status == .delivered })
+        try await Self.withBusyDevices(limit: .milliseconds(300)) { file, store, traffic async throws in
+            // Delivered with the devices still busy: the limit, not a pause, let the pass start.
+            #expect(try await eventually(timeout: .seconds(120)) { FileManager.default.fileExists(atPath: file) })
+            #expect(traffic.isRunning)
+            #expect(try await eventually { try await store.shares(limit: nil).first?.status == .delivered })
+        }
     }
 
     @Test func aBacklogLargerThanAPassIsDeliveredWholeAndInOrder() async throws {
