@@ -57,9 +57,10 @@ extension DecodedLine: Decodable {
 
 /// Turns one framed line into a ``DecodedLine``, or the error reply for a line that is not an object.
 ///
-/// Every line is first checked to be exactly JSON by ``StrictJSONValidator`` (UTF-8 included), and nothing
-/// else reads a line that is not. A line that is a flat object (every command is) is then decoded by
-/// ``FlatJSONDecoder``, a fraction of the cost of `JSONDecoder`; any other (valid) line goes to `JSONDecoder`.
+/// Every line is checked to be exactly JSON by ``StrictJSONValidator`` (UTF-8 included), and nothing else reads
+/// a line that is not; an ASCII line that parses as a flat object is JSON by construction and skips the check.
+/// A line that is a flat object (every command is) is decoded by ``FlatJSONDecoder``, a fraction of the cost of
+/// `JSONDecoder`; any other (valid) line goes to `JSONDecoder`.
 /// Holds its own `JSONDecoder`; not thread-safe, so each device pipeline owns one.
 public struct CommandLineDecoder {
     private let decoder = JSONDecoder()
@@ -78,16 +79,19 @@ public struct CommandLineDecoder {
 
     /// The reply for a line that is not JSON, or the decoded flat object; nil for valid JSON that is not flat.
     private func decodeChecked(_ bytes: UnsafeBufferPointer<UInt8>) -> DecodedLine? {
-        if let error = StrictJSONValidator.validate(bytes) {
+        // The flat parse first: an ASCII line it accepts is already known to be JSON (see
+        // `FlatJSONObject.isASCII`), which spares every command the validator's pass over its bytes.
+        let flat = FlatJSONObject(parsing: bytes)
+        if flat?.isASCII != true, let error = StrictJSONValidator.validate(bytes) {
             return DecodedLine(id: nil, command: .failure(.malformedJSON(error)))
         }
-        guard let object = FlatJSONObject(parsing: bytes) else { return nil }
+        guard let object = flat else { return nil }
         // The envelope's `id` straight from the parsed object (what `DecodedLine.init(from:)` reads through a
         // container of its own); the command too when it is well formed, through `Codable` otherwise.
         let id: Result<CommandID?, ProtocolError>
-        switch object["id"] {
+        switch object.parsed("id") {
         case nil, .null?: id = .success(nil)
-        case let value?: id = CommandID(flatValue: value).map { .success($0) } ?? .failure(DecodedLine.unusableID)
+        case let raw?: id = CommandID(flatValue: object.value(raw)).map { .success($0) } ?? .failure(DecodedLine.unusableID)
         }
         return DecodedLine(id: id) { try Command(wellFormed: object) ?? Command(from: FlatJSONDecoder(object)) }
     }

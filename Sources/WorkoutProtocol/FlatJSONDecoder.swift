@@ -77,7 +77,7 @@ private struct FlatKeyedContainer<Key: CodingKey>: KeyedDecodingContainerProtoco
     let object: FlatJSONObject
     let codingPath: [any CodingKey]
 
-    var allKeys: [Key] { object.members.compactMap { Key(stringValue: $0.key) } }
+    var allKeys: [Key] { object.keys.compactMap { Key(stringValue: $0) } }
 
     func contains(_ key: Key) -> Bool { object[key.stringValue] != nil }
 

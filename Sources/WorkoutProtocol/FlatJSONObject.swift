@@ -1,11 +1,19 @@
-/// A JSON object whose members are all scalars, parsed from one line in a single pass.
+import Foundation
+
+/// A JSON object whose members are all scalars, parsed from one line in a single pass and read in place.
 ///
 /// The fast path of ``CommandLineDecoder``: every command on the wire is such an object. The parser
 /// accepts only a strict subset of what Foundation's `JSONDecoder` accepts (no nested values, no
 /// duplicate keys, integers only as plain literals that fit in `Int64`, no `-0`), and returns nil for
 /// anything else, so everything outside the subset (including every malformed line) still gets
 /// exactly Foundation's behaviour and errors.
+///
+/// Keys and string values are kept as places in the line, not as `String`s: a command's keys are only
+/// compared, and of its values only the location and a string id become strings (making each key and
+/// value a `String` was most of a command's decoding time). So the object reads the line's bytes: it is
+/// made and used inside ``CommandLineDecoder/decode(_:)`` and must not outlive them.
 struct FlatJSONObject {
+    /// A member's value, its string made (escapes resolved).
     enum Value {
         case string(String)
         case integer(Int64)
@@ -13,16 +21,37 @@ struct FlatJSONObject {
         case null
     }
 
-    /// In the line's order; a command has a handful, so lookups scan.
-    private(set) var members: [(key: String, value: Value)] = []
-
-    subscript(key: String) -> Value? {
-        for member in members where member.key == key { return member.value }
-        return nil
+    /// A member's value as parsed: a string is still its place in the line.
+    enum RawValue {
+        case string(Text)
+        case integer(Int64)
+        case bool(Bool)
+        case null
     }
+
+    /// A string's bytes between its quotes. `plain` when they are ASCII without escapes, so the bytes are the
+    /// text; otherwise they are decoded before they are compared.
+    struct Text {
+        var range: Range<Int>
+        var plain: Bool
+    }
+
+    private struct Member {
+        var key: Text
+        var value: RawValue
+    }
+
+    private let bytes: UnsafeBufferPointer<UInt8>
+    /// In the line's order; a command has a handful, so lookups scan.
+    private var members: [Member] = []
+    /// Whether every byte of the line is ASCII. The flat grammar is a subset of JSON's, and UTF-8 is the one
+    /// thing the parser does not check (it takes string contents as they are), so an ASCII line it accepts
+    /// is valid JSON without the validator's pass.
+    private(set) var isASCII = true
 
     /// Nil when `bytes` is not a flat object in the accepted subset (valid JSON or not).
     init?(parsing bytes: UnsafeBufferPointer<UInt8>) {
+        self.bytes = bytes
         var reader = Reader(bytes: bytes)
         members.reserveCapacity(6)  // a command's keys, so the array is not grown key by key
         reader.skipWhitespace()
@@ -35,14 +64,82 @@ struct FlatJSONObject {
                 reader.skipWhitespace()
                 guard reader.take(UInt8(ascii: ":")) else { return nil }
                 reader.skipWhitespace()
-                guard let value = reader.scalar(), self[key] == nil else { return nil }
-                members.append((key, value))
+                guard let value = reader.scalar(), !members.contains(where: { same($0.key, key) }) else { return nil }
+                members.append(Member(key: key, value: value))
                 reader.skipWhitespace()
             } while reader.take(UInt8(ascii: ","))
             guard reader.take(UInt8(ascii: "}")) else { return nil }
         }
         reader.skipWhitespace()
         guard reader.atEnd else { return nil }
+        // Outside strings the parser accepts ASCII only, so their bytes decide.
+        isASCII = reader.stringBits < 0x80
+    }
+
+    // MARK: Reading members
+
+    /// The value of `key` as parsed (a key spelled with escapes or other characters that denote it included).
+    func parsed(_ key: StaticString) -> RawValue? {
+        let name = UnsafeBufferPointer(start: key.utf8Start, count: key.utf8CodeUnitCount)
+        for member in members where member.key.plain ? equal(member.key.range, name) : string(member.key) == key.description {
+            return member.value
+        }
+        return nil
+    }
+
+    /// The value of `key`, its string made: for ``FlatJSONDecoder``, whose keys are any `CodingKey`.
+    subscript(key: String) -> Value? {
+        for member in members where string(member.key) == key { return value(member.value) }
+        return nil
+    }
+
+    /// The keys, in the line's order.
+    var keys: [String] { members.map { string($0.key) } }
+
+    /// The text a parsed string denotes.
+    func string(_ text: Text) -> String {
+        let slice = UnsafeBufferPointer(rebasing: bytes[text.range])
+        if text.plain { return String(decoding: slice, as: UTF8.self) }
+        // Parsing already checked the escapes, so decoding them cannot fail.
+        var reader = Reader(bytes: slice)
+        return reader.decodedContents() ?? String(decoding: slice, as: UTF8.self)
+    }
+
+    func value(_ raw: RawValue) -> Value {
+        switch raw {
+        case .string(let text): .string(string(text))
+        case .integer(let value): .integer(value)
+        case .bool(let value): .bool(value)
+        case .null: .null
+        }
+    }
+
+    /// Calls `body` with a plain string's bytes (the text itself); nil for a string with escapes or non-ASCII
+    /// bytes, which the caller reads through ``string(_:)``.
+    func withPlainBytes<R>(of text: Text, _ body: (UnsafeBufferPointer<UInt8>) -> R) -> R? {
+        text.plain ? body(UnsafeBufferPointer(rebasing: bytes[text.range])) : nil
+    }
+
+    /// Whether two keys denote the same text. `String` equality (canonical equivalence) where either is not
+    /// plain, as the lookup by `String` has always compared; two plain keys are equal exactly when their bytes are.
+    private func same(_ a: Text, _ b: Text) -> Bool {
+        if a.plain && b.plain {
+            return equal(a.range, UnsafeBufferPointer(rebasing: bytes[b.range]))
+        }
+        return string(a) == string(b)
+    }
+
+    private func equal(_ range: Range<Int>, _ other: UnsafeBufferPointer<UInt8>) -> Bool {
+        UnsafeBufferPointer(rebasing: bytes[range]).sameBytes(as: other)
+    }
+}
+
+extension UnsafeBufferPointer<UInt8> {
+    /// Whether both hold the same bytes: `memcmp`, where `elementsEqual` walked them through iterators.
+    func sameBytes(as other: UnsafeBufferPointer<UInt8>) -> Bool {
+        guard count == other.count else { return false }
+        guard count > 0, let base = baseAddress, let otherBase = other.baseAddress else { return true }
+        return memcmp(base, otherBase, count) == 0
     }
 }
 
@@ -50,6 +147,12 @@ struct FlatJSONObject {
 private struct Reader {
     let bytes: UnsafeBufferPointer<UInt8>
     var index = 0
+    /// Every byte read inside strings, OR-ed together: its top bit says whether one was not ASCII.
+    private(set) var stringBits: UInt8 = 0
+
+    init(bytes: UnsafeBufferPointer<UInt8>) {
+        self.bytes = bytes
+    }
 
     var atEnd: Bool { index == bytes.count }
 
@@ -65,7 +168,7 @@ private struct Reader {
         while let byte = current, byte == 0x20 || byte == 0x09 || byte == 0x0A || byte == 0x0D { index += 1 }
     }
 
-    mutating func scalar() -> FlatJSONObject.Value? {
+    mutating func scalar() -> FlatJSONObject.RawValue? {
         switch current {
         case UInt8(ascii: "\""): string().map { .string($0) }
         case UInt8(ascii: "t"): literal("true") ? .bool(true) : nil
@@ -102,44 +205,50 @@ private struct Reader {
         return negative ? -value : value
     }
 
-    /// A string with its escapes resolved; nil for control characters, bad escapes or lone surrogates.
-    /// The line was already checked to be UTF-8, so unescaped runs are copied as they are.
-    mutating func string() -> String? {
+    /// The place of a string's contents; nil for control characters, bad escapes or lone surrogates.
+    /// UTF-8 is not checked here (see ``FlatJSONObject/isASCII``).
+    mutating func string() -> FlatJSONObject.Text? {
         guard take(UInt8(ascii: "\"")) else { return nil }
         let start = index
-        while let byte = current, byte != UInt8(ascii: "\""), byte != UInt8(ascii: "\\") {
-            guard byte >= 0x20 else { return nil }
-            index += 1
-        }
-        if take(UInt8(ascii: "\"")) {
-            return String(decoding: UnsafeBufferPointer(rebasing: bytes[start..<index - 1]), as: UTF8.self)
-        }
-        var scalars = String.UnicodeScalarView()
-        scalars.append(contentsOf: String(decoding: UnsafeBufferPointer(rebasing: bytes[start..<index]), as: UTF8.self).unicodeScalars)
-        return escapedRemainder(appendingTo: &scalars)
-    }
-
-    private mutating func escapedRemainder(appendingTo scalars: inout String.UnicodeScalarView) -> String? {
-        var run = index
+        var bits: UInt8 = 0
+        var escaped = false
         while let byte = current {
             switch byte {
             case UInt8(ascii: "\""):
-                scalars.append(contentsOf: String(decoding: UnsafeBufferPointer(rebasing: bytes[run..<index]), as: UTF8.self).unicodeScalars)
                 index += 1
-                return String(scalars)
+                stringBits |= bits
+                return FlatJSONObject.Text(range: start..<index - 1, plain: !escaped && bits < 0x80)
             case UInt8(ascii: "\\"):
+                index += 1
+                guard escape() != nil else { return nil }
+                escaped = true
+            case 0..<0x20:
+                return nil
+            default:
+                bits |= byte
+                index += 1
+            }
+        }
+        return nil
+    }
+
+    /// All of `bytes` as the contents of a string (already checked by ``string()``), escapes resolved.
+    mutating func decodedContents() -> String? {
+        var scalars = String.UnicodeScalarView()
+        var run = index
+        while let byte = current {
+            if byte == UInt8(ascii: "\\") {
                 scalars.append(contentsOf: String(decoding: UnsafeBufferPointer(rebasing: bytes[run..<index]), as: UTF8.self).unicodeScalars)
                 index += 1
                 guard let scalar = escape() else { return nil }
                 scalars.append(scalar)
                 run = index
-            case 0..<0x20:
-                return nil
-            default:
+            } else {
                 index += 1
             }
         }
-        return nil
+        scalars.append(contentsOf: String(decoding: UnsafeBufferPointer(rebasing: bytes[run..<index]), as: UTF8.self).unicodeScalars)
+        return String(scalars)
     }
 
     /// The escape after a backslash.

@@ -27,6 +27,12 @@ enum WireDateParser {
         return nil
     }
 
+    /// `parse(_:)` of text given as its UTF-8 bytes.
+    static func parse(_ utf8: UnsafeBufferPointer<UInt8>) -> Date? {
+        if case .date(let date) = read(utf8: utf8) { return date }
+        return nil
+    }
+
     static func read(_ text: String) -> Outcome {
         var text = text
         return text.withUTF8 { read(utf8: $0) }

@@ -46,6 +46,14 @@ struct FlatDecodingParityTests {
         #"{"command_type":"start_workout","location":"X","date":"2020-03-16 19:45:13 +0000","intensityLevel":9007199254740993}"#,
         #"{"command_type":"share_workout","service":"twitter","id":{"a":1}}"#, #"{"command_type":"share_workout","service":"twitter","id":[1]}"#,
         #"{"command_type":"start_workout","location":"X","date":"2020-03-16 19:45:13 +0000","intensityLevel":3,"id":"é"}"#,
+        // Keys and values read in place: escaped spellings are decoded before they are compared or matched.
+        #"{"command_type":"end_workout","id":"1"}"#, #"{"command_type":"share_workout","service":"twitter"}"#,
+        #"{"command_type":"share_workout","service":"twitte"}"#, #"{"command_type":"share_workout","service":"twitterx"}"#,
+        #"{"command_type":"start_workout","location":"X","date":"2020-03-16 19:45:13 +0000","intensityLevel":3}"#,
+        #"{"command_type":"end_workout","command_type":"end_workout"}"#, #"{"command_type":"end_workout","id":1,"id":2}"#,
+        #"{"command_type":"end_workout","é":1,"é":2}"#, #"{"command_type":"end_workout","é":1,"é":2}"#,
+        #"{"command_type":"end_workout","id":"lane — 4"}"#, #"{"command_type":"end_workout","ID":1,"Id":2}"#,
+        #"{"command_type":"start_workout","location":"Gym","date":"2020-03-16T19:45:13.25+01:00","intensityLevel":10,"id":"w-1"}"#,
     ]
 
     private func foundation(_ line: [UInt8]) -> DecodedLine {
