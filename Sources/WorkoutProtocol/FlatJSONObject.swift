@@ -234,21 +234,23 @@ private struct Reader {
 
     /// All of `bytes` as the contents of a string (already checked by ``string()``), escapes resolved.
     mutating func decodedContents() -> String? {
-        var scalars = String.UnicodeScalarView()
+        // Built as UTF-8 bytes: appending to a `String.UnicodeScalarView` cost more than the rest of the line.
+        var utf8: [UInt8] = []
+        utf8.reserveCapacity(bytes.count)
         var run = index
         while let byte = current {
             if byte == UInt8(ascii: "\\") {
-                scalars.append(contentsOf: String(decoding: UnsafeBufferPointer(rebasing: bytes[run..<index]), as: UTF8.self).unicodeScalars)
+                utf8.append(contentsOf: UnsafeBufferPointer(rebasing: bytes[run..<index]))
                 index += 1
                 guard let scalar = escape() else { return nil }
-                scalars.append(scalar)
+                utf8.append(contentsOf: UTF8.encode(scalar) ?? UTF8.EncodedScalar())
                 run = index
             } else {
                 index += 1
             }
         }
-        scalars.append(contentsOf: String(decoding: UnsafeBufferPointer(rebasing: bytes[run..<index]), as: UTF8.self).unicodeScalars)
-        return String(scalars)
+        utf8.append(contentsOf: UnsafeBufferPointer(rebasing: bytes[run..<index]))
+        return String(decoding: utf8, as: UTF8.self)
     }
 
     /// The escape after a backslash.
