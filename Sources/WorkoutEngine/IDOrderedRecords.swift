@@ -50,8 +50,12 @@ struct IDOrderedRecords<Record: IdentifiedRecord> {
 
     /// The first index whose record's id is at least `id`.
     private func insertionIndex(of id: Int64) -> Int {
-        // New ids are the highest: an append needs no search.
-        if let last = records.last, last.id < id { return records.count }
+        // New ids are the highest: an append needs no search. The record a device's batch updates (the workout
+        // its `end_workout` ends) is nearly always the newest too; a search of a large table costs a cache miss a step.
+        if let last = records.last {
+            if last.id < id { return records.count }
+            if last.id == id { return records.count - 1 }
+        }
         var low = 0
         var high = records.count
         while low < high {

@@ -82,7 +82,8 @@ public struct SessionMachine: Sendable {
     ) -> Reply {
         switch command {
         case .startWorkout(let workout):
-            guard snapshot.state.activeWorkout == nil else {
+            // Matched, not compared through `activeWorkout`, which copies the record.
+            if case .active = snapshot.state {
                 return .error(.workoutAlreadyActive, id: id)
             }
             let record = WorkoutRecord(
@@ -93,7 +94,7 @@ public struct SessionMachine: Sendable {
             return .ok(.workoutStarted(workoutID: record.id), id: id)
 
         case .endWorkout:
-            guard var record = snapshot.state.activeWorkout else {
+            guard case .active(var record) = snapshot.state else {
                 return .error(.noActiveWorkout, id: id)
             }
             record.endedAt = max(now(), record.startedAt)
