@@ -23,7 +23,7 @@ extension Command {
                   case .integer(let level)? = object.parsed("intensityLevel"),
                   let intensity = Int(exactly: level), Workout.intensityRange.contains(intensity),
                   case .string(let dateText)? = object.parsed("date"),
-                  let date = object.withPlainBytes(of: dateText, WireDateParser.parse) ?? WireDateParser.parse(object.string(dateText))
+                  let date = object.withUTF8(of: dateText, WireDateParser.parse)
             else { return nil }
             self = .startWorkout(Workout(location: location, date: date, intensityLevel: intensity))
         }

@@ -114,10 +114,18 @@ struct FlatJSONObject {
         }
     }
 
+    /// Calls `body` with the UTF-8 of the text a parsed string denotes: the line's own bytes when it is plain,
+    /// so no `String` is made for it.
+    func withUTF8<R>(of text: Text, _ body: (UnsafeBufferPointer<UInt8>) -> R) -> R {
+        if text.plain { return body(UnsafeBufferPointer(rebasing: bytes[text.range])) }
+        var decoded = string(text)
+        return decoded.withUTF8(body)
+    }
+
     /// Calls `body` with a plain string's bytes (the text itself); nil for a string with escapes or non-ASCII
     /// bytes, which the caller reads through ``string(_:)``.
     func withPlainBytes<R>(of text: Text, _ body: (UnsafeBufferPointer<UInt8>) -> R) -> R? {
-        text.plain ? body(UnsafeBufferPointer(rebasing: bytes[text.range])) : nil
+        text.plain ? withUTF8(of: text, body) : nil
     }
 
     /// Whether two keys denote the same text. `String` equality (canonical equivalence) where either is not

@@ -22,12 +22,7 @@ enum WireDateParser {
     static let notACalendarDate = "not a calendar date"
     static let badUTCOffset = "bad UTC offset"
 
-    static func parse(_ text: String) -> Date? {
-        if case .date(let date) = read(text) { return date }
-        return nil
-    }
-
-    /// `parse(_:)` of text given as its UTF-8 bytes.
+    /// The date the UTF-8 text names, if it is in either form and a real instant.
     static func parse(_ utf8: UnsafeBufferPointer<UInt8>) -> Date? {
         if case .date(let date) = read(utf8: utf8) { return date }
         return nil
