@@ -19,7 +19,7 @@ extension Command {
         case .startWorkout:
             guard case .string(let locationText)? = object.parsed("location"),
                   case let location = object.string(locationText),
-                  location.utf8.count <= Workout.maximumLocationLength, !location.isBlank,
+                  Workout.problem(withLocation: location, field: "location") == nil,
                   case .integer(let level)? = object.parsed("intensityLevel"),
                   let intensity = Int(exactly: level), Workout.intensityRange.contains(intensity),
                   case .string(let dateText)? = object.parsed("date"),
@@ -38,14 +38,5 @@ extension FlatJSONObject {
             Vocabulary.allCases.first { $0.rawValue.utf8.withContiguousStorageIfAvailable(bytes.sameBytes) ?? false }
         }
         return found ?? (text.plain ? nil : Vocabulary(rawValue: string(text)))
-    }
-}
-
-extension String {
-    /// Whether every character is whitespace (an empty string is blank). A printable ASCII first byte answers
-    /// without walking the characters, which costs a grapheme-breaking pass per command.
-    fileprivate var isBlank: Bool {
-        if let first = utf8.first, first > 0x20, first < 0x7F { return false }
-        return allSatisfy(\.isWhitespace)
     }
 }

@@ -28,7 +28,11 @@ public enum ShareService: String, Codable, Sendable, CaseIterable {
 
 /// What the wearable says when a workout begins: where, when (the wearable's clock) and how hard.
 public struct Workout: Hashable, Sendable {
+    /// In characters: Unicode scalars, not grapheme clusters (see ``UntrustedText``).
     public static let maximumLocationLength = 256
+    /// In bytes of UTF-8: the most a stored location can take, whatever its characters (256 scalars of at
+    /// most 4 bytes each; grapheme clusters, counted before, let 3,750 bytes through).
+    public static let maximumLocationBytes = maximumLocationLength * 4
     public static let intensityRange = 1...10
 
     public var location: String
@@ -52,16 +56,8 @@ extension Workout: Codable {
     public init(from decoder: any Decoder) throws {
         let container = try decoder.container(keyedBy: CodingKeys.self)
         let location = try container.decode(String.self, forKey: .location)
-        var path: String { (container.codingPath + [CodingKeys.location]).dottedPath }
-        guard !location.allSatisfy(\.isWhitespace) else {
-            throw DecodingError.dataCorruptedError(
-                forKey: .location, in: container, debugDescription: "'\(path)' must not be empty.")
-        }
-        // A character is at least one byte, so counting characters (grapheme breaking) is needed only past that.
-        guard location.utf8.count <= Self.maximumLocationLength || location.count <= Self.maximumLocationLength else {
-            throw DecodingError.dataCorruptedError(
-                forKey: .location, in: container,
-                debugDescription: "'\(path)' must be at most \(Self.maximumLocationLength) characters; got \(location.count).")
+        if let problem = Self.problem(withLocation: location, field: (container.codingPath + [CodingKeys.location]).dottedPath) {
+            throw DecodingError.dataCorruptedError(forKey: .location, in: container, debugDescription: problem)
         }
         // Decoded as a number, not an Int: Foundation reports `5.5` for an Int as corrupt JSON with no
         // key path, which would send the wearable a `malformed_json` instead of naming the field.
@@ -81,6 +77,33 @@ extension Workout: Codable {
         try container.encode(location, forKey: .location)
         try container.encode(date, forKey: .date, transformer: WorkoutDateTransformer())
         try container.encode(intensityLevel, forKey: .intensityLevel)
+    }
+}
+
+extension Workout {
+    /// Why `location` cannot be stored, as the reply's message naming `field`; nil when it can. The one check
+    /// both decoding paths make, so they refuse the same locations with the same words.
+    static func problem(withLocation location: String, field: @autoclosure () -> String) -> String? {
+        // A scalar is one to four bytes: counting scalars is needed only past 256 bytes, and 256 scalars are
+        // at most 1,024 bytes (``maximumLocationBytes``), so that limit needs no check of its own.
+        if location.utf8.count > maximumLocationLength {
+            let scalars = location.unicodeScalars.count
+            if scalars > maximumLocationLength {
+                return "'\(field())' must be at most \(maximumLocationLength) characters; got \(scalars)."
+            }
+        }
+        if let finding = UntrustedText.firstForbidden(in: location) { return finding.message(field: field()) }
+        if location.isBlank { return "'\(field())' must not be empty." }
+        return nil
+    }
+}
+
+extension String {
+    /// Whether every character is whitespace (an empty string is blank). A printable ASCII first byte answers
+    /// without walking the characters, which costs a grapheme-breaking pass per command.
+    fileprivate var isBlank: Bool {
+        if let first = utf8.first, first > 0x20, first < 0x7F { return false }
+        return allSatisfy(\.isWhitespace)
     }
 }
 

@@ -1,6 +1,9 @@
 /// The optional `id` a wearable attaches to a command so it can match the reply.
 ///
 /// The reply echoes it verbatim, so a string stays a string and an integer stays an integer.
+/// A command line's string id is at most ``maximumStringBytes`` bytes of printable text (checked where a
+/// command line is decoded, not here: replies stored by older versions must still decode); an integer id is an
+/// `Int64`, at most 20 characters of JSON.
 public enum CommandID: Hashable, Sendable, Codable, CustomStringConvertible {
     case string(String)
     case integer(Int64)
@@ -45,5 +48,19 @@ extension CommandID {
         case .string(let value): JSONText.appendString(value, to: &bytes)
         }
         return String(decoding: bytes, as: UTF8.self)
+    }
+}
+
+extension CommandID {
+    /// The longest string id a command may carry, in bytes of UTF-8: it is stored with every reply kept for
+    /// replay and shown in the event stream.
+    public static let maximumStringBytes = 128
+
+    /// Why a command line's string id cannot be stored and echoed, as the reply's message; nil when it can.
+    static func problem(with text: String) -> String? {
+        if text.utf8.count > maximumStringBytes {
+            return "'id' must be at most \(maximumStringBytes) bytes of UTF-8; got \(text.utf8.count)."
+        }
+        return UntrustedText.firstForbidden(in: text).map { $0.message(field: "id") }
     }
 }

@@ -30,7 +30,7 @@ extension DecodedLine: Decodable {
         let container = try decoder.container(keyedBy: CodingKeys.self)
         let id: Result<CommandID?, ProtocolError>
         do {
-            id = .success(try container.decodeIfPresent(CommandID.self, forKey: .id))
+            id = Self.checked(try container.decodeIfPresent(CommandID.self, forKey: .id))
         } catch {
             id = .failure(Self.unusableID)
         }
@@ -38,6 +38,13 @@ extension DecodedLine: Decodable {
     }
 
     static let unusableID = ProtocolError(code: .invalidField, field: "id", message: "'id' must be a string or an integer.")
+
+    /// The id of a command line, or why the hub will not store and echo it (both decoding paths check here).
+    /// A refused id is not echoed: its error reply has no `id` at all, as for an id of the wrong type.
+    static func checked(_ id: CommandID?) -> Result<CommandID?, ProtocolError> {
+        guard case .string(let text)? = id, let problem = CommandID.problem(with: text) else { return .success(id) }
+        return .failure(ProtocolError(code: .invalidField, field: "id", message: problem))
+    }
 
     /// The line from its `id` (or why it is unusable) and its command, decoded even when the id is unusable
     /// so that a bad command is reported the same way; an unusable id is the error otherwise.
@@ -91,7 +98,7 @@ public struct CommandLineDecoder {
         let id: Result<CommandID?, ProtocolError>
         switch object.parsed("id") {
         case nil, .null?: id = .success(nil)
-        case let raw?: id = CommandID(flatValue: object.value(raw)).map { .success($0) } ?? .failure(DecodedLine.unusableID)
+        case let raw?: id = CommandID(flatValue: object.value(raw)).map(DecodedLine.checked) ?? .failure(DecodedLine.unusableID)
         }
         return DecodedLine(id: id) { try Command(wellFormed: object) ?? Command(from: FlatJSONDecoder(object)) }
     }

@@ -1,6 +1,7 @@
 import ArgumentParser
 import ControlProtocol
 import Foundation
+import WorkoutProtocol
 
 /// `workoutctl events`: follow the daemon's event stream until interrupted.
 struct EventsCommand: ParsableCommand {
@@ -44,8 +45,9 @@ struct EventsCommand: ParsableCommand {
         }
     }
 
+    /// One line of cells, each escaped: an event carries device input (ids, locations, error messages quoting it).
     private static func row(_ cells: [String]) -> String {
-        cells.enumerated().map { index, cell in
+        cells.map { UntrustedText.escaped($0) }.enumerated().map { index, cell in
             let padding = String(repeating: " ", count: max(0, columns[index].width - cell.count))
             if index == 0 { return padding + cell }
             return index == cells.count - 1 ? cell : cell + padding

@@ -1,6 +1,7 @@
 import ArgumentParser
 import ControlProtocol
 import Foundation
+import WorkoutProtocol
 
 /// Options every subcommand takes, before or after its name.
 struct GlobalOptions: ParsableArguments {
@@ -36,7 +37,8 @@ struct Failure {
     }
 
     func report() -> Never {
-        FileHandle.standardError.write(Data("workoutctl: \(error)\n".utf8))
+        // The daemon's reason may quote what was asked (a device name, a line): escaped like every output.
+        FileHandle.standardError.write(Data("workoutctl: \(UntrustedText.escaped("\(error)"))\n".utf8))
         Foundation.exit(exitCode.rawValue)
     }
 }

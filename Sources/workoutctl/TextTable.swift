@@ -1,6 +1,9 @@
+import WorkoutProtocol
+
 /// A plain-text table with a header row and columns padded to their widest cell, for terminal output.
 ///
-/// Widths count `Character`s, so a location such as "Gary's Gym" or "Zürich" lines up in a UTF-8 terminal.
+/// Every cell is escaped (``UntrustedText/escaped(_:quoting:)``): whatever was stored, a row is one line of
+/// printable text. Widths count `Character`s, so a location such as "Gary's Gym" or "Zürich" lines up in a UTF-8 terminal.
 public struct TextTable: Sendable {
     /// How a column's cells line up within its width.
     public enum Alignment: Sendable {
@@ -32,8 +35,9 @@ public struct TextTable: Sendable {
     public mutating func append(_ cells: [String]) {
         var row = Array(cells.prefix(columns.count))
         while row.count < columns.count { row.append("") }
-        // A newline inside a cell would break the table's one-line-per-row shape.
-        rows.append(row.map { $0.replacing("\n", with: " ") })
+        // Cells carry device input, also as older versions stored it: escaped, so a newline cannot break the
+        // table's one-line-per-row shape, nor ESC, CR or a bidi override change what the terminal shows.
+        rows.append(row.map { UntrustedText.escaped($0) })
     }
 
     /// The header, then one line per row, each ending in a newline; trailing spaces trimmed.

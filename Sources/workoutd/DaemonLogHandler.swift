@@ -1,6 +1,7 @@
 import Foundation
 import Logging
 import Synchronization
+import WorkoutProtocol
 
 /// One line per event on stderr, with metadata as `key=value`.
 ///
@@ -55,10 +56,12 @@ struct DaemonLogHandler: LogHandler {
         var line = forJournal
             ? "<\(Self.syslogPriority(event.level))>"
             : "\(Date().formatted(.iso8601.year().month().day().time(includingFractionalSeconds: true))) \(event.level) "
-        line += Self.oneLine(event.message.description)
+        // Messages and values carry device input (identities, ids, paths, errors): escaped, so none can end the
+        // line early (in the journal, an entry without its priority), drive a terminal, or forge a field.
+        line += UntrustedText.escaped(event.message.description)
         let merged = event.metadata.map { metadata.merging($0) { $1 } } ?? metadata
         for (key, value) in merged.sorted(by: { $0.key < $1.key }) {
-            line += " \(key)=\(Self.quoted(Self.oneLine("\(value)")))"
+            line += " \(UntrustedText.escaped(key))=\(UntrustedText.logfmtValue("\(value)"))"
         }
         line += "\n"
         Self.output.withLock { _ in
@@ -75,16 +78,5 @@ struct DaemonLogHandler: LogHandler {
         case .error: 3
         case .critical: 2
         }
-    }
-
-    /// A line break would end the event early and, in the journal, start an entry without its priority.
-    static func oneLine(_ text: String) -> String {
-        guard text.contains(where: \.isNewline) else { return text }
-        return text.replacingOccurrences(of: "\r\n", with: "\\n")
-            .replacingOccurrences(of: "\n", with: "\\n").replacingOccurrences(of: "\r", with: "\\r")
-    }
-
-    private static func quoted(_ value: String) -> String {
-        value.contains(where: { $0 == " " || $0 == "\"" || $0 == "=" }) ? "\"\(value.replacingOccurrences(of: "\"", with: "\\\""))\"" : value
     }
 }

@@ -11,9 +11,13 @@ enum CommandGenerators {
         Gen.character(in: "\u{1F300}"..."\u{1FAFF}")
     )
 
-    /// Valid locations: 1–256 characters, not all whitespace.
+    /// Valid locations: 1–256 characters (Unicode scalars), not all whitespace, without the bidi and line
+    /// separator characters the ranges above include (issue 28: refused with `invalid_field`).
     static let location = locationCharacter.string(of: 1...Workout.maximumLocationLength)
-        .filter { !$0.allSatisfy(\.isWhitespace) && $0.count <= Workout.maximumLocationLength }
+        .filter {
+            !$0.allSatisfy(\.isWhitespace) && $0.unicodeScalars.count <= Workout.maximumLocationLength
+                && UntrustedText.firstForbidden(in: $0) == nil
+        }
 
     /// The wire carries whole seconds, so only whole-second dates can come back unchanged.
     static let wholeSecondDate = Gen.dateTime.map { Date(timeIntervalSince1970: $0.timeIntervalSince1970.rounded(.down)) }

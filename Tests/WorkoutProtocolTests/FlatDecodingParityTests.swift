@@ -54,6 +54,20 @@ struct FlatDecodingParityTests {
         #"{"command_type":"end_workout","é":1,"é":2}"#, #"{"command_type":"end_workout","é":1,"é":2}"#,
         #"{"command_type":"end_workout","id":"lane — 4"}"#, #"{"command_type":"end_workout","ID":1,"Id":2}"#,
         #"{"command_type":"start_workout","location":"Gym","date":"2020-03-16T19:45:13.25+01:00","intensityLevel":10,"id":"w-1"}"#,
+        // Issue 28: forbidden characters and the limits of location and id, escaped and raw.
+        #"{"command_type":"start_workout","location":"Gym\u001b[31mRED\u001b[0m\rFAKE","date":"2020-03-16 19:45:13 +0000","intensityLevel":3,"id":1}"#,
+        "{\"command_type\":\"start_workout\",\"location\":\"Gym\u{7F}\",\"date\":\"2020-03-16 19:45:13 +0000\",\"intensityLevel\":3,\"id\":1}",
+        "{\"command_type\":\"start_workout\",\"location\":\"Gym\u{85}\u{202E}\",\"date\":\"2020-03-16 19:45:13 +0000\",\"intensityLevel\":3}",
+        #"{"command_type":"start_workout","location":"abc\u2066x\u2069","date":"2020-03-16 19:45:13 +0000","intensityLevel":3}"#,
+        #"{"command_type":"start_workout","location":"\u200fabc","date":"2020-03-16 19:45:13 +0000","intensityLevel":3}"#,
+        #"{"command_type":"start_workout","location":"x\u2028y","date":"2020-03-16 19:45:13 +0000","intensityLevel":3}"#,
+        "{\"command_type\":\"start_workout\",\"location\":\"" + String(repeating: "é", count: 256) + "\",\"date\":\"2020-03-16 19:45:13 +0000\",\"intensityLevel\":3}",
+        "{\"command_type\":\"start_workout\",\"location\":\"" + String(repeating: "é", count: 257) + "\",\"date\":\"2020-03-16 19:45:13 +0000\",\"intensityLevel\":3}",
+        "{\"command_type\":\"start_workout\",\"location\":\"e" + String(repeating: "\u{301}", count: 300) + "\",\"date\":\"2020-03-16 19:45:13 +0000\",\"intensityLevel\":3}",
+        "{\"command_type\":\"end_workout\",\"id\":\"" + String(repeating: "a", count: 128) + "\"}",
+        "{\"command_type\":\"end_workout\",\"id\":\"" + String(repeating: "a", count: 129) + "\"}",
+        #"{"command_type":"end_workout","id":"a\u001bb"}"#, "{\"command_type\":\"end_workout\",\"id\":\"a\u{202E}b\"}",
+        "{\"command_type\":\"share_workout\",\"service\":\"myspace\",\"id\":\"" + String(repeating: "a", count: 129) + "\"}",
     ]
 
     private func foundation(_ line: [UInt8]) -> DecodedLine {
