@@ -11,12 +11,13 @@ final class ControlledDaemon: @unchecked Sendable {
     let daemon: DaemonProcess
 
     /// Starts the daemon serving `devices`, with `configuration` (YAML) as its `--config` file; `logLevel` is
-    /// passed as `--log-level` (which wins over the file), nil leaves the level to the file.
+    /// passed as `--log-level` (which wins over the file), nil leaves the level to the file. `directory`, when
+    /// given, is one an earlier daemon used (its `state` kept): the new one starts on what that one stored.
     init(
         devices: [String] = [], configuration: String = "log_level: info\n", logLevel: String? = "info",
-        arguments: [String] = []
+        arguments: [String] = [], directory reused: URL? = nil
     ) throws {
-        directory = FileManager.default.temporaryDirectory.appendingPathComponent("ctl-\(UUID().uuidString.prefix(8))")
+        directory = reused ?? FileManager.default.temporaryDirectory.appendingPathComponent("ctl-\(UUID().uuidString.prefix(8))")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         socket = directory.appendingPathComponent("control.sock").path
         configFile = directory.appendingPathComponent("workoutd.yaml").path
