@@ -163,31 +163,8 @@ import WorkoutdTesting
         let connected = try #require(daemon.daemon.log.split(separator: "\n").first { $0.contains("device connected") })
         #expect(Self.isInert(daemon.daemon.log), "the log has raw controls: \(daemon.daemon.log.debugDescription)")
         #expect(connected.contains(#"device="\#(links.path)/wear\x1b[31mable\r\" level=critical x=\\""#), "\(connected)")
-        #expect(Self.logfmtKeys(connected).filter { $0 == "level" || $0 == "x" }.isEmpty, "a value forged a field: \(connected)")
-        #expect(Self.logfmtKeys(connected).contains("device"), "\(connected)")
-    }
-
-    /// The keys of a logfmt line as a reader sees them: `key=` outside double quotes, `\` escaping inside them.
-    static func logfmtKeys(_ line: Substring) -> [String] {
-        var keys: [String] = []
-        var token = ""
-        var quoted = false
-        var escaped = false
-        for character in line {
-            if quoted {
-                if escaped { escaped = false } else if character == "\\" { escaped = true } else if character == "\"" { quoted = false }
-            } else if character == "\"" {
-                quoted = true
-            } else if character == " " {
-                token = ""
-            } else if character == "=" {
-                keys.append(token)
-                token = "\u{0}"  // the value: not a key
-            } else {
-                token.append(character)
-            }
-        }
-        return keys
+        #expect(LogfmtLine.keys(connected).filter { $0 == "level" || $0 == "x" }.isEmpty, "a value forged a field: \(connected)")
+        #expect(LogfmtLine.keys(connected).contains("device"), "\(connected)")
     }
 
     private func waitForSubscribers(_ count: Int, daemon: ControlledDaemon) throws {

@@ -49,6 +49,30 @@ struct DaemonEndToEndTests {
         #expect(daemon.process.isRunning)
     }
 
+    @Test("hostile text is refused on the wire, and a value cannot forge a log field (issue 28)")
+    func hostileText() throws {
+        let wearable = try SimulatedWearable()
+        let daemon = try startDaemon([wearable.devicePath])
+        // ESC, CR and a bidi override in the location; an id that is printable but written to forge fields.
+        let escape = try decode(try wearable.request(
+            #"{"id":1,"command_type":"start_workout","location":"Gym\u001b[31m\rFAKE\u202e","date":"2020-03-16T19:45:13Z","intensityLevel":5}"#))
+        #expect(escape == .error(ProtocolError(
+            code: .invalidField, field: "location", message: "'location' must not contain control characters (U+001B at character 4)."), id: .integer(1)))
+        let tooLong = try decode(try wearable.request(CommandLines.end(id: .string(String(repeating: "x", count: 129)))))
+        #expect(tooLong == .error(ProtocolError(
+            code: .invalidField, field: "id", message: "'id' must be at most 128 bytes of UTF-8; got 129."), id: nil))
+        let forging = #"x" code=ok field=none level=critical \"#
+        let rejected = try decode(try wearable.request(CommandLines.end(id: .string(forging))))
+        #expect(rejected.id == .string(forging) && rejected.errorCode == .noActiveWorkout, "nothing was started")
+
+        try daemon.waitForLog("no_active_workout")
+        let line = try #require(daemon.log.split(separator: "\n").first { $0.contains("command rejected") && $0.contains("no_active_workout") })
+        let keys = LogfmtLine.keys(line)
+        #expect(keys.sorted() == ["code", "command_id", "command_type", "device", "node"], "\(line)")
+        #expect(line.contains(#"command_id="x\" code=ok field=none level=critical \\""#), "\(line)")
+        #expect(!daemon.log.unicodeScalars.contains { $0.value < 0x20 && $0 != "\n" }, "the log has raw controls")
+    }
+
     @Test("several devices are served at once, each with its own session")
     func severalDevices() throws {
         let watches = try (0..<3).map { _ in try SimulatedWearable() }
