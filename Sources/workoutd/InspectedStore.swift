@@ -10,7 +10,7 @@ enum InspectedStore {
         do {
             return try SQLiteWorkoutStore(stateDirectory: stateDirectory, mode: .readOnly)
         } catch let error as StorageOpenError {
-            FileHandle.standardError.write(Data("workoutd: \(error)\n".utf8))
+            FileHandle.standardError.write(Data("workoutd: \(UntrustedText.escaped("\(error)"))\n".utf8))
             throw ExitCode.failure
         }
     }

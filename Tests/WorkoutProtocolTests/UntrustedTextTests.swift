@@ -189,6 +189,15 @@ struct UntrustedTextTests {
         #expect(Self.error(line)?.field == "location")
     }
 
+    @Test("a value quoted back in an error message is at most 64 characters (Unicode scalars), however it combines")
+    func quotedValuesAreBounded() {
+        let balloon = "x" + String(repeating: "\u{301}", count: 2000)
+        let line = Self.decodeBothWays(#"{"command_type":"share_workout","service":"\#(balloon)"}"#)
+        let message = Self.error(line)?.message ?? ""
+        #expect(message == "'service' must be one of facebook, instagram, twitter; got '\(String(balloon.unicodeScalars.prefix(61)))...'.")
+        #expect(message.utf8.count < 250)
+    }
+
     // MARK: Both paths on random text
 
     /// The forbidden scalars as README lists them, written out again so the tests do not check the code against itself.
