@@ -198,10 +198,16 @@ public final class SQLiteWorkoutStore: WorkoutStore {
 
     public var refusesNewWorkouts: Bool { overBudget.load(ordering: .relaxed) }
 
-    /// A reload's `storage.max_database_bytes` (0: none); compared with the size at the next commit.
+    /// A reload's `storage.max_database_bytes` (0: none), compared with the size at once: refused workouts
+    /// commit nothing, so a full hub would otherwise wait for some other commit to see a raised budget.
     public func update(maximumDatabaseBytes: Int64) {
         maximumBytes.store(maximumDatabaseBytes, ordering: .relaxed)
-        if maximumDatabaseBytes == 0 { overBudget.store(false, ordering: .relaxed) }
+        measureSize()
+    }
+
+    /// Measures the database again (after a reload, and after pruning freed pages).
+    func measureSize() {
+        if let bytes = try? database.read({ db in try Self.bytesInUse(db) }) { recordSize(bytes) }
     }
 
     /// The pages holding data (free pages are reused before the file grows), in bytes. The WAL is not counted:
@@ -217,7 +223,7 @@ public final class SQLiteWorkoutStore: WorkoutStore {
         return pages * pageSize
     }
 
-    private func recordSize(_ bytes: Int64) {
+    func recordSize(_ bytes: Int64) {
         let budget = maximumBytes.load(ordering: .relaxed)
         overBudget.store(budget > 0 && bytes >= budget, ordering: .relaxed)
     }
