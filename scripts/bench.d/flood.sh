@@ -50,7 +50,7 @@ cat "$work/section.md"
     cat "$work/section.md"
     echo
     echo "Command: \`make bench\` (\`bash scripts/bench.sh flood\`): bench/flood_probe.py runs the release build on ptys with"
-    echo "Config/workoutd.yaml (durable SQLite store), writes each flooder's lines as fast as its pty takes them and reads"
+    echo "the shipped defaults (durable SQLite store, discovery off), writes each flooder's lines as fast as its pty takes them and reads"
     echo "every reply, and samples /proc/PID/status every 50 ms (VmHWM for the peak). The quiet device's round trip is"
     echo "from its write to its reply; the probe itself shares the CPUs with the daemon."
 } > "$work/record.md"
