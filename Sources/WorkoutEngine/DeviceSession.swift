@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 import WorkoutProtocol
 
 /// One device's session: runs its commands in order and commits each batch before replying.
@@ -14,6 +15,12 @@ public actor DeviceSession {
     private let ids: IDAllocator
     private let clock: @Sendable () -> Date
     private let events: EngineEvents
+    /// `limits.*` in force (a reload changes them for every session at once).
+    private let limits: LiveDeviceLimits
+    /// The device's command budget: kept by the session, not the connection, so reconnecting does not refill it.
+    private var bucket = TokenBucket()
+    /// When the session last ran a batch (or was made): what ``WorkoutEngine/evictIdleSessions(idleFor:now:)`` reads.
+    nonisolated let lastActive: Mutex<ContinuousClock.Instant>
     private var machine: SessionMachine?
     /// Batches run one at a time even across suspension points (a replugged device's old and new
     /// connections may both submit): actor isolation alone would let them interleave at `await`.
@@ -33,8 +40,10 @@ public actor DeviceSession {
 
     init(
         identity: DeviceIdentity, store: any SessionStore, ids: IDAllocator, clock: @escaping @Sendable () -> Date,
-        events: EngineEvents, executor: (any SerialExecutor)? = nil
+        events: EngineEvents, limits: LiveDeviceLimits = LiveDeviceLimits(.unlimited), executor: (any SerialExecutor)? = nil
     ) {
+        self.limits = limits
+        self.lastActive = Mutex(.now)
         self.identity = identity
         self.store = store
         self.immediateStore = store as? any ImmediatelyCommittingStore
@@ -60,7 +69,8 @@ public actor DeviceSession {
         announceAnswered()
         events.emit(.batchReceived(ReceivedBatch(device: identity, origin: origin, lines: lines)))
         let started = ContinuousClock.now
-        var (replies, caused) = await run(lines)
+        lastActive.withLock { $0 = started }
+        var (replies, caused) = await run(lines, from: origin, at: started)
         caused.append(answered(lines, replies, from: origin, started: started))
         events.emit(contentsOf: caused)
         return replies
@@ -99,10 +109,13 @@ public actor DeviceSession {
     public func answerImmediately(_ lines: [DecodedLine], from origin: CommandOrigin = .device) -> [Reply]? {
         guard !busy, let immediateStore, var machine = self.machine else { return nil }
         guard !lines.isEmpty else { return [] }
+        // Near the pending-share limit the store's count is read again, which waits: not here.
+        guard !mayReachShareLimit(machine, lines: lines.count) else { return nil }
         announceAnswered()
         let started = ContinuousClock.now
+        lastActive.withLock { $0 = started }
         self.machine = nil
-        let step = machine.run(lines, ids: ids, now: clock)
+        let step = machine.run(lines, ids: ids, now: clock, admission: admission(lines.count, from: origin, at: started))
         var failure: (any Error)?
         if step.hasChanges {
             do { try immediateStore.commitImmediately(step.batch) } catch { failure = error }
@@ -126,7 +139,9 @@ public actor DeviceSession {
     }
 
     /// The batch's replies and the events it caused, to be emitted before its ``EngineEvent/batchAnswered(_:)``.
-    private func run(_ lines: [DecodedLine]) async -> (replies: [Reply], caused: [EngineEvent]) {
+    private func run(
+        _ lines: [DecodedLine], from origin: CommandOrigin, at started: ContinuousClock.Instant
+    ) async -> (replies: [Reply], caused: [EngineEvent]) {
         var machine: SessionMachine
         do {
             machine = try await restored()
@@ -135,7 +150,11 @@ public actor DeviceSession {
         }
         // Held only by the local while the batch runs, so `run` advances its snapshot without copying it.
         self.machine = nil
-        let step = machine.run(lines, ids: ids, now: clock)
+        if mayReachShareLimit(machine, lines: lines.count) {
+            // The session's count only rises; deliveries lower the store's. Unreadable, the higher one stands.
+            if let count = try? await store.pendingShareCount(device: identity) { machine.pendingSharesCounted(count) }
+        }
+        let step = machine.run(lines, ids: ids, now: clock, admission: admission(lines.count, from: origin, at: started))
         var failure: (any Error)?
         if step.hasChanges {
             do { try await store.commit(step.batch) } catch { failure = error }
@@ -160,6 +179,24 @@ public actor DeviceSession {
         }
         self.machine = machine
         return (step.replies, step.events)
+    }
+
+    /// The limits a batch of `count` lines from `origin` runs under: one bucket update per batch, for device
+    /// batches only (an operator's `workoutctl send` is not a device flooding the hub), and two flags read.
+    private func admission(_ count: Int, from origin: CommandOrigin, at now: ContinuousClock.Instant) -> BatchAdmission {
+        var admission = BatchAdmission(refusesNewWorkouts: store.refusesNewWorkouts, pendingShareLimit: limits.pendingShares)
+        if origin == .device {
+            let taken = bucket.take(count, at: now, rate: limits.rate, burst: limits.burst)
+            admission.admitted = taken.admitted
+            admission.retryAfterMilliseconds = taken.retryAfterMilliseconds
+        }
+        return admission
+    }
+
+    /// Whether a batch of `lines` could queue the share that reaches the limit, by the session's own count.
+    private func mayReachShareLimit(_ machine: SessionMachine, lines: Int) -> Bool {
+        let limit = limits.pendingShares
+        return limit > 0 && machine.snapshot.pendingShares + lines > limit
     }
 
     private func restored() async throws -> SessionMachine {

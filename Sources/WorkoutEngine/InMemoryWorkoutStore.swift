@@ -11,6 +11,8 @@ public final class InMemoryWorkoutStore: ImmediatelyCommittingStore, ShareQueueS
         /// The shares still pending, in id order, so finding due ones neither scans every share ever made
         /// nor sorts the backlog under the lock that every commit takes.
         var pendingShares = PendingQueue()
+        /// How many of the pending shares each device queued (`limits.pending_shares_per_device`).
+        var pendingByDevice: [DeviceIdentity: Int] = [:]
     }
 
     private let contents = Mutex(Contents())
@@ -24,7 +26,15 @@ public final class InMemoryWorkoutStore: ImmediatelyCommittingStore, ShareQueueS
     }
 
     public func restore(_ device: DeviceIdentity) async throws -> DeviceSnapshot {
-        contents.withLock { $0.sessions[device]?.snapshot ?? DeviceSnapshot() }
+        contents.withLock { c in
+            var snapshot = c.sessions[device]?.snapshot ?? DeviceSnapshot()
+            snapshot.pendingShares = c.pendingByDevice[device] ?? 0
+            return snapshot
+        }
+    }
+
+    public func pendingShareCount(device: DeviceIdentity) async throws -> Int {
+        contents.withLock { $0.pendingByDevice[device] ?? 0 }
     }
 
     public func commit(_ batch: StoreBatch) async throws {
@@ -36,7 +46,12 @@ public final class InMemoryWorkoutStore: ImmediatelyCommittingStore, ShareQueueS
             for workout in batch.workouts { c.workouts.upsert(workout) }
             for share in batch.shares {
                 c.shares.upsert(share)
-                if share.status == .pending { c.pendingShares.insert(share.id) } else { c.pendingShares.remove(share.id) }
+                if share.status == .pending {
+                    c.pendingShares.insert(share.id)
+                    c.pendingByDevice[share.device, default: 0] += 1
+                } else {
+                    c.pendingShares.remove(share.id)
+                }
             }
             c.sessions[batch.device, default: StoredSession()].apply(batch)
         }
@@ -84,7 +99,7 @@ public final class InMemoryWorkoutStore: ImmediatelyCommittingStore, ShareQueueS
     public func recordDeliveries(_ results: [(shareID: Int64, result: DeliveryResult)]) async throws {
         contents.withLock { c in
             for (shareID, result) in results {
-                guard c.shares[shareID]?.status == .pending else { continue }
+                guard let device = c.shares[shareID]?.device, c.shares[shareID]?.status == .pending else { continue }
                 c.shares.update(id: shareID) { share in
                     share.attempts += 1
                     switch result {
@@ -97,7 +112,10 @@ public final class InMemoryWorkoutStore: ImmediatelyCommittingStore, ShareQueueS
                         share.nextAttemptAt = retryAt
                     }
                 }
-                if case .delivered = result { c.pendingShares.remove(shareID) }
+                if case .delivered = result {
+                    c.pendingShares.remove(shareID)
+                    c.pendingByDevice[device, default: 1] -= 1
+                }
             }
         }
     }

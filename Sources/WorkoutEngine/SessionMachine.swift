@@ -33,7 +33,13 @@ public struct SessionMachine: Sendable {
     ///
     /// The clock is read once per batch, when the first command needs it: a batch's lines arrived together, and
     /// they share its time.
-    public mutating func run(_ lines: [DecodedLine], ids: IDAllocator, now clock: @Sendable () -> Date) -> Step {
+    ///
+    /// `admission` carries the device's limits for this batch (see ``BatchAdmission``): a line it does not
+    /// admit, a new workout on a full database or a share over the pending limit is answered with its error
+    /// and neither runs nor is remembered, so the same `id` retried later runs normally.
+    public mutating func run(
+        _ lines: [DecodedLine], ids: IDAllocator, now clock: @Sendable () -> Date, admission: BatchAdmission = .unlimited
+    ) -> Step {
         var batchTime: Date?
         func now() -> Date {
             if let batchTime { return batchTime }
@@ -50,10 +56,12 @@ public struct SessionMachine: Sendable {
         step.events.reserveCapacity(lines.count)
         step.batch.workouts.reserveCapacity(lines.count)
         step.batch.replies.reserveCapacity(lines.count)
-        for line in lines {
+        for (index, line) in lines.enumerated() {
             let reply: Reply
             var committed = false
-            if let id = line.id, var previous = snapshot.recentReplies[id] {
+            if index >= admission.admitted {
+                reply = .error(.rateLimited(retryAfterMilliseconds: admission.retryAfterMilliseconds), id: line.id)
+            } else if let id = line.id, var previous = snapshot.recentReplies[id] {
                 previous.replayed = true
                 reply = previous
             } else {
@@ -61,9 +69,10 @@ public struct SessionMachine: Sendable {
                 case .failure(let error):
                     reply = .error(error, id: line.id)
                 case .success(let command):
-                    reply = execute(command, id: line.id, step: &step, ids: ids, now: now)
-                    committed = true
-                    if let id = line.id {
+                    reply = execute(command, id: line.id, step: &step, ids: ids, now: now, admission: admission)
+                    // A limit's refusal changed nothing: not remembered, so a retry after it runs.
+                    committed = !reply.isLimitRefusal
+                    if committed, let id = line.id {
                         // Just looked up and not found (above).
                         snapshot.recentReplies.rememberNew(reply, for: id)
                         step.batch.replies.append(RecentReply(id: id, reply: reply))
@@ -77,14 +86,23 @@ public struct SessionMachine: Sendable {
         return step
     }
 
+    /// The count of undelivered shares as the store has it now (deliveries only ever lower it; the machine
+    /// raises it for each share it queues).
+    public mutating func pendingSharesCounted(_ count: Int) {
+        snapshot.pendingShares = count
+    }
+
     private mutating func execute(
-        _ command: Command, id: CommandID?, step: inout Step, ids: IDAllocator, now: () -> Date
+        _ command: Command, id: CommandID?, step: inout Step, ids: IDAllocator, now: () -> Date, admission: BatchAdmission
     ) -> Reply {
         switch command {
         case .startWorkout(let workout):
             // Matched, not compared through `activeWorkout`, which copies the record.
             if case .active = snapshot.state {
                 return .error(.workoutAlreadyActive, id: id)
+            }
+            if admission.refusesNewWorkouts {
+                return .error(.storageFull, id: id)
             }
             let record = WorkoutRecord(
                 id: ids.nextWorkoutID(), device: identity, workout: workout, startedAt: now(), startCommandID: id)
@@ -109,12 +127,27 @@ public struct SessionMachine: Sendable {
             guard let workout = snapshot.lastEndedWorkout else {
                 return .error(.nothingToShare, id: id)
             }
+            let limit = admission.pendingShareLimit
+            if limit > 0, snapshot.pendingShares >= limit {
+                return .error(.tooManyPendingShares(limit: limit), id: id)
+            }
+            snapshot.pendingShares += 1
             let share = ShareRecord(
                 id: ids.nextShareID(), workoutID: workout.id, device: identity, service: service,
                 queuedAt: now(), commandID: id)
             step.batch.shares.append(share)
             step.events.append(.shareQueued(share))
             return .ok(.workoutShared(workoutID: workout.id, service: service, shareID: share.id), id: id)
+        }
+    }
+}
+
+extension Reply {
+    /// A refusal by one of the device's limits (full storage, too many pending shares): nothing changed.
+    var isLimitRefusal: Bool {
+        switch errorCode {
+        case .storageFull?, .tooManyPendingShares?, .rateLimited?: true
+        default: false
         }
     }
 }

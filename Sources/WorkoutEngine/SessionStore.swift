@@ -7,11 +7,18 @@ public struct DeviceSnapshot: Sendable, Hashable {
     /// The most recently ended workout: what `share_workout` shares.
     public var lastEndedWorkout: WorkoutRecord?
     public var recentReplies: RecentReplies
+    /// Shares of this device not yet delivered (as restored, plus those queued since): an upper bound, since
+    /// deliveries lower it in the store only; the session reads the store's count again near the limit.
+    public var pendingShares: Int
 
-    public init(state: SessionState = .idle, lastEndedWorkout: WorkoutRecord? = nil, recentReplies: RecentReplies = RecentReplies()) {
+    public init(
+        state: SessionState = .idle, lastEndedWorkout: WorkoutRecord? = nil, recentReplies: RecentReplies = RecentReplies(),
+        pendingShares: Int = 0
+    ) {
         self.state = state
         self.lastEndedWorkout = lastEndedWorkout
         self.recentReplies = recentReplies
+        self.pendingShares = pendingShares
     }
 }
 
@@ -68,6 +75,21 @@ public protocol SessionStore: Sendable {
     func watermark() async throws -> IDWatermark
     func restore(_ device: DeviceIdentity) async throws -> DeviceSnapshot
     func commit(_ batch: StoreBatch) async throws
+    /// The device's shares not yet delivered, counted now (`limits.pending_shares_per_device`).
+    func pendingShareCount(device: DeviceIdentity) async throws -> Int
+    /// Whether the store is over its size budget (`storage.max_database_bytes`): new workouts are refused.
+    /// Read once per batch: it must be cheap (a flag the store keeps, not a measurement).
+    var refusesNewWorkouts: Bool { get }
+}
+
+extension SessionStore {
+    /// Through a restore, for stores that keep no cheaper count.
+    public func pendingShareCount(device: DeviceIdentity) async throws -> Int {
+        try await restore(device).pendingShares
+    }
+
+    /// A store without a size budget.
+    public var refusesNewWorkouts: Bool { false }
 }
 
 /// A store whose commit finishes in place, without waiting for I/O or another thread (a store in memory).

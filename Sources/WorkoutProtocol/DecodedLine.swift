@@ -160,6 +160,7 @@ public struct ReplyEncoder: Sendable {
                 JSONText.appendLiteral(#","field":"#, to: &bytes)
                 JSONText.appendString(field, to: &bytes)
             }
+            if let retryAfter = error.retryAfterMilliseconds { appendMember(#","retry_after_ms":"#, retryAfter, to: &bytes) }
             JSONText.appendLiteral(#","message":"#, to: &bytes)
             JSONText.appendString(error.message, to: &bytes)
             bytes.append(UInt8(ascii: "}"))

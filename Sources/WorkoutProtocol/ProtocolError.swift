@@ -8,18 +8,35 @@ public enum ErrorCode: String, Codable, Sendable, CaseIterable {
     case noActiveWorkout = "no_active_workout"
     case nothingToShare = "nothing_to_share"
     case storageUnavailable = "storage_unavailable"
+    /// The device sent more commands than its token bucket allows (`limits.commands_per_second`, `limits.command_burst`).
+    case rateLimited = "rate_limited"
+    /// The device already has `limits.pending_shares_per_device` shares waiting for delivery.
+    case tooManyPendingShares = "too_many_pending_shares"
+    /// The database is at `storage.max_database_bytes`: no new workouts until it has room.
+    case storageFull = "storage_full"
 }
 
 /// The `error` object of a failure reply: a code for programs, a key path and a sentence for people.
 public struct ProtocolError: Error, Hashable, Sendable, Codable {
     public var code: ErrorCode
     public var field: String?
+    /// `retry_after_ms`, beside `code` like `field`: for `rate_limited`, when the device's next command is
+    /// accepted again (at least one token back in its bucket).
+    public var retryAfterMilliseconds: Int64?
     public var message: String
 
-    public init(code: ErrorCode, field: String? = nil, message: String) {
+    public init(code: ErrorCode, field: String? = nil, retryAfterMilliseconds: Int64? = nil, message: String) {
         self.code = code
         self.field = field
+        self.retryAfterMilliseconds = retryAfterMilliseconds
         self.message = message
+    }
+
+    /// The wire order: `code`, `field`, `retry_after_ms`, `message` (what ``ReplyEncoder`` writes too).
+    enum CodingKeys: String, CodingKey {
+        case code, field
+        case retryAfterMilliseconds = "retry_after_ms"
+        case message
     }
 }
 
@@ -41,6 +58,23 @@ extension ProtocolError {
         code: .nothingToShare, message: "This device has no finished workout to share; end a workout first.")
     public static let storageUnavailable = ProtocolError(
         code: .storageUnavailable, message: "The command could not be saved because storage is unavailable; nothing was changed, retry later.")
+
+    /// A command over the device's rate limit: it ran and stored nothing.
+    public static func rateLimited(retryAfterMilliseconds: Int64) -> ProtocolError {
+        ProtocolError(
+            code: .rateLimited, retryAfterMilliseconds: retryAfterMilliseconds,
+            message: "Too many commands from this device; nothing was done, retry after \(retryAfterMilliseconds) ms.")
+    }
+
+    public static func tooManyPendingShares(limit: Int) -> ProtocolError {
+        ProtocolError(
+            code: .tooManyPendingShares,
+            message: "This device already has \(limit) shares waiting for delivery; nothing was queued, retry once they are delivered.")
+    }
+
+    public static let storageFull = ProtocolError(
+        code: .storageFull,
+        message: "The hub's storage is full; no new workout can start (ending and sharing stored ones still works).")
 
     /// Maps a decoding failure to the reply's code and field, using the error's coding path.
     public init(decoding error: any Error) {

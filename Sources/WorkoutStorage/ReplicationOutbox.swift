@@ -205,6 +205,8 @@ extension SQLiteWorkoutStore: ReplicationLog {
             return removed
         }
         if let mark { shippedMarkSaved(mark) }
+        // Freed pages count against storage.max_database_bytes no more: a full hub takes new workouts again.
+        if removed > 0 { measureSize() }
         return removed
     }
 }

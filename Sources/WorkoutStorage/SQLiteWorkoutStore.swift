@@ -44,6 +44,10 @@ public final class SQLiteWorkoutStore: WorkoutStore {
     let unsavedShippedMark = Mutex<ReplicationOutbox.ShippedMark?>(nil)
     /// Workouts and shares queued for replication at open because they were committed without it (0 when none).
     public let backFilledForReplication: Int
+    /// `storage.max_database_bytes` (0: no budget) and whether the pages in use exceed it, measured after
+    /// every commit (two pragmas on the writer, which SQLite answers from the header it holds: no stat).
+    private let maximumBytes: Atomic<Int64>
+    private let overBudget = Atomic<Bool>(false)
 
     /// Opens (creating it in `readWrite` mode) the database in `stateDirectory`.
     ///
@@ -53,9 +57,11 @@ public final class SQLiteWorkoutStore: WorkoutStore {
     /// outbox (same transaction) and rings the doorbell once it is durable.
     public init(
         stateDirectory: String, mode: AccessMode = .readWrite, replyWindow: Int = RecentReplies.defaultCapacity,
-        replicationDoorbell: ReplicationDoorbell? = nil, integrityCheckAtOpenLimit: Int = defaultIntegrityCheckAtOpenLimit
+        replicationDoorbell: ReplicationDoorbell? = nil, integrityCheckAtOpenLimit: Int = defaultIntegrityCheckAtOpenLimit,
+        maximumDatabaseBytes: Int64 = StorageConfiguration.defaultMaximumDatabaseBytes
     ) throws {
         self.replicationDoorbell = replicationDoorbell
+        self.maximumBytes = Atomic(maximumDatabaseBytes)
         let path = URL(fileURLWithPath: stateDirectory).appendingPathComponent(Self.fileName).path
         self.path = path
         self.replyWindow = max(1, replyWindow)
@@ -101,6 +107,7 @@ public final class SQLiteWorkoutStore: WorkoutStore {
             // edge of each B-tree; anything else comes from the kernel's page cache.
             try db.execute(sql: "PRAGMA cache_size = -\(Self.pageCacheKiB)")
         }
+        var bytesAtOpen: Int64 = 0
         do {
             switch mode {
             case .readWrite:
@@ -131,6 +138,7 @@ public final class SQLiteWorkoutStore: WorkoutStore {
                 let replicating = replicationDoorbell != nil
                 backFilledForReplication = try pool.write { db in try ReplicationOutbox.backFill(replicating: replicating, in: db) }
                 database = pool
+                bytesAtOpen = try pool.read { db in try Self.bytesInUse(db) }
             case .readOnly:
                 let queue = try DatabaseQueue(path: path, configuration: configuration)
                 try queue.read { db in
@@ -148,6 +156,8 @@ public final class SQLiteWorkoutStore: WorkoutStore {
         } catch {
             throw StorageOpenError(kind: .cannotOpen, path: path, detail: "SQLite could not open it (\(Self.describe(error))).")
         }
+        // A daemon restarted on a full database refuses new workouts from its first command.
+        recordSize(bytesAtOpen)
     }
 
     // MARK: - SessionStore, ShareQueueStore, RecordQueries
@@ -170,8 +180,52 @@ public final class SQLiteWorkoutStore: WorkoutStore {
             return DeviceSnapshot(
                 state: try StoredJSON.decode(SessionState.self, from: session.state),
                 lastEndedWorkout: try lastEnded?.record(),
-                recentReplies: RecentReplies(try ReplyLog.entries(device: device.rawValue, in: db), capacity: window))
+                recentReplies: RecentReplies(try ReplyLog.entries(device: device.rawValue, in: db), capacity: window),
+                pendingShares: try Self.pendingShares(of: device, in: db))
         }
+    }
+
+    public func pendingShareCount(device: DeviceIdentity) async throws -> Int {
+        try await reading { db in try Self.pendingShares(of: device, in: db) }
+    }
+
+    /// Through the `share_due` index (status first): only pending shares are looked at.
+    private static func pendingShares(of device: DeviceIdentity, in db: Database) throws -> Int {
+        try ShareRow.filter(Column("status") == ShareRecord.Status.pending.rawValue && Column("device") == device.rawValue).fetchCount(db)
+    }
+
+    // MARK: - Size budget
+
+    public var refusesNewWorkouts: Bool { overBudget.load(ordering: .relaxed) }
+
+    /// A reload's `storage.max_database_bytes` (0: none), compared with the size at once: refused workouts
+    /// commit nothing, so a full hub would otherwise wait for some other commit to see a raised budget.
+    public func update(maximumDatabaseBytes: Int64) {
+        maximumBytes.store(maximumDatabaseBytes, ordering: .relaxed)
+        measureSize()
+    }
+
+    /// Measures the database again (after a reload, and after pruning freed pages).
+    func measureSize() {
+        if let bytes = try? database.read({ db in try Self.bytesInUse(db) }) { recordSize(bytes) }
+    }
+
+    /// The pages holding data (free pages are reused before the file grows), in bytes. The WAL is not counted:
+    /// checkpoints keep it under `journal_size_limit` (4 MiB).
+    static func bytesInUse(_ db: Database) throws -> Int64 {
+        let statement = try db.cachedStatement(sql: """
+            SELECT (SELECT page_count FROM pragma_page_count()) - (SELECT freelist_count FROM pragma_freelist_count()),
+                   (SELECT page_size FROM pragma_page_size())
+            """)
+        guard let row = try Row.fetchOne(statement) else { return 0 }
+        let pages: Int64 = row[0]
+        let pageSize: Int64 = row[1]
+        return pages * pageSize
+    }
+
+    func recordSize(_ bytes: Int64) {
+        let budget = maximumBytes.load(ordering: .relaxed)
+        overBudget.store(budget > 0 && bytes >= budget, ordering: .relaxed)
     }
 
     public func commit(_ batch: StoreBatch) async throws {
@@ -180,7 +234,7 @@ public final class SQLiteWorkoutStore: WorkoutStore {
         let replicated = replicationDoorbell != nil
         // The shipper's mark rides along: one row more in a transaction that commits anyway.
         let mark = replicated ? unsavedShippedMark.withLock({ $0 }) : nil
-        try await writing { db in
+        let size = try await writing { db in
             // Cached statements: compiled once per connection, not once per row.
             let upsertWorkout = try db.cachedStatement(sql: WorkoutRow.upsertSQL)
             for workout in rows.workouts { try upsertWorkout.execute(arguments: workout.statementArguments) }
@@ -198,7 +252,9 @@ public final class SQLiteWorkoutStore: WorkoutStore {
             }
             if replicated { try ReplicationOutbox.append(rows, in: db) }
             if let mark { try ReplicationOutbox.save(mark, in: db) }
+            return try Self.bytesInUse(db)
         }
+        recordSize(size)
         if let mark { shippedMarkSaved(mark) }
         if let replicationDoorbell, !rows.workouts.isEmpty || !rows.shares.isEmpty { replicationDoorbell.ring() }
     }

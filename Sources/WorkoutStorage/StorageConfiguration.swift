@@ -10,12 +10,19 @@ public struct StorageConfiguration: Sendable, Hashable {
     }
 
     public static let defaultStateDirectory = "/var/lib/workoutd"
+    /// 1 GiB: years of workouts for a gym's devices, and well inside a hub's SD card.
+    public static let defaultMaximumDatabaseBytes: Int64 = 1 << 30
 
     public var backend: Backend
     public var stateDirectory: String
+    /// `storage.max_database_bytes`: beyond it new workouts get `storage_full` (ends, shares and retries go on); 0 = no budget.
+    public var maximumDatabaseBytes: Int64
 
-    public init(backend: Backend = .sqlite, stateDirectory: String = defaultStateDirectory) {
+    public init(
+        backend: Backend = .sqlite, stateDirectory: String = defaultStateDirectory, maximumDatabaseBytes: Int64 = defaultMaximumDatabaseBytes
+    ) {
         self.backend = backend
         self.stateDirectory = stateDirectory
+        self.maximumDatabaseBytes = maximumDatabaseBytes
     }
 }

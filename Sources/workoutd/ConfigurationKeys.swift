@@ -29,6 +29,11 @@ enum ConfigurationKeys {
         .init("replication.hub_id", .string, .restart),
         .init("replication.retention_days", .integer, .restart),
         .init("replication.max_connections", .integer, .restart),
+        .init("limits.commands_per_second", .integer, .live),
+        .init("limits.command_burst", .integer, .live),
+        .init("limits.pending_shares_per_device", .integer, .live),
+        .init("limits.session_idle_timeout_s", .integer, .live),
+        .init("storage.max_database_bytes", .integer, .live),
     ]
 
     /// The wildcard `*` in a key stands for one of these names.

@@ -24,7 +24,8 @@ enum Daemon {
         }
         // The transport decides where sessions run: each on its device's event loop.
         let placement = SessionPlacement(group: MultiThreadedEventLoopGroup.singleton)
-        let engine = try await WorkoutEngine(store: store, sessionExecutor: placement.sessionExecutor)
+        let engine = try await WorkoutEngine(store: store, sessionExecutor: placement.sessionExecutor, limits: config.limits)
+        let eviction = SessionEviction(engine: engine, timeout: config.limits.sessionIdleTimeout, logger: logger)
         observers.observe(engine)
         let codeRelease = QuietCodeRelease(loop: MultiThreadedEventLoopGroup.singleton.any())
         _ = engine.events.addBatchObserver { _ in codeRelease.noteActivity() }
@@ -46,11 +47,12 @@ enum Daemon {
         let reloader = ConfigurationReloader(config, tally: observers.tally, notifier: systemd.notifier, logger: logger)
         reloader.register(.logLevel)
         reloader.register(.configuredDevices(manager))
+        reloader.register(.limits(engine, eviction: eviction, store: store as? SQLiteWorkoutStore))
         let delivery = ShareDeliveryService(
             store: store, sinks: config.shares.sinks.makeSinks(stateDirectory: config.stateDirectory),
             events: engine.events, configuration: config.shares, logger: logger)
         reloader.register(.shareSinks(delivery, stateDirectory: config.stateDirectory))
-        var services: [any Service] = [systemd.watchdog(eventLoopGroup: MultiThreadedEventLoopGroup.singleton), delivery, serial, reloader]
+        var services: [any Service] = [systemd.watchdog(eventLoopGroup: MultiThreadedEventLoopGroup.singleton), delivery, serial, reloader, eviction]
         let shipper = try makeShipper(config, store: store, doorbell: doorbell, logger: logger)
         if let shipper, let replication = config.replication {
             services.append(shipper)
@@ -104,7 +106,9 @@ enum Daemon {
         case .memory:
             return InMemoryWorkoutStore()
         case .sqlite:
-            return try SQLiteWorkoutStore(stateDirectory: config.stateDirectory, replicationDoorbell: replicationDoorbell)
+            return try SQLiteWorkoutStore(
+                stateDirectory: config.stateDirectory, replicationDoorbell: replicationDoorbell,
+                maximumDatabaseBytes: config.storage.maximumDatabaseBytes)
         }
     }
 

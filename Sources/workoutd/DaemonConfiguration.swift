@@ -7,6 +7,7 @@ import Replication
 import SerialTransport
 import ShareDelivery
 import SystemPackage
+import WorkoutEngine
 import WorkoutStorage
 import WorkoutProtocol
 
@@ -36,6 +37,8 @@ struct DaemonConfiguration: Sendable {
     var shares = ShareDeliveryConfiguration()
     /// `replication.*`: the central PostgreSQL; nil when `replication.postgres_url` is empty (the default).
     var replication: ReplicationConfiguration?
+    /// `limits.*`: what one device may cost the hub (rate, pending shares, idle session memory).
+    var limits = DeviceLimits()
     /// Where this configuration was read from, so SIGHUP can read the same places again.
     var origin = Origin()
 
@@ -127,6 +130,8 @@ struct DaemonConfiguration: Sendable {
             config.storage.backend = parsed
         }
         if overrides.inMemory { config.storage.backend = .memory }
+        config.storage.maximumDatabaseBytes = try reader.integer("storage.max_database_bytes", default: config.storage.maximumDatabaseBytes) { $0 >= 0 ? nil : "must not be negative (0: no budget)" }
+        config.limits = try readLimits(reader)
         config.shares.sinks = try readShareSinks(reader)
         config.replication = try readReplication(reader, storage: config.storage.backend)
 
@@ -138,6 +143,17 @@ struct DaemonConfiguration: Sendable {
         if let stateDirectory = overrides.stateDirectory { config.stateDirectory = stateDirectory }
         if let level = try parseLogLevel(overrides.logLevel, key: "--log-level") { config.logLevel = level }
         return config
+    }
+
+    private static func readLimits(_ reader: ConfigurationReader) throws -> DeviceLimits {
+        var limits = DeviceLimits()
+        let most = 1_000_000
+        limits.commandsPerSecond = try reader.integer("limits.commands_per_second", default: limits.commandsPerSecond) { (0...most).contains($0) ? nil : "must be 0 (off) to \(most)" }
+        limits.commandBurst = try reader.integer("limits.command_burst", default: limits.commandBurst) { (1...most).contains($0) ? nil : "must be 1 to \(most)" }
+        limits.pendingSharesPerDevice = try reader.integer("limits.pending_shares_per_device", default: limits.pendingSharesPerDevice) { (0...most).contains($0) ? nil : "must be 0 (no limit) to \(most)" }
+        let idle = try reader.integer("limits.session_idle_timeout_s", default: Int(limits.sessionIdleTimeout / .seconds(1))) { (0...366 * 86_400).contains($0) ? nil : "must be 0 (keep) to 31622400" }
+        limits.sessionIdleTimeout = .seconds(idle)
+        return limits
     }
 
     private static func readShareSinks(_ reader: ConfigurationReader) throws -> ShareSinkConfiguration {

@@ -1,6 +1,8 @@
 import DeviceDiscovery
 import Replication
 import ShareDelivery
+import WorkoutEngine
+import WorkoutStorage
 
 extension ReloadHook {
     /// `log_level`: every logger, including those made before the reload, logs at the new level.
@@ -40,6 +42,21 @@ extension ReloadHook {
                 throw ConfigurationError(key: "replication.password_file", problem: "\(error)")
             }
             return { shipper.updatePassword(password) }
+        }
+    }
+}
+
+extension ReloadHook {
+    /// `limits.*` and `storage.max_database_bytes`: every device's next batch runs under the new limits (its
+    /// tokens capped at a lower burst, never refilled by a reload), the next sweep uses the new idle timeout,
+    /// and the next commit compares the database with the new budget.
+    static func limits(_ engine: WorkoutEngine, eviction: SessionEviction, store: SQLiteWorkoutStore?) -> ReloadHook {
+        ReloadHook(name: "limits") { configuration in
+            {
+                engine.update(limits: configuration.limits)
+                eviction.update(timeout: configuration.limits.sessionIdleTimeout)
+                store?.update(maximumDatabaseBytes: configuration.storage.maximumDatabaseBytes)
+            }
         }
     }
 }

@@ -32,6 +32,8 @@ done
 cat > "$work/workoutd.yaml" <<YAML
 log_level: warning
 YAML
+# Measured without the per-device rate limit (issue 28) where the binary has one: a benchmark floods on purpose.
+grep -qa limits.commands_per_second "$work/root/usr/bin/workoutd" && printf 'limits:\n  commands_per_second: 0\n' >> "$work/workoutd.yaml"
 load=${BENCH_FOOTPRINT_LOAD:-100000}
 workoutd="$work/root/usr/bin/workoutd serve --config $work/workoutd.yaml --control-socket none --state-dir {state} --device {device}"
 peer="python3 $root/bench/python-durable-peer.py {device} {state}"

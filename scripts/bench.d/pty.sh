@@ -21,6 +21,8 @@ cc -O2 -Wall -o "$work/echo-baseline" bench/echo-baseline.c
 cat > "$work/workoutd.yaml" <<YAML
 log_level: info
 YAML
+# Measured without the per-device rate limit (issue 28) where the binary has one: a benchmark floods on purpose.
+grep -qa limits.commands_per_second "${BENCH_WORKOUTD:-$bin/workoutd}" && printf 'limits:\n  commands_per_second: 0\n' >> "$work/workoutd.yaml"
 workoutd=("${BENCH_WORKOUTD:-$bin/workoutd}" serve --config "$work/workoutd.yaml")
 help=$("$bin/workoutd" serve --help 2>&1)
 # Its own control socket, so a daemon already running on this machine is neither disturbed nor in the way.

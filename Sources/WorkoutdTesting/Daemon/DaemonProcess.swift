@@ -11,6 +11,11 @@ public final class DaemonProcess: @unchecked Sendable {
     public let logPath: String
     public let arguments: [String]
 
+    /// What every daemon a test starts gets unless the test's `environment` says otherwise: tests and the
+    /// soak drive thousands of commands a second on purpose, so the per-device rate limit (issue 28) is off;
+    /// the tests of the limit itself set it.
+    public static let defaultEnvironment = ["WORKOUTD_LIMITS_COMMANDS_PER_SECOND": "0"]
+
     /// Starts `workoutd` with `arguments` (and extra environment) and returns once it is running.
     public init(arguments: [String], environment: [String: String] = [:]) throws {
         let binary = try Self.binaryPath()
@@ -23,6 +28,7 @@ public final class DaemonProcess: @unchecked Sendable {
         process.executableURL = URL(fileURLWithPath: binary)
         process.arguments = arguments
         var env = ProcessInfo.processInfo.environment.filter { !$0.key.hasPrefix("WORKOUTD_") && $0.key != "NOTIFY_SOCKET" && $0.key != "JOURNAL_STREAM" }
+        env.merge(Self.defaultEnvironment) { $1 }
         env.merge(environment) { $1 }
         process.environment = env
         process.standardError = log

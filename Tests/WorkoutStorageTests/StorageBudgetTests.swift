@@ -1,0 +1,94 @@
+import Foundation
+import GRDB
+import Testing
+import WorkoutEngine
+import WorkoutProtocol
+@testable import WorkoutStorage
+
+/// `storage.max_database_bytes` and the limits that need the SQLite store: what a full hub still does.
+@Suite struct StorageBudgetTests {
+    @Test func beyondTheBudgetNewWorkoutsGetStorageFullWhileEndsSharesAndRetriesWork() async throws {
+        let directory = try TemporaryDirectory()
+        defer { directory.remove() }
+        let budget: Int64 = 96 * 1024
+        let store = try SQLiteWorkoutStore(stateDirectory: directory.path, maximumDatabaseBytes: budget)
+        #expect(!store.refusesNewWorkouts)
+        let engine = try await WorkoutEngine(store: store)
+        // A workout that began before the database filled up.
+        let keeper = engine.session(for: "keeper")
+        #expect(await keeper.handle([Lines.start(1)]).map(\.isSuccess) == [true])
+
+        let filler = engine.session(for: "filler")
+        var id: Int64 = 0
+        var refused: Reply?
+        while refused == nil, id < 20_000 {
+            let replies = await filler.handle([Lines.start(id + 1), Lines.end(id + 2)])
+            id += 2
+            if replies[0].errorCode == .storageFull { refused = replies[0] }
+            else { #expect(replies.allSatisfy { $0.isSuccess }) }
+        }
+        let full = try #require(refused)
+        #expect(full.id == .integer(id - 1))
+        #expect(store.refusesNewWorkouts)
+        let bytes = try await store.database.read { try SQLiteWorkoutStore.bytesInUse($0) }
+        #expect(bytes >= budget && bytes < budget + 16 * 1024)
+        let workouts = try await store.workouts(device: "filler", limit: nil).count
+
+        // Ends, shares of stored workouts and retries keep working; nothing new starts.
+        let kept = await keeper.handle([Lines.end(2), Lines.share(3)])
+        #expect(kept.map(\.isSuccess) == [true, true])
+        let retried = await filler.handle([Lines.start(1), Lines.start(id + 1), Lines.share(id + 2)])
+        #expect(retried[0].replayed && retried[0].isSuccess)
+        #expect(retried[1].errorCode == .storageFull)
+        #expect(retried[2].isSuccess)
+        #expect(try await store.workouts(device: "filler", limit: nil).count == workouts)
+        // The refusal was not remembered: with room again (a reload's bigger budget), the same id starts.
+        store.update(maximumDatabaseBytes: 0)
+        #expect(await filler.handle([Lines.end(id + 3)]).first?.errorCode == .noActiveWorkout)
+        #expect(await filler.handle([Lines.start(id + 1)]).first?.acknowledgedCommand == .startWorkout)
+        #expect(!store.refusesNewWorkouts)
+    }
+
+    @Test func aDatabaseOverItsBudgetAtOpenRefusesFromTheFirstCommand() async throws {
+        let directory = try TemporaryDirectory()
+        defer { directory.remove() }
+        let store = try SQLiteWorkoutStore(stateDirectory: directory.path, maximumDatabaseBytes: 1024)
+        #expect(store.refusesNewWorkouts)
+        let engine = try await WorkoutEngine(store: store)
+        #expect(await engine.session(for: "w").handle([Lines.start(1)]).first?.errorCode == .storageFull)
+        #expect(try await store.workouts(device: nil, limit: nil).isEmpty)
+    }
+
+    @Test func pendingSharesAreCountedPerDeviceFromTheDatabase() async throws {
+        let directory = try TemporaryDirectory()
+        defer { directory.remove() }
+        let store = try SQLiteWorkoutStore(stateDirectory: directory.path)
+        let engine = try await WorkoutEngine(store: store, limits: DeviceLimits(commandsPerSecond: 0, pendingSharesPerDevice: 2))
+        let replies = await engine.session(for: "a").handle([Lines.start(1), Lines.end(2), Lines.share(3), Lines.share(4), Lines.share(5)])
+        #expect(replies.map(\.errorCode) == [nil, nil, nil, nil, .tooManyPendingShares])
+        #expect(try await store.pendingShareCount(device: "a") == 2)
+        #expect(try await store.pendingShareCount(device: "b") == 0)
+        // After a restart the count comes back with the session.
+        let restarted = try await WorkoutEngine(store: store, limits: DeviceLimits(commandsPerSecond: 0, pendingSharesPerDevice: 2))
+        #expect(await restarted.session(for: "a").handle([Lines.share(6)]).first?.errorCode == .tooManyPendingShares)
+        let oldest = try #require(try await store.dueShares(now: .distantFuture, limit: 1).first)
+        try await store.recordDelivery(shareID: oldest.id, result: .delivered(at: Date()))
+        #expect(await restarted.session(for: "a").handle([Lines.share(6)]).first?.isSuccess == true)
+    }
+
+    @Test func anEvictedSessionReplaysItsOldIDsFromDisk() async throws {
+        let directory = try TemporaryDirectory()
+        defer { directory.remove() }
+        let store = try SQLiteWorkoutStore(stateDirectory: directory.path)
+        let engine = try await WorkoutEngine(store: store)
+        var first = await engine.session(for: "wanderer").handle([Lines.start(1)])
+        #expect(engine.sessionsInMemory == 1)
+        #expect(engine.evictIdleSessions(idleFor: .seconds(3_600), now: .now + .seconds(3_601)) == 1)
+        #expect(engine.sessionsInMemory == 0)
+        let back = await engine.session(for: "wanderer").handle([Lines.start(1), Lines.end(2)])
+        first[0].replayed = true
+        #expect(back[0] == first[0])
+        #expect(back[1].acknowledgedCommand == .endWorkout)
+        #expect(engine.sessionsInMemory == 1)
+    }
+}
