@@ -132,6 +132,8 @@ let package = Package(
                 "WorkoutProtocol",
                 // For its task executor and backoff (one of each in the daemon).
                 "SerialTransport",
+                // pidfds and posix_spawn's closefrom for the exec sink.
+                "CPosixTTY",
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
