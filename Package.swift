@@ -291,7 +291,11 @@ let package = Package(
         // Issue 18 against a private PostgreSQL cluster: exactly once, outages, kill -9, twenty hubs, bad servers.
         .testTarget(
             name: "ReplicationTests",
-            dependencies: ["WorkoutdTesting", "WorkoutProtocol", "Replication"],
+            dependencies: [
+                "WorkoutdTesting", "WorkoutProtocol", "Replication",
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOEmbedded", package: "swift-nio"),
+            ],
             swiftSettings: strict
         ),
 

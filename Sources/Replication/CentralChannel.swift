@@ -125,8 +125,9 @@ enum CentralLinkError: Error, CustomStringConvertible {
                 return "TLS: certificate verification failed: the server's certificate is not for this host (sslmode=\(mode.rawValue)); \(detail)"
             }
             if detail.contains("CERTIFICATE_VERIFY_FAILED") {
-                return "TLS: certificate verification failed: the server's certificate is not signed by a trusted CA (sslmode=\(mode.rawValue); "
-                    + "name its CA with sslrootcert=<file>); \(detail)"
+                // BoringSSL's own text adds only its source line.
+                return "TLS: certificate verification failed: the server's certificate is not signed by a CA this hub trusts, or is expired "
+                    + "or invalid (sslmode=\(mode.rawValue); a private CA is named with sslrootcert=<file>)"
             }
             if let error = error as? CentralLinkError, case .closedDuringStartup = error { return error.description }
             return "TLS handshake failed: \(detail)"
