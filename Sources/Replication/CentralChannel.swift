@@ -21,12 +21,16 @@ enum CentralChannel {
         switch configuration.endpoint {
         case .unixSocket(let path):
             // A local server: no TLS, and a password may be sent (nothing of the link crosses a network).
-            return try await bootstrap.connect(unixDomainSocketPath: path).get()
+            do {
+                return try await bootstrap.connect(unixDomainSocketPath: path).get()
+            } catch {
+                throw CentralLinkError.connect(to: path, error)
+            }
         case .tcp(let host, let port):
             do {
                 channel = try await bootstrap.connect(host: host, port: port).get()
             } catch {
-                throw CentralLinkError.connect(host: host, port: port, error)
+                throw CentralLinkError.connect(to: "\(host):\(port)", error)
             }
         }
         // Until postgres-nio takes over with its own deadline, a server that answers nothing is given up here.
@@ -103,7 +107,7 @@ extension ReplicationConfiguration {
 
 /// What went wrong while opening the link, as `status` shows it.
 enum CentralLinkError: Error, CustomStringConvertible {
-    case connect(host: String, port: Int, any Error)
+    case connect(to: String, any Error)
     case tlsNotOffered
     case unexpectedTLSAnswer(String)
     case closedDuringStartup
@@ -111,8 +115,8 @@ enum CentralLinkError: Error, CustomStringConvertible {
 
     var description: String {
         switch self {
-        case .connect(let host, let port, let error):
-            return "connection failed: \(host):\(port): \(error)"
+        case .connect(let target, let error):
+            return "connection failed: \(target): \(error)"
         case .tlsNotOffered:
             return "the server does not offer TLS, but sslmode requires it"
         case .unexpectedTLSAnswer(let what):

@@ -97,6 +97,20 @@ struct ReplicationLinkSecurityTests {
         #expect(try cluster.count("SELECT count(*) FROM workouts WHERE hub_id = 'hub-credential'") == 1)
     }
 
+    @Test func aUnixSocketNeedsNoSSLModeAndIsShownAsLocal() throws {
+        let cluster = try PostgresCluster()
+        // No sslmode: over a socket there is no network to verify anything across (and no TLS to have).
+        let hub = try ReplicationHub(
+            hubID: "hub-socket", devices: 1, postgresURL: "postgresql://workoutd@localhost/gym?host=\(cluster.directory)&port=\(cluster.port)", cluster: cluster)
+        defer { hub.remove() }
+        try hub.start()
+        #expect(try hub.runLoad(cycles: 1).allSatisfy({ $0.isSuccess }))
+        try hub.withDaemonLogOnFailure { try hub.waitUntilShipped() }
+        #expect(try hub.replicationStatus()["server_identity"] as? String == "local")
+        let log = hub.daemon?.log ?? ""
+        #expect(!log.contains("has sslmode="), "nothing to warn of: \(log)")
+    }
+
     @Test func aPasswordInTheURLOfAReadableFileIsWarnedOfAndNeverShown() throws {
         let cluster = try PostgresCluster()
         let url = "postgresql://workoutd:\(PostgresCluster.password)@127.0.0.1:\(cluster.port)/gym?sslmode=disable"
