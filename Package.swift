@@ -132,6 +132,8 @@ let package = Package(
                 "WorkoutProtocol",
                 // For its task executor and backoff (one of each in the daemon).
                 "SerialTransport",
+                // pidfds and posix_spawn's closefrom for the exec sink.
+                "CPosixTTY",
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
@@ -151,6 +153,7 @@ let package = Package(
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "NIOSSL", package: "swift-nio-ssl"),
+                .product(name: "NIOTLS", package: "swift-nio"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "Metrics", package: "swift-metrics"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
@@ -288,7 +291,11 @@ let package = Package(
         // Issue 18 against a private PostgreSQL cluster: exactly once, outages, kill -9, twenty hubs, bad servers.
         .testTarget(
             name: "ReplicationTests",
-            dependencies: ["WorkoutdTesting", "WorkoutProtocol", "Replication"],
+            dependencies: [
+                "WorkoutdTesting", "WorkoutProtocol", "Replication",
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOEmbedded", package: "swift-nio"),
+            ],
             swiftSettings: strict
         ),
 

@@ -6,6 +6,8 @@
 #include <sys/ioctl.h>
 #include <termios.h>
 #include <unistd.h>
+#include <sys/syscall.h>
+#include <signal.h>
 
 int wd_openpty(char *name, size_t name_len, int nonblocking) {
     int flags = O_RDWR | O_NOCTTY | O_CLOEXEC | (nonblocking ? O_NONBLOCK : 0);
@@ -62,4 +64,20 @@ int wd_bytes_available(int fd) {
     int n = 0;
     if (ioctl(fd, FIONREAD, &n) != 0) return -1;
     return n;
+}
+
+int wd_pidfd_open(pid_t pid) {
+    return (int)syscall(SYS_pidfd_open, pid, 0);
+}
+
+int wd_pidfd_send_signal(int pidfd, int signal) {
+    return (int)syscall(SYS_pidfd_send_signal, pidfd, signal, NULL, 0);
+}
+
+int wd_spawn_add_close_from(posix_spawn_file_actions_t *actions, int lowfd) {
+    return posix_spawn_file_actions_addclosefrom_np(actions, lowfd);
+}
+
+int wd_pipe_cloexec(int fds[2]) {
+    return pipe2(fds, O_CLOEXEC);
 }

@@ -18,11 +18,16 @@ public struct ReplicationReport: Codable, Hashable, Sendable {
     /// Connections to the server open now, and the most this hub opens (`replication.max_connections`).
     public var connections: Int
     public var maxConnections: Int
+    /// Whether the server proved who it is: `verified` (its certificate checked), `unverified` (sslmode
+    /// `require` or `disable`: anyone on the path could pose as it) or `local` (a unix socket). Absent
+    /// from older daemons.
+    public var serverIdentity: String?
 
     public init(
         state: String, since: Date, pending: Int, lastShippedAt: Date?, lastError: String?, hubID: String, server: String,
-        connections: Int, maxConnections: Int
+        connections: Int, maxConnections: Int, serverIdentity: String? = nil
     ) {
+        self.serverIdentity = serverIdentity
         self.state = state
         self.since = since
         self.pending = pending
@@ -40,5 +45,6 @@ public struct ReplicationReport: Codable, Hashable, Sendable {
         case lastShippedAt = "last_shipped_at"
         case lastError = "last_error"
         case hubID = "hub_id"
+        case serverIdentity = "server_identity"
     }
 }

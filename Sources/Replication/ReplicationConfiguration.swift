@@ -1,4 +1,5 @@
 import Foundation
+import NIOCore
 import NIOSSL
 import PostgresNIO
 
@@ -7,14 +8,32 @@ import PostgresNIO
 /// Defaults live here; the daemon's configuration only reads the keys and hands them over.
 public struct ReplicationConfiguration: Sendable {
     /// How the connection is secured, as libpq's `sslmode` names it.
+    ///
+    /// `verify-full` unless the URL says otherwise; `prefer` and `allow` are refused (a man in the middle
+    /// answers "no TLS" and gets a plain link), `disable` must be written out.
     public enum SSLMode: String, Sendable, CaseIterable {
         case disable
-        /// TLS when the server offers it, plain otherwise (libpq's default).
+        /// Refused: plain unless the server insists.
+        case allow
+        /// Refused: TLS when the server offers it, plain otherwise (libpq's default).
         case prefer
-        /// TLS or nothing; the certificate is not checked.
+        /// TLS, the certificate not checked: encrypted, but anyone on the path can pose as the server. With
+        /// `sslrootcert` it checks the chain like `verify-ca` (as libpq does).
         case require
-        /// TLS with the certificate checked against the system's CAs and the host name.
+        /// TLS with the certificate checked against the CA file `sslrootcert` names; the host name is not.
+        case verifyCA = "verify-ca"
+        /// TLS with the certificate checked against the system's CAs (or `sslrootcert`) and the host name.
         case verifyFull = "verify-full"
+    }
+
+    /// Whether the server this hub talks to has proved who it is, for `status` (`server_identity`).
+    public enum ServerIdentity: String, Sendable {
+        /// Its certificate was checked (`verify-full`, `verify-ca`).
+        case verified
+        /// `require` or `disable` over TCP: anyone on the path can pose as the server.
+        case unverified
+        /// A unix socket: the server is on this machine, the link crosses no network.
+        case local
     }
 
     public enum Endpoint: Sendable, Hashable {
@@ -22,13 +41,35 @@ public struct ReplicationConfiguration: Sendable {
         case unixSocket(path: String)
     }
 
+    /// Where the password comes from.
+    public enum PasswordSource: Sendable, Hashable {
+        /// Written in `postgres_url`, or none at all.
+        case url
+        /// `replication.password_file`: a file only its owner may read (0600 or 0400).
+        case file(String)
+        /// `replication.password_credential`: a systemd credential (`LoadCredential=`), read from
+        /// `$CREDENTIALS_DIRECTORY/<name>`, which systemd makes readable by the service alone.
+        case credential(String)
+    }
+
     public var endpoint: Endpoint
     public var username: String
     public var database: String?
     public var sslMode: SSLMode
-    /// A password written in the URL itself; `passwordFile` wins when both are set.
+    /// `sslrootcert=<file>`: the CAs to check the server's certificate against instead of the system's.
+    public var rootCertificateFile: String?
+    /// A password written in the URL itself; a password file or credential wins when set.
     public var urlPassword: String?
-    public var passwordFile: String?
+    public var passwordSource: PasswordSource = .url
+    /// The environment's `$CREDENTIALS_DIRECTORY` (set by systemd for a unit with `LoadCredential=`).
+    public var credentialsDirectory: String? = ProcessInfo.processInfo.environment["CREDENTIALS_DIRECTORY"]
+    /// `replication.allow_password_without_verified_server`: send a cleartext or MD5 password even to a server
+    /// whose identity was not verified (`require`, `disable`). Off: such a request fails the connection.
+    public var allowPasswordWithoutVerifiedServer = false
+    /// Set when the URL holds a password and the file it was read from is readable by others: warned at start.
+    public var urlPasswordExposedIn: String?
+    /// The TLS context of `verify-full`, `verify-ca` and `require`, made once (with `sslrootcert` loaded).
+    let tlsContext: NIOSSLContext?
     public var hubID: String
     /// Outbox entries per central transaction (each column of a batch is one array parameter, so the size
     /// is not bound by PostgreSQL's 65,535 parameters per statement).
@@ -60,8 +101,8 @@ public struct ReplicationConfiguration: Sendable {
     /// Longest a connect, a migration or a batch may take before the connection is given up and retried.
     public var operationTimeout: Duration = .seconds(20)
 
-    /// Parses a `postgresql://user[:password]@host[:port]/database?sslmode=…` URL. A `host=/dir` query
-    /// item names a unix socket directory, as libpq reads it.
+    /// Parses a `postgresql://user[:password]@host[:port]/database?sslmode=…&sslrootcert=…` URL. A
+    /// `host=/dir` query item names a unix socket directory, as libpq reads it.
     public init(url text: String, passwordFile: String?, hubID: String) throws(ReplicationConfigurationError) {
         guard let components = URLComponents(string: text),
               let scheme = components.scheme, ["postgresql", "postgres"].contains(scheme) else {
@@ -84,46 +125,141 @@ public struct ReplicationConfiguration: Sendable {
         urlPassword = components.password.map { $0.removingPercentEncoding ?? $0 }
         let path = components.path.hasPrefix("/") ? String(components.path.dropFirst()) : components.path
         database = path.isEmpty ? nil : path
+        let local = if case .unixSocket = endpoint { true } else { false }
         if let mode = item("sslmode") {
             guard let parsed = SSLMode(rawValue: mode) else {
-                throw ReplicationConfigurationError("sslmode must be one of \(SSLMode.allCases.map(\.rawValue).joined(separator: ", ")); got '\(mode)'")
+                throw ReplicationConfigurationError("sslmode must be one of disable, require, verify-ca, verify-full; got '\(mode)'")
             }
             sslMode = parsed
         } else {
-            sslMode = .prefer
+            // A socket is on this machine: nothing to encrypt, no one in between. Over TCP, the safe mode.
+            sslMode = local ? .disable : .verifyFull
         }
-        if case .unixSocket = endpoint, sslMode == .require || sslMode == .verifyFull {
+        if sslMode == .prefer || sslMode == .allow {
+            throw ReplicationConfigurationError(
+                "sslmode=\(sslMode.rawValue) is refused as unsafe: anyone on the path can answer \"no TLS\" and read the link, password included. "
+                    + "Use verify-full (the default; sslrootcert=<CA file> for a private CA), require (encrypted, server not verified) or, on a trusted network, disable")
+        }
+        if local, sslMode != .disable {
             throw ReplicationConfigurationError("sslmode=\(sslMode.rawValue) cannot be used over a unix socket")
         }
-        self.passwordFile = passwordFile.flatMap { $0.isEmpty ? nil : $0 }
+        rootCertificateFile = item("sslrootcert").flatMap { $0.isEmpty || $0 == "system" ? nil : $0 }
+        if sslMode == .verifyCA, rootCertificateFile == nil {
+            // With the system's CAs, verify-ca would accept any site's certificate; libpq refuses that too.
+            throw ReplicationConfigurationError("sslmode=verify-ca needs sslrootcert=<file of the CA that signed the server's certificate>; with the system's CAs use verify-full")
+        }
+        tlsContext = try Self.makeTLSContext(sslMode, rootCertificateFile: rootCertificateFile)
+        if let passwordFile, !passwordFile.isEmpty { passwordSource = .file(passwordFile) }
         guard !hubID.isEmpty else { throw ReplicationConfigurationError("hub_id is empty") }
         self.hubID = hubID
+    }
+
+    private static func makeTLSContext(_ mode: SSLMode, rootCertificateFile: String?) throws(ReplicationConfigurationError) -> NIOSSLContext? {
+        var tls = TLSConfiguration.makeClientConfiguration()
+        switch mode {
+        case .disable, .allow, .prefer: return nil
+        case .require: tls.certificateVerification = rootCertificateFile == nil ? .none : .noHostnameVerification
+        case .verifyCA: tls.certificateVerification = .noHostnameVerification
+        case .verifyFull: tls.certificateVerification = .fullVerification
+        }
+        do {
+            if let rootCertificateFile {
+                let certificates = try NIOSSLCertificate.fromPEMFile(rootCertificateFile)
+                guard !certificates.isEmpty else {
+                    throw ReplicationConfigurationError("sslrootcert \(rootCertificateFile) holds no PEM certificate")
+                }
+                tls.trustRoots = .certificates(certificates)
+            }
+            return try NIOSSLContext(configuration: tls)
+        } catch let error as ReplicationConfigurationError {
+            throw error
+        } catch {
+            throw ReplicationConfigurationError("sslrootcert \(rootCertificateFile ?? "system") cannot be loaded (\(error))")
+        }
+    }
+
+    /// Whether the server's identity is checked on this link (see ``ServerIdentity``).
+    public var serverIdentity: ServerIdentity {
+        if case .unixSocket = endpoint { return .local }
+        switch sslMode {
+        case .verifyFull, .verifyCA: return .verified
+        case .require: return rootCertificateFile == nil ? .unverified : .verified
+        case .disable, .allow, .prefer: return .unverified
+        }
+    }
+
+    /// Whether a server's request for a cleartext or MD5 password is answered (SCRAM always is: it never
+    /// gives the password away, and proves the server knows it).
+    public var sendsPasswordInTheClear: Bool {
+        serverIdentity != .unverified || allowPasswordWithoutVerifiedServer
+    }
+
+    /// What the log says at start, at warning: links whose server is not verified, passwords in sight.
+    public var startWarnings: [String] {
+        var warnings: [String] = []
+        if serverIdentity == .unverified {
+            warnings.append(sslMode == .require
+                ? "replication.postgres_url has sslmode=require: the link is encrypted, but the server's identity is not verified and anyone on the path can pose as it (use verify-full, with sslrootcert=<CA file> for a private CA)"
+                : "replication.postgres_url has sslmode=disable: the link is neither encrypted nor verified; use it on a trusted network only")
+            if allowPasswordWithoutVerifiedServer {
+                warnings.append("replication.allow_password_without_verified_server is on: a server that asks for a cleartext or MD5 password gets it over this unverified link")
+            }
+        }
+        if let urlPasswordExposedIn, urlPassword != nil, passwordSource == .url {
+            warnings.append("replication.postgres_url holds a password and \(urlPasswordExposedIn) is readable by others; use replication.password_credential (LoadCredential=) or a 0600 replication.password_file instead")
+        }
+        return warnings
     }
 
     /// What the server shows for this hub's connections (`pg_stat_activity.application_name`; at most 63 bytes kept).
     public var applicationName: String { "workoutd \(hubID)" }
 
-    /// The server, for logs: never the password.
+    /// What the log and `status` call the server: never the password.
     public var redactedDescription: String {
         let target: String
         switch endpoint {
         case .tcp(let host, let port): target = "\(host):\(port)"
         case .unixSocket(let path): target = path
         }
-        return "postgresql://\(username)\(urlPassword == nil ? "" : ":***")@\(target)/\(database ?? "")?sslmode=\(sslMode.rawValue)"
+        let root = rootCertificateFile.map { "&sslrootcert=\($0)" } ?? ""
+        return "postgresql://\(username)\(urlPassword == nil ? "" : ":***")@\(target)/\(database ?? "")?sslmode=\(sslMode.rawValue)\(root)"
     }
 
-    /// The password to use now: the file's first line (read again on every reload), or the URL's.
-    public func readPassword() throws(ReplicationConfigurationError) -> String? {
-        guard let passwordFile else { return urlPassword }
-        do {
-            let text = try String(contentsOfFile: passwordFile, encoding: .utf8)
-            return String(text.split(separator: "\n", omittingEmptySubsequences: false).first ?? "")
-        } catch {
-            throw ReplicationConfigurationError("password_file \(passwordFile) cannot be read (\(error.localizedDescription))")
+    /// The configuration key that names where the password comes from, for messages.
+    public var passwordKey: String {
+        switch passwordSource {
+        case .url: "replication.postgres_url"
+        case .file: "replication.password_file"
+        case .credential: "replication.password_credential"
         }
     }
 
+    /// The password to use now: the file's or credential's first line (read again on every reload), or the URL's.
+    ///
+    /// A password file readable by group or others is refused: under `DynamicUser=yes` a root-only file
+    /// cannot be read, and the way out is a credential (`LoadCredential=`), not a world-readable secret.
+    public func readPassword() throws(ReplicationConfigurationError) -> String? {
+        let path: String
+        switch passwordSource {
+        case .url:
+            return urlPassword
+        case .file(let file):
+            path = file
+        case .credential(let name):
+            guard let credentialsDirectory, !credentialsDirectory.isEmpty else {
+                throw ReplicationConfigurationError(
+                    "names credential '\(name)', but $CREDENTIALS_DIRECTORY is not set: the unit needs LoadCredential=\(name):/etc/workoutd/\(name)", key: passwordKey)
+            }
+            path = credentialsDirectory + "/" + name
+        }
+        let text: String
+        do {
+            text = try PrivateFile.read(path, requirePrivate: { if case .file = passwordSource { true } else { false } }())
+        } catch {
+            throw ReplicationConfigurationError(error.description, key: passwordKey)
+        }
+        return String(text.split(separator: "\n", omittingEmptySubsequences: false).first ?? "")
+    }
     /// `/etc/machine-id`, the default hub id: stable for the life of the installation.
     public static func machineID(path: String = "/etc/machine-id") -> String? {
         guard let text = try? String(contentsOfFile: path, encoding: .utf8) else { return nil }
@@ -131,26 +267,11 @@ public struct ReplicationConfiguration: Sendable {
         return id.isEmpty ? nil : id
     }
 
-    func connectionConfiguration(password: String?) throws -> PostgresConnection.Configuration {
-        var configuration: PostgresConnection.Configuration
-        switch endpoint {
-        case .unixSocket(let path):
-            configuration = .init(unixSocketPath: path, username: username, password: password, database: database)
-        case .tcp(let host, let port):
-            let tls: PostgresConnection.Configuration.TLS
-            switch sslMode {
-            case .disable:
-                tls = .disable
-            case .prefer, .require:
-                var tlsConfiguration = TLSConfiguration.makeClientConfiguration()
-                tlsConfiguration.certificateVerification = .none
-                let context = try NIOSSLContext(configuration: tlsConfiguration)
-                tls = sslMode == .prefer ? .prefer(context) : .require(context)
-            case .verifyFull:
-                tls = .require(try NIOSSLContext(configuration: .makeClientConfiguration()))
-            }
-            configuration = .init(host: host, port: port, username: username, password: password, database: database, tls: tls)
-        }
+    /// postgres-nio's configuration for a channel ``CentralChannel`` opened and secured: TLS and the password
+    /// guard are already in its pipeline, so postgres-nio is told no TLS.
+    func connectionConfiguration(channel: any Channel, password: String?) -> PostgresConnection.Configuration {
+        var configuration = PostgresConnection.Configuration(
+            establishedChannel: channel, tls: .disable, username: username, password: password, database: database)
         configuration.options.connectTimeout = .milliseconds(connectTimeout.inMilliseconds)
         // So the server's administrator sees which hub holds which connections (pg_stat_activity).
         configuration.options.additionalStartupParameters = [("application_name", applicationName)]
@@ -160,5 +281,10 @@ public struct ReplicationConfiguration: Sendable {
 
 public struct ReplicationConfigurationError: Error, Sendable, CustomStringConvertible {
     public var description: String
-    public init(_ description: String) { self.description = description }
+    /// The configuration key at fault when it is not the one the caller reads (`replication.password_file`, …).
+    public var key: String?
+    public init(_ description: String, key: String? = nil) {
+        self.description = description
+        self.key = key
+    }
 }

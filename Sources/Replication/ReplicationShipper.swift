@@ -40,6 +40,7 @@ public final class ReplicationShipper: Service, Sendable {
         password = Mutex(try configuration.readPassword())
         status = ReplicationStatus(
             hubID: configuration.hubID, server: configuration.redactedDescription,
+            serverIdentity: configuration.serverIdentity.rawValue,
             maxConnections: configuration.maximumConnections, logger: logger)
     }
 
@@ -63,8 +64,9 @@ public final class ReplicationShipper: Service, Sendable {
     public func run() async throws {
         logger.info("replication on", metadata: [
             "server": "\(configuration.redactedDescription)", "hub_id": "\(configuration.hubID)",
-            "max_connections": "\(configuration.maximumConnections)",
+            "max_connections": "\(configuration.maximumConnections)", "server_identity": "\(configuration.serverIdentity.rawValue)",
         ])
+        for warning in configuration.startWarnings { logger.warning("\(warning)") }
         let pool = CentralConnectionPool(
             maximumConnections: configuration.maximumConnections,
             currentGeneration: { [self] in passwordGeneration.load(ordering: .relaxed) },
@@ -240,12 +242,12 @@ public final class ReplicationShipper: Service, Sendable {
     /// A new connection, migrated; what fails here (wrong password, unknown host, no TLS, a newer schema) is
     /// the reason `status` shows.
     private func openConnection(id: Int) async throws -> PostgresConnection {
-        let connectionConfiguration = try configuration.connectionConfiguration(password: password.withLock { $0 })
+        let password = self.password.withLock { $0 }
+        let configuration = self.configuration
         let logger = self.logger
         // A connection that arrives after the deadline is closed, not dropped open.
         let connection = try await withOperationDeadline(configuration.operationTimeout, waitingFor: "connecting", lateResult: { $0.closeInBackground() }) {
-            try await PostgresConnection.connect(
-                on: MultiThreadedEventLoopGroup.singleton.any(), configuration: connectionConfiguration, id: id, logger: logger)
+            try await configuration.connect(password: password, id: id, logger: logger)
         }
         do {
             try await withDeadline("the schema check") { try await CentralSchema.migrate(connection, logger: logger) }
@@ -351,7 +353,7 @@ public final class ReplicationShipper: Service, Sendable {
                 let cause = error.underlying.map { describe($0) } ?? "the connection was closed"
                 return cause.hasPrefix("connection failed: ") ? cause : "connection failed: \(cause)"
             case .authMechanismRequiresPassword:
-                return "the server asks for a password and none is configured (replication.password_file)"
+                return "the server asks for a password and none is configured (replication.password_credential or replication.password_file)"
             default:
                 return "\(error.code)\(error.underlying.map { ": \($0)" } ?? "")"
             }

@@ -17,6 +17,8 @@ public final class ReplicationStatus: Sendable {
         public var lastShippedAt: Date?
         public var hubID: String
         public var server: String
+        /// `verified`, `unverified` or `local` (``ReplicationConfiguration/ServerIdentity``).
+        public var serverIdentity: String
         /// Connections open now (leased, idle or being opened), and the most the pool opens.
         public var connections = 0
         public var maxConnections: Int
@@ -31,8 +33,9 @@ public final class ReplicationStatus: Sendable {
     private let failureCounter = Counter(label: "workoutd_replication_failures_total")
     private let connectionsGauge = Gauge(label: "workoutd_replication_connections")
 
-    init(hubID: String, server: String, maxConnections: Int, logger: Logger) {
-        snapshot = Mutex(Snapshot(state: .disconnected, since: Date(), hubID: hubID, server: server, maxConnections: maxConnections))
+    init(hubID: String, server: String, serverIdentity: String, maxConnections: Int, logger: Logger) {
+        snapshot = Mutex(Snapshot(
+            state: .disconnected, since: Date(), hubID: hubID, server: server, serverIdentity: serverIdentity, maxConnections: maxConnections))
         self.logger = logger
         connectedGauge.record(0)
     }

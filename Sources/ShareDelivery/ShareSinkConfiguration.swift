@@ -49,7 +49,7 @@ public struct ShareSinkConfiguration: Sendable, Hashable {
                 self.init(kind: .spool, timeout: timeout)
             case "webhook":
                 guard let url, let parsed = URL(string: url), ["http", "https"].contains(parsed.scheme ?? ""), parsed.host != nil else {
-                    throw ShareSinkConfigurationError(key: "\(keyPrefix).url", message: "a webhook sink needs an http:// or https:// URL; got \(url.map { "'\($0)'" } ?? "nothing").")
+                    throw ShareSinkConfigurationError(key: "\(keyPrefix).url", message: "a webhook sink needs an http:// or https:// URL; got \(url.map { "'\(WebhookShareSink.redacted($0))'" } ?? "nothing").")
                 }
                 self.init(kind: .webhook(url: url), timeout: timeout)
             case "exec":

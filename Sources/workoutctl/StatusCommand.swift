@@ -48,6 +48,10 @@ struct StatusCommand: ParsableCommand {
         if let shipped = replication.lastShippedAt { parts.append("last shipped \(Output.date(shipped))") }
         if let error = replication.lastError { parts.append("last error \(error)") }
         parts.append("\(replication.connections) of \(replication.maxConnections) connections open")
+        if replication.serverIdentity == "unverified" {
+            // Said on every status: the link is open to whoever sits on the path (sslmode require or disable).
+            parts.append("server identity unverified")
+        }
         return parts.joined(separator: ", ")
     }
 }

@@ -26,6 +26,8 @@ enum ConfigurationKeys {
         .init("shutdown.drain_timeout_ms", .integer, .restart),
         .init("replication.postgres_url", .string, .restart),
         .init("replication.password_file", .string, .live),
+        .init("replication.password_credential", .string, .live),
+        .init("replication.allow_password_without_verified_server", .boolean, .restart),
         .init("replication.hub_id", .string, .restart),
         .init("replication.retention_days", .integer, .restart),
         .init("replication.max_connections", .integer, .restart),

@@ -121,7 +121,7 @@ enum Daemon {
             return try ReplicationShipper(
                 configuration: replication, log: log, doorbell: doorbell, softwareVersion: WorkoutdVersion.current, logger: logger)
         } catch {
-            throw ConfigurationError(key: "replication.password_file", problem: error.description)
+            throw ConfigurationError(key: error.key ?? "replication.password_file", problem: error.description)
         }
     }
 }

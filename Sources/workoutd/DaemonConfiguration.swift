@@ -133,7 +133,7 @@ struct DaemonConfiguration: Sendable {
         config.storage.maximumDatabaseBytes = try reader.integer("storage.max_database_bytes", default: config.storage.maximumDatabaseBytes) { $0 >= 0 ? nil : "must not be negative (0: no budget)" }
         config.limits = try readLimits(reader)
         config.shares.sinks = try readShareSinks(reader)
-        config.replication = try readReplication(reader, storage: config.storage.backend)
+        config.replication = try readReplication(reader, storage: config.storage.backend, file: file ?? defaultFile)
 
         config.controlSocket = try parseControlSocket(overrides.controlSocket ?? reader.string("control_socket"),
                                                       key: overrides.controlSocket == nil ? "control_socket" : "--control-socket")
@@ -176,7 +176,7 @@ struct DaemonConfiguration: Sendable {
         return ShareSinkConfiguration(sinks: sinks)
     }
 
-    private static func readReplication(_ reader: ConfigurationReader, storage: StorageConfiguration.Backend) throws -> ReplicationConfiguration? {
+    private static func readReplication(_ reader: ConfigurationReader, storage: StorageConfiguration.Backend, file: String) throws -> ReplicationConfiguration? {
         guard let url = try reader.string("replication.postgres_url"), !url.isEmpty else { return nil }
         guard storage == .sqlite else {
             // The outbox lives in the SQLite database; a memory store has nothing that survives to ship.
@@ -192,6 +192,7 @@ struct DaemonConfiguration: Sendable {
         } catch {
             throw ConfigurationError(key: "replication.postgres_url", problem: error.description)
         }
+        try readReplicationSecrets(reader, into: &replication, file: file)
         let days = try reader.integer("replication.retention_days", default: 0) { $0 >= 0 ? nil : "must not be negative" }
         replication.retention = days == 0 ? nil : .seconds(days * 86_400)
         let range = ReplicationConfiguration.maximumConnectionsRange
@@ -201,9 +202,28 @@ struct DaemonConfiguration: Sendable {
         do {
             _ = try replication.readPassword()
         } catch {
-            throw ConfigurationError(key: "replication.password_file", problem: error.description)
+            throw ConfigurationError(key: error.key ?? "replication.password_file", problem: error.description)
         }
         return replication
+    }
+
+    /// `replication.password_credential` (a systemd credential's name), `replication.allow_password_without_verified_server`,
+    /// and whether a password in the URL sits in a file others can read.
+    private static func readReplicationSecrets(_ reader: ConfigurationReader, into replication: inout ReplicationConfiguration, file: String) throws {
+        if let credential = try reader.string("replication.password_credential"), !credential.isEmpty {
+            guard !credential.contains("/"), credential != ".", credential != ".." else {
+                throw ConfigurationError(key: "replication.password_credential", problem: "must be a credential name (LoadCredential=<name>:<file>), not a path; got '\(credential)'")
+            }
+            if case .file = replication.passwordSource {
+                throw ConfigurationError(key: "replication.password_credential", problem: "and replication.password_file are both set; keep one")
+            }
+            replication.passwordSource = .credential(credential)
+        }
+        replication.allowPasswordWithoutVerifiedServer = try reader.bool("replication.allow_password_without_verified_server", default: false)
+        var info = stat()
+        if replication.urlPassword != nil, stat(file, &info) == 0, info.st_mode & 0o004 != 0 {
+            replication.urlPasswordExposedIn = file
+        }
     }
 
     private static func makeReader(file: String?, environment: [String: String]) async throws -> ConfigurationReader {

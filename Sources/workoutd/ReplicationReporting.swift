@@ -8,6 +8,6 @@ extension ReplicationShipper {
         return ReplicationReport(
             state: snapshot.state.rawValue, since: snapshot.since, pending: (try? await pendingCount()) ?? -1,
             lastShippedAt: snapshot.lastShippedAt, lastError: snapshot.lastError, hubID: snapshot.hubID, server: snapshot.server,
-            connections: snapshot.connections, maxConnections: snapshot.maxConnections)
+            connections: snapshot.connections, maxConnections: snapshot.maxConnections, serverIdentity: snapshot.serverIdentity)
     }
 }

@@ -28,7 +28,7 @@ extension ReloadHook {
         }
     }
 
-    /// `replication.password_file`: read again and used from the next connection. The server and hub id
+    /// `replication.password_file` or `password_credential`: read again and used from the next connection. The server and hub id
     /// need a restart (a hub that changed its name mid-history would split it): the restart-only report names
     /// them, and until then the running server keeps its password too.
     static func replicationPassword(_ shipper: ReplicationShipper, current: ReplicationConfiguration) -> ReloadHook {
@@ -38,8 +38,8 @@ extension ReloadHook {
                 return {}
             }
             let password: String?
-            do { password = try replication.readPassword() } catch {
-                throw ConfigurationError(key: "replication.password_file", problem: "\(error)")
+            do throws(ReplicationConfigurationError) { password = try replication.readPassword() } catch {
+                throw ConfigurationError(key: error.key ?? "replication.password_file", problem: "\(error)")
             }
             return { shipper.updatePassword(password) }
         }

@@ -23,9 +23,7 @@ struct CentralConnectionPoolTests {
         let configuration = try ReplicationConfiguration(url: cluster.url(), passwordFile: nil, hubID: "pool-test")
         let logger = self.logger
         return CentralConnectionPool(maximumConnections: maximum, currentGeneration: generation) { id in
-            try await PostgresConnection.connect(
-                on: MultiThreadedEventLoopGroup.singleton.any(),
-                configuration: configuration.connectionConfiguration(password: password()), id: id, logger: logger)
+            try await configuration.connect(password: password(), id: id, logger: logger)
         }
     }
 

@@ -33,7 +33,7 @@ final class ReplicationHub: @unchecked Sendable {
     }
 
     /// `replication: false` starts the same hub (state directory, devices) with replication off.
-    func start(replication: Bool = true) throws {
+    func start(replication: Bool = true, environment: [String: String] = [:]) throws {
         let config: String
         if replication {
             config = configFile
@@ -43,7 +43,7 @@ final class ReplicationHub: @unchecked Sendable {
         }
         let daemon = try DaemonProcess(
             arguments: ["--config", config, "--state-dir", directory + "/state", "--control-socket", socket]
-                + wearables.flatMap { ["--device", $0.devicePath] })
+                + wearables.flatMap { ["--device", $0.devicePath] }, environment: environment)
         try daemon.waitForLog(replication ? "replication on" : "workoutd started")
         self.daemon = daemon
     }
@@ -123,6 +123,12 @@ final class ReplicationHub: @unchecked Sendable {
         try waitForStatus(timeout: timeout, "connected with nothing pending") {
             $0["state"] as? String == "connected" && $0["pending"] as? Int == 0
         }
+    }
+
+    /// Adds `lines` (indented keys) to the configuration file's `replication:` section, which ends it.
+    func appendToReplicationSection(_ lines: String) throws {
+        let text = try String(contentsOfFile: configFile, encoding: .utf8)
+        try (text + lines).write(toFile: configFile, atomically: true, encoding: .utf8)
     }
 
     func stop() {

@@ -1,4 +1,5 @@
 import Foundation
+import NIOHTTP1
 import SerialTransport
 import Testing
 import WorkoutEngine
@@ -124,6 +125,120 @@ import WorkoutProtocol
         #expect(error?.description.contains("killed") == true)
         let pid = try #require(Int32(String(contentsOfFile: pidFile, encoding: .utf8).trimmingCharacters(in: .whitespacesAndNewlines)))
         #expect(kill(pid, 0) != 0, "the timed-out command must be gone")
+    }
+
+    @Test func webhookNamesItsURLWithoutUserPasswordOrQuery() async throws {
+        let server = try await TestHTTPServer(statuses: [.internalServerError])
+        let port = server.port
+        let url = "http://hub:pa55word@127.0.0.1:\(port)/shares?token=s3cret-token#frag"
+        let error = await #expect(throws: ShareDeliveryError.self) {
+            try await WebhookShareSink(url: url, timeout: .seconds(5)).deliver(Self.payload())
+        }
+        try await server.stop()
+        let message = error?.description ?? ""
+        #expect(message.contains("http://127.0.0.1:\(port)/shares answered 500"), "\(message)")
+        for secret in ["pa55word", "s3cret-token", "hub:", "token=", "frag"] {
+            #expect(!message.contains(secret), "\(message)")
+        }
+        // The request itself still carries the query: the receiver needs its token.
+        #expect(server.requests.first?.uri == "/shares?token=s3cret-token")
+
+        let stopped = try await TestHTTPServer()
+        let stoppedURL = "http://hub:pa55word@127.0.0.1:\(stopped.port)/shares?token=s3cret-token"
+        try await stopped.stop()
+        let refused = await #expect(throws: ShareDeliveryError.self) {
+            try await WebhookShareSink(url: stoppedURL, timeout: .seconds(2)).deliver(Self.payload())
+        }
+        let refusedMessage = try #require(refused?.description)
+        #expect(refusedMessage.contains("http://127.0.0.1:") && !refusedMessage.contains("s3cret-token"), "\(refusedMessage)")
+        let configuration = #expect(throws: ShareSinkConfigurationError.self) {
+            _ = try ShareSinkConfiguration.Sink(keyPrefix: "shares.twitter", sink: "webhook", url: "ftp://u:pa55word@host/x?token=s3cret-token", command: nil, timeoutMilliseconds: nil)
+        }
+        let configurationMessage = try #require(configuration?.description)
+        #expect(!configurationMessage.contains("s3cret-token") && !configurationMessage.contains("pa55word"), "\(configurationMessage)")
+    }
+
+    @Test(arguments: [HTTPResponseStatus.found, .movedPermanently, .temporaryRedirect, .permanentRedirect])
+    func webhookRedirectsAreDeliveryFailuresNotFollowed(status: HTTPResponseStatus) async throws {
+        let server = try await TestHTTPServer(statuses: [status])
+        let error = await #expect(throws: ShareDeliveryError.self) {
+            try await WebhookShareSink(url: server.url, timeout: .seconds(5)).deliver(Self.payload())
+        }
+        try await server.stop()
+        #expect(error?.description.contains("webhook answered \(status.code) (redirects are not followed)") == true, "\(error?.description ?? "")")
+        #expect(server.requests.map(\.uri) == ["/shares"], "one request, to the configured URL only")
+    }
+
+    @Test func execChildGetsOnlyPathAndTheLocaleInItsEnvironment() async throws {
+        let directory = try TemporaryDirectory()
+        defer { directory.remove() }
+        let output = directory.path + "/env"
+        var daemonEnvironment = ProcessInfo.processInfo.environment
+        daemonEnvironment["WORKOUTD_TEST_SECRET"] = "hunter2"
+        daemonEnvironment["WORKOUTD_REPLICATION_POSTGRES_URL"] = "postgresql://workoutd:gym-secret@db.example/gym"
+        daemonEnvironment["LANG"] = "C.UTF-8"
+        daemonEnvironment["LC_TIME"] = "C"
+        daemonEnvironment["HOME"] = "/root"
+        let sink = ExecShareSink(command: ["/bin/sh", "-c", "env > \"$0\"", output], timeout: .seconds(10), inheritedEnvironment: daemonEnvironment)
+        try await sink.deliver(Self.payload())
+        let variables = Set(try String(contentsOfFile: output, encoding: .utf8).split(separator: "\n").compactMap { $0.split(separator: "=").first.map(String.init) })
+        // dash adds PWD of its own; nothing else may appear.
+        #expect(variables.subtracting(["PWD"]) == ["PATH", "LANG", "LC_TIME"], "\(variables)")
+        let text = try String(contentsOfFile: output, encoding: .utf8)
+        #expect(!text.contains("hunter2") && !text.contains("gym-secret"))
+        let path = daemonEnvironment["PATH"] ?? "/usr/local/bin:/usr/bin:/bin"
+        #expect(text.contains("PATH=\(path)\n"))
+    }
+
+    @Test func execChildStartsWithDefaultSignalsInItsOwnProcessGroup() async throws {
+        let directory = try TemporaryDirectory()
+        defer { directory.remove() }
+        let output = directory.path + "/status"
+        // The sink ignores SIGPIPE in the daemon (this test process too); the child must not inherit that.
+        try await ExecShareSink(command: ["/bin/sh", "-c", "exec cat /proc/self/status /proc/self/stat > \"$0\"", output], timeout: .seconds(10))
+            .deliver(Self.payload())
+        let text = try String(contentsOfFile: output, encoding: .utf8)
+        let fields = Dictionary(text.split(separator: "\n").compactMap { line -> (String, String)? in
+            let parts = line.split(separator: ":", maxSplits: 1)
+            return parts.count == 2 ? (String(parts[0]), parts[1].trimmingCharacters(in: .whitespaces)) : nil
+        }, uniquingKeysWith: { first, _ in first })
+        // Signals 1–31 and the real-time ones from SIGRTMIN (34) on. glibc's posix_spawn leaves its own two
+        // reserved signals (32, 33: never sent to a program by anyone but glibc itself) ignored in every child.
+        let ignored = try #require(UInt64(fields["SigIgn"] ?? "", radix: 16))
+        #expect(ignored & ~UInt64(0x1_8000_0000) == 0, "\(fields["SigIgn"] ?? "")")
+        #expect(fields["SigBlk"] == "0000000000000000", "\(fields["SigBlk"] ?? "")")
+        // /proc/self/stat: pid (comm) state ppid pgrp ...: the command leads a group of its own.
+        let stat = try #require(text.split(separator: "\n").last { $0.contains(") ") })
+        let nameEnd = try #require(stat.range(of: ") "))
+        let afterName = stat[nameEnd.upperBound...].split(separator: " ")
+        let pid = stat.split(separator: " ").first.map(String.init)
+        #expect(afterName.count > 2 && String(afterName[2]) == pid, "\(stat)")
+        #expect(String(afterName[2]) != String(getpgrp()))
+    }
+
+    @Test func execTimeoutKillsTheCommandsGrandchildrenToo() async throws {
+        let directory = try TemporaryDirectory()
+        defer { directory.remove() }
+        let pids = directory.path + "/pids"
+        let error = await #expect(throws: ShareDeliveryError.self) {
+            try await ExecShareSink(
+                command: ["/bin/sh", "-c", "sleep 60 & echo $$ $! > \"$0\"; wait", pids], timeout: .milliseconds(300)
+            ).deliver(Self.payload())
+        }
+        #expect(error?.description.contains("killed") == true)
+        let numbers = try String(contentsOfFile: pids, encoding: .utf8).split(whereSeparator: \.isWhitespace).compactMap { Int32($0) }
+        #expect(numbers.count == 2)
+        for pid in numbers {
+            // SIGKILL is sent; the kernel ends the process a moment later, and an orphan waits for its reaper as
+            // a zombie: gone means no /proc entry, or a zombie's.
+            var gone = false
+            for _ in 0..<1000 where !gone {
+                let state = (try? String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8))?.split(separator: ")").last?.split(separator: " ").first
+                gone = state == nil || state == "Z"
+                if !gone { usleep(10_000) }
+            }
+            #expect(gone, "process \(pid) of the timed-out command still runs")
+        }
     }
 
     @Test func backoffDoublesUpToItsCap() {

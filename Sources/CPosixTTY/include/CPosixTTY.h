@@ -2,6 +2,8 @@
 #define CPOSIXTTY_H
 
 #include <stddef.h>
+#include <spawn.h>
+#include <sys/types.h>
 
 /// Opens a new pseudo-terminal master (O_RDWR|O_NOCTTY|O_CLOEXEC|O_NONBLOCK if nonblocking), unlocks it,
 /// and writes the slave's path into `name`. Returns the master fd, or -1 with errno set.
@@ -16,5 +18,20 @@ int wd_set_exclusive(int fd);
 
 /// Bytes waiting to be read on a tty (FIONREAD), or -1 with errno set.
 int wd_bytes_available(int fd);
+
+/// pidfd_open(2): a descriptor for the process `pid` that keeps naming that process even after its pid is
+/// reused. Returns the descriptor (O_CLOEXEC), or -1 with errno set (ENOSYS before Linux 5.3). Swift cannot
+/// call the variadic syscall(2).
+int wd_pidfd_open(pid_t pid);
+
+/// pidfd_send_signal(2): `signal` to the process `pidfd` names; ESRCH once it has been reaped.
+int wd_pidfd_send_signal(int pidfd, int signal);
+
+/// posix_spawn_file_actions_addclosefrom_np (glibc 2.34): the child closes every descriptor from `lowfd` on,
+/// whatever its close-on-exec flag. Returns 0 or an error number.
+int wd_spawn_add_close_from(posix_spawn_file_actions_t *actions, int lowfd);
+
+/// pipe2(fds, O_CLOEXEC), which Glibc's module does not export. Returns 0, or -1 with errno set.
+int wd_pipe_cloexec(int fds[2]);
 
 #endif

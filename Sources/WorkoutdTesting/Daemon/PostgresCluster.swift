@@ -42,11 +42,49 @@ public final class PostgresCluster: @unchecked Sendable {
         "postgresql://\(user)@127.0.0.1:\(port)/gym?sslmode=\(sslmode)"
     }
 
-    /// A file holding the role's password, for `replication.password_file`.
-    public func writePasswordFile(in directory: String, password: String = PostgresCluster.password) throws -> String {
+    /// A file holding the role's password, for `replication.password_file` (0600: the daemon refuses more).
+    public func writePasswordFile(in directory: String, password: String = PostgresCluster.password, mode: mode_t = 0o600) throws -> String {
         let path = directory + "/pg-password"
         try (password + "\n").write(toFile: path, atomically: true, encoding: .utf8)
+        chmod(path, mode)
         return path
+    }
+
+    /// Turns TLS on with a self-signed certificate for `localhost` and 127.0.0.1, made now with openssl in
+    /// the cluster's directory; returns the certificate's path (the CA a hub names with `sslrootcert`).
+    @discardableResult
+    public func enableTLS() throws -> String {
+        let certificate = directory + "/server.crt"
+        let key = directory + "/server.key"
+        // Run as the cluster's owner, so the server may read the key, which openssl writes 0600.
+        try run("/usr/bin/openssl", [
+            "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "2", "-subj", "/CN=localhost",
+            "-addext", "subjectAltName=DNS:localhost,IP:127.0.0.1", "-keyout", key, "-out", certificate,
+        ])
+        chmod(key, 0o600)
+        try psql("ALTER SYSTEM SET ssl_cert_file = '\(certificate)'", database: "postgres")
+        try psql("ALTER SYSTEM SET ssl_key_file = '\(key)'", database: "postgres")
+        try psql("ALTER SYSTEM SET ssl = on", database: "postgres")
+        try psql("SELECT pg_reload_conf()", database: "postgres")
+        return certificate
+    }
+
+    /// TCP connections authenticate with `method` (`scram-sha-256`, `md5`, `password`: cleartext) from now on,
+    /// and every authorized connection is logged (`connection authorized: user=…` in ``serverLog``).
+    public func setHostAuthentication(_ method: String) throws {
+        let path = directory + "/data/pg_hba.conf"
+        let text = try String(contentsOfFile: path, encoding: .utf8)
+        let lines = text.split(separator: "\n", omittingEmptySubsequences: false).map { line -> String in
+            guard line.hasPrefix("host") else { return String(line) }
+            var fields = line.split(separator: " ", omittingEmptySubsequences: true).map(String.init)
+            fields[fields.count - 1] = method
+            return fields.joined(separator: " ")
+        }
+        try lines.joined(separator: "\n").write(toFile: path, atomically: false, encoding: .utf8)
+        // The role's password is stored as a SCRAM secret: `password` checks the cleartext against it, and
+        // `md5` answers with SCRAM instead (an MD5 request needs an MD5-stored password).
+        try psql("ALTER SYSTEM SET log_connections = on", database: "postgres")
+        try psql("SELECT pg_reload_conf()", database: "postgres")
     }
 
     public func start() throws {
