@@ -71,7 +71,7 @@ let package = Package(
         .target(
             name: "ControlPlane",
             dependencies: [
-                "ControlProtocol", "SerialTransport", "WorkoutEngine", "WorkoutProtocol",
+                "ControlProtocol", "SerialTransport", "WorkoutEngine", "WorkoutProtocol", "CPosixTTY",
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "Logging", package: "swift-log"),

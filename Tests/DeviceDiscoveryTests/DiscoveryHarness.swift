@@ -19,11 +19,11 @@ final class DiscoveryHarness: Sendable {
     let service: DiscoveryService
     private let running = Mutex<Task<Void, any Error>?>(nil)
 
-    init(rules: [String] = DeviceMatcher.defaultRules, policy: ReconnectPolicy = .discovered) async throws {
+    init(rules: [String] = DeviceMatcher.defaultRules, policy: ReconnectPolicy = .discovered, allowedSerials: Set<String>? = nil) async throws {
         var logger = Logger(label: "workoutd.test")
         logger.logLevel = ProcessInfo.processInfo.environment["WORKOUTD_TEST_LOG"] != nil ? .debug : .critical
         engine = try await WorkoutEngine(store: store)
-        manager = DeviceManager(group: group, engine: engine, options: PipelineOptions(), logger: logger)
+        manager = DeviceManager(group: group, engine: engine, options: PipelineOptions(), logger: logger, allowedSerials: allowedSerials)
         service = DiscoveryService(manager: manager, matcher: try DeviceMatcher(parsing: rules), policy: policy, logger: logger)
     }
 
