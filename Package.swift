@@ -250,7 +250,7 @@ let package = Package(
         .testTarget(
             name: "DeviceDiscoveryTests",
             dependencies: [
-                "DeviceDiscovery", "WorkoutdTesting", "SerialTransport", "WorkoutEngine", "WorkoutProtocol",
+                "DeviceDiscovery", "WorkoutdTesting", "ControlProtocol", "SerialTransport", "WorkoutEngine", "WorkoutProtocol",
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),

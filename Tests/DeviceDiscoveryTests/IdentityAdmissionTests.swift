@@ -1,3 +1,4 @@
+import ControlProtocol
 import DeviceDiscovery
 import Foundation
 import SerialTransport
@@ -106,5 +107,55 @@ extension DiscoveryHarness {
             try? await Task.sleep(for: .milliseconds(10))
         }
         return condition(await manager.refusedDevices())
+    }
+}
+
+/// The same through the daemon and `workoutctl`, as an operator sees it: the daemon process inherits the
+/// umockdev testbed (its environment), so its libudev sees the mock wearables.
+extension HotplugTests {
+    @Test func workoutctlShowsRefusedDevicesAndListsUnknownOnes() async throws {
+        let harness = try await DiscoveryHarness()
+        let genuine = try harness.plugWearable(node: "ttyACM0", port: "1-1", serial: "WRB-D001")
+        let clone = try harness.plugWearable(node: "ttyACM1", port: "1-2", serial: "WRB-D001")
+        let stranger = try harness.plugWearable(node: "ttyACM2", port: "1-3", serial: "WRB-Z999")
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("identity-\(UUID().uuidString.prefix(8))")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let config = directory.appendingPathComponent("workoutd.yaml").path
+        // `devices` as a section: no paths, one enrolled wearable.
+        try "devices:\n  allowed_serials: [Workoutd_Wearable_WRB-D001]\n".write(toFile: config, atomically: true, encoding: .utf8)
+        let socket = directory.appendingPathComponent("control.sock").path
+        let daemon = try DaemonProcess(arguments: [
+            "--config", config, "--control-socket", socket, "--state-dir", directory.appendingPathComponent("state").path,
+            "--log-level", "info",
+        ])
+        defer { daemon.stop() }
+        try daemon.waitForLog("device discovery ready")
+        try daemon.waitForLog("control socket listening")
+        #expect(try await genuine.exchange(WireCommand.start(id: 1))?.startedWorkoutID != nil, "\(daemon.log)")
+        #expect(!clone.isNodeOpen && !stranger.isNodeOpen)
+
+        let table = try Workoutctl.run(["--socket", socket, "devices"])
+        #expect(table.status == 0)
+        let rows = table.lines.map { $0.split(separator: " ", omittingEmptySubsequences: true).joined(separator: " ") }
+        #expect(rows.contains { $0.hasPrefix("Workoutd_Wearable_WRB-D001 /dev/ttyACM0 connected") }, "\(table.stdout)")
+        #expect(rows.contains { $0.hasPrefix("Workoutd_Wearable_WRB-D001 /dev/ttyACM1 refused: identity already attached on /dev/ttyACM0") }, "\(table.stdout)")
+        #expect(rows.contains { $0.hasPrefix("Workoutd_Wearable_WRB-Z999 /dev/ttyACM2 refused: not in devices.allowed_serials") }, "\(table.stdout)")
+
+        let json = try Workoutctl.run(["--socket", socket, "devices", "--json"])
+        let reports = try json.lines.map { try ControlSocket.makeDecoder().decode(DeviceReport.self, from: Data($0.utf8)) }
+        #expect(reports.map(\.node) == ["/dev/ttyACM0", "/dev/ttyACM1", "/dev/ttyACM2"])
+        #expect(reports.map(\.refused) == [nil, "identity already attached on /dev/ttyACM0", "not in devices.allowed_serials"])
+
+        let unknown = try Workoutctl.run(["--socket", socket, "devices", "--unknown", "--json"])
+        let seen = try unknown.lines.map { try ControlSocket.makeDecoder().decode(UnknownDeviceReport.self, from: Data($0.utf8)) }
+        #expect(seen.map(\.identity) == ["Workoutd_Wearable_WRB-Z999"])
+        #expect(seen.first?.node == "/dev/ttyACM2")
+
+        #expect(daemon.log.contains("refusing device: its identity is already attached on another node"), "\(daemon.log)")
+        #expect(daemon.log.contains("refusing device: not enrolled in devices.allowed_serials"))
+        #expect(daemon.log.contains("new wearable seen"))
+        daemon.stop()
+        await harness.stop()
     }
 }
