@@ -66,12 +66,23 @@ final class DiscoveryHarness: Sendable {
 
     /// Waits until `condition` holds over the manager's device list, or `timeout` passes.
     func waitForDevices(timeout: Duration = .seconds(5), _ condition: ([DeviceStats]) -> Bool) async -> Bool {
+        await waitFor(timeout: timeout, { await $0.devices() }, condition)
+    }
+
+    /// Waits until `condition` holds over the manager's refused devices, or `timeout` passes.
+    func waitForRefused(timeout: Duration = .seconds(5), _ condition: ([RefusedDevice]) -> Bool) async -> Bool {
+        await waitFor(timeout: timeout, { await $0.refusedDevices() }, condition)
+    }
+
+    private func waitFor<Value>(
+        timeout: Duration, _ read: (DeviceManager) async -> Value, _ condition: (Value) -> Bool
+    ) async -> Bool {
         let deadline = ContinuousClock.now + timeout
         while ContinuousClock.now < deadline {
-            if condition(await manager.devices()) { return true }
+            if condition(await read(manager)) { return true }
             try? await Task.sleep(for: .milliseconds(10))
         }
-        return condition(await manager.devices())
+        return condition(await read(manager))
     }
 }
 

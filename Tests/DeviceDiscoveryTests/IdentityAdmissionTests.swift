@@ -98,18 +98,6 @@ extension HotplugTests {
     }
 }
 
-extension DiscoveryHarness {
-    /// Waits until `condition` holds over the manager's refused devices, or `timeout` passes.
-    func waitForRefused(timeout: Duration = .seconds(5), _ condition: ([RefusedDevice]) -> Bool) async -> Bool {
-        let deadline = ContinuousClock.now + timeout
-        while ContinuousClock.now < deadline {
-            if condition(await manager.refusedDevices()) { return true }
-            try? await Task.sleep(for: .milliseconds(10))
-        }
-        return condition(await manager.refusedDevices())
-    }
-}
-
 /// The same through the daemon and `workoutctl`, as an operator sees it: the daemon process inherits the
 /// umockdev testbed (its environment), so its libudev sees the mock wearables.
 extension HotplugTests {
