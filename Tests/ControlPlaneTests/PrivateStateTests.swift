@@ -92,10 +92,18 @@ struct PrivateStateTests {
             devices: [wearable.devicePath], configuration: "log_level: info\nshares:\n  twitter:\n    sink: spool\n")
         guard let running = daemon else { return }
         try running.waitUntilConnected(wearable.devicePath)
+        let state = running.directory.appendingPathComponent("state").path
+        // Where an older version wrote its temporary spool file (a name anyone could guess): a symlink planted
+        // there must not be followed.
+        let planted = running.directory.appendingPathComponent("planted-target").path
+        try "untouched\n".write(toFile: planted, atomically: false, encoding: .utf8)
+        try FileManager.default.createDirectory(
+            atPath: state + "/outbox/twitter", withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
+        let guessed = state + "/outbox/twitter/.share-1.json.\(running.daemon.process.processIdentifier).tmp"
+        try FileManager.default.createSymbolicLink(atPath: guessed, withDestinationPath: planted)
         for line in [CommandLines.start(), CommandLines.end(), CommandLines.share()] {
             #expect(try running.ctl(["send", "--device", wearable.devicePath, line]).status == 0)
         }
-        let state = running.directory.appendingPathComponent("state").path
         let spool = state + "/outbox/twitter/share-1.json"
         let deadline = ContinuousClock.now + .seconds(30)
         while !FileManager.default.fileExists(atPath: spool), ContinuousClock.now < deadline { usleep(20_000) }
@@ -108,7 +116,9 @@ struct PrivateStateTests {
             #expect(mode(state + "/" + folder) == 0o700, "\(folder)")
         }
         let leftovers = try FileManager.default.contentsOfDirectory(atPath: state + "/outbox/twitter").filter { $0.hasSuffix(".tmp") }
-        #expect(leftovers.isEmpty)
+        #expect(leftovers == [(guessed as NSString).lastPathComponent], "only the planted link; no temporary file left")
+        #expect(try String(contentsOfFile: planted, encoding: .utf8) == "untouched\n")
+        #expect(try String(contentsOfFile: spool, encoding: .utf8).contains("\"service\":\"twitter\""))
 
         // Files an older daemon left 0644 are made private at the next start.
         running.daemon.stop()
