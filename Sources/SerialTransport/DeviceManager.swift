@@ -24,9 +24,9 @@ public actor DeviceManager {
     private let logger: Logger
     private let observer: DeviceActivity.Observer?
     private var attachments: [String: Attachment] = [:]
-    /// Matching devices that are not served (their node is never opened), by node.
-    private var refused: [String: RefusedDevice] = [:]
-    private var refusedSpecs: [String: DeviceSpec] = [:]
+    /// Matching devices that are not served (their node is never opened), by node, with the spec to serve
+    /// them by when they become admissible.
+    private var refused: [String: (report: RefusedDevice, spec: DeviceSpec)] = [:]
     /// Which devices may be served: one node per identity, and the enrolled ones when a list is set.
     private var admission: DeviceAdmission
     private var shuttingDown = false
@@ -113,7 +113,6 @@ public actor DeviceManager {
     /// device can take them; nothing committed is affected.
     public func detach(path: String) {
         refused[path] = nil
-        refusedSpecs[path] = nil
         guard let attachment = attachments.removeValue(forKey: path) else { return }
         statsByDevice.remove(attachment.stats)
         attachment.task.cancel()
@@ -128,7 +127,7 @@ public actor DeviceManager {
 
     /// Matching devices that are not served, and why.
     public func refusedDevices() -> [RefusedDevice] {
-        refused.values.sorted { $0.path < $1.path }
+        refused.values.map(\.report).sorted { $0.path < $1.path }
     }
 
     /// Identities refused since start for not being in `devices.allowed_serials` (at most 256, newest kept).
@@ -143,24 +142,23 @@ public actor DeviceManager {
         guard allowedSerials != admission.allowedSerials else { return }
         admission.allowedSerials = allowedSerials
         admission.forgetEnrolled()
-        for (path, device) in refused where device.refusal == .notEnrolled {
-            if let spec = refusedSpecs[path], admission.refusal(for: spec, served: attachments.mapValues(\.spec.identity)) != .notEnrolled {
-                logger.notice("serving device now enrolled", metadata: ["device": "\(spec.identity)", "node": "\(path)"])
-                refused[path] = nil
-                refusedSpecs[path] = nil
-                attach(spec)
-            }
+        for (path, device) in refused where device.report.refusal == .notEnrolled
+            && admission.refusal(for: device.spec, served: attachments.mapValues(\.spec.identity)) != .notEnrolled {
+            logger.notice("serving device now enrolled", metadata: ["device": "\(device.spec.identity)", "node": "\(path)"])
+            refused[path] = nil
+            attach(device.spec)
         }
     }
 
     /// Records `spec` as refused; logs it once per node, identity and reason (udev's `change` events repeat it).
     private func refuse(_ spec: DeviceSpec, _ refusal: DeviceRefusal) {
-        let previous = refused[spec.path]
-        let repeated = previous?.identity == spec.identity && previous?.refusal == refusal
+        let previous = refused[spec.path]?.report
         if refusal == .notEnrolled { admission.noteUnknown(spec) }
-        refusedSpecs[spec.path] = spec
-        guard !repeated else { return }
-        refused[spec.path] = RefusedDevice(identity: spec.identity, path: spec.path, refusal: refusal, since: Date())
+        if let previous, previous.identity == spec.identity, previous.refusal == refusal {
+            refused[spec.path]?.spec = spec
+            return
+        }
+        refused[spec.path] = (RefusedDevice(identity: spec.identity, path: spec.path, refusal: refusal, since: Date()), spec)
         let metadata: Logger.Metadata = ["device": "\(spec.identity)", "node": "\(spec.path)", "reason": "\(refusal)"]
         switch refusal {
         case .notEnrolled:
@@ -173,10 +171,8 @@ public actor DeviceManager {
     /// Serves a device refused because `identity` was in use, now that the node holding it is gone.
     private func serveRefused(sharing identity: DeviceIdentity) {
         guard !shuttingDown,
-              let path = refused.values.filter({ $0.identity == identity && $0.refusal != .notEnrolled }).map(\.path).min(),
-              let spec = refusedSpecs[path] else { return }
-        refused[path] = nil
-        refusedSpecs[path] = nil
+              let path = refused.filter({ $0.value.report.identity == identity && $0.value.report.refusal != .notEnrolled }).keys.min(),
+              let spec = refused.removeValue(forKey: path)?.spec else { return }
         logger.notice("serving device refused earlier: the node that held its identity is gone", metadata: [
             "device": "\(identity)", "node": "\(path)"])
         attach(spec)
