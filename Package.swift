@@ -71,7 +71,7 @@ let package = Package(
         .target(
             name: "ControlPlane",
             dependencies: [
-                "ControlProtocol", "SerialTransport", "WorkoutEngine", "WorkoutProtocol",
+                "ControlProtocol", "SerialTransport", "WorkoutEngine", "WorkoutProtocol", "CPosixTTY",
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "Logging", package: "swift-log"),
@@ -253,7 +253,7 @@ let package = Package(
         .testTarget(
             name: "DeviceDiscoveryTests",
             dependencies: [
-                "DeviceDiscovery", "WorkoutdTesting", "SerialTransport", "WorkoutEngine", "WorkoutProtocol",
+                "DeviceDiscovery", "WorkoutdTesting", "ControlProtocol", "SerialTransport", "WorkoutEngine", "WorkoutProtocol",
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),

@@ -3,7 +3,8 @@
 #   make install   [PREFIX=/usr/local] [DESTDIR=]   the release binary workoutd (Swift stdlib linked
 #                                                   statically) and workoutctl, a symlink to it (one binary
 #                                                   serves both commands), systemd unit, udev rule,
-#                                                   modules-load.d entry, man pages, bash completion,
+#                                                   modules-load.d entry, sysusers.d groups (created with
+#                                                   systemd-sysusers), man pages, bash completion,
 #                                                   default configuration
 #   make deb                                        the same as a Debian package: dist/workoutd_<version>_<arch>.deb
 #   make uninstall [PREFIX=/usr/local] [DESTDIR=]   removes them (an edited configuration stays)
@@ -16,6 +17,8 @@ BINDIR          ?= $(PREFIX)/bin
 SYSTEMDUNITDIR  ?= $(PREFIX)/lib/systemd/system
 UDEVRULESDIR    ?= $(PREFIX)/lib/udev/rules.d
 MODULESLOADDIR  ?= $(PREFIX)/lib/modules-load.d
+# systemd-sysusers reads /usr/local/lib/sysusers.d too.
+SYSUSERSDIR     ?= $(PREFIX)/lib/sysusers.d
 MANDIR          ?= $(PREFIX)/share/man
 BASHCOMPDIR     ?= $(PREFIX)/share/bash-completion/completions
 SYSCONFDIR      ?= /etc
@@ -28,6 +31,8 @@ WORKOUTD_CONFIG   := Config/workoutd.yaml
 WORKOUTD_RULES    := $(wildcard udev/*.rules systemd/*.rules)
 # The tty drivers the unit's DeviceAllow=char-ttyACM/char-ttyUSB name, loaded at boot (see the file).
 WORKOUTD_MODULES  := systemd/workoutd-modules.conf
+# The static groups: workoutd (control socket readers) and workoutd-wearable (the wearable's tty).
+WORKOUTD_SYSUSERS := systemd/workoutd-sysusers.conf
 # The toolchain's static-stdlib link flags export every symbol of our own code (-export-dynamic): 4.5 MB of
 # dynamic symbol table nothing looks up (no plug-ins are loaded). Identical code folding (gold --icf=safe) merges
 # the copies generics leave. docs/benchmarks.md (part footprint) says where the remaining megabytes are.
@@ -69,7 +74,15 @@ generated-docs: release-binary
 	"$(RELEASE_BIN)/workoutd" --generate-completion-script bash | sed '1{/^#!/d}' > $(GENERATED)/workoutd.bash
 	$(GENERATED)/workoutctl --generate-completion-script bash | sed '1{/^#!/d}' > $(GENERATED)/workoutctl.bash
 
+# The groups are created here (in DESTDIR's /etc when set), before udev and the unit name them; a package
+# creates them from its postinst instead (install-files only installs the sysusers.d file).
 install: release-binary generated-docs install-files
+	@if command -v systemd-sysusers >/dev/null 2>&1; then \
+		echo "systemd-sysusers --root=$(or $(DESTDIR),/) $(SYSUSERSDIR)/workoutd.conf"; \
+		systemd-sysusers --root=$(or $(DESTDIR),/) $(DESTDIR)$(SYSUSERSDIR)/workoutd.conf; \
+	else \
+		echo "install: no systemd-sysusers; create the groups workoutd and workoutd-wearable (groupadd --system)"; \
+	fi
 	@[ -n "$(DESTDIR)" ] || echo "install: now run: modprobe -a cdc_acm usbserial && systemctl daemon-reload && udevadm control --reload && udevadm trigger -s tty && systemctl enable --now workoutd"
 
 # Copies what release-binary and generated-docs built; `make deb` (debian/rules) calls it with DESTDIR.
@@ -83,6 +96,7 @@ install-files:
 	install -D -m 0644 $(GENERATED)/workoutd.bash $(DESTDIR)$(BASHCOMPDIR)/workoutd
 	install -D -m 0644 $(GENERATED)/workoutctl.bash $(DESTDIR)$(BASHCOMPDIR)/workoutctl
 	install -D -m 0644 $(WORKOUTD_MODULES) $(DESTDIR)$(MODULESLOADDIR)/workoutd.conf
+	install -D -m 0644 $(WORKOUTD_SYSUSERS) $(DESTDIR)$(SYSUSERSDIR)/workoutd.conf
 	install -d -m 0755 $(DESTDIR)$(SYSTEMDUNITDIR)
 	sed 's|$(UNIT_DEFAULT_EXEC)|$(BINDIR)/workoutd|g' $(WORKOUTD_UNIT) > $(DESTDIR)$(SYSTEMDUNITDIR)/workoutd.service
 	chmod 0644 $(DESTDIR)$(SYSTEMDUNITDIR)/workoutd.service
@@ -107,6 +121,8 @@ uninstall:
 	rm -f $(DESTDIR)$(MANDIR)/man1/workoutd.1 $(DESTDIR)$(MANDIR)/man1/workoutctl.1
 	rm -f $(DESTDIR)$(BASHCOMPDIR)/workoutd $(DESTDIR)$(BASHCOMPDIR)/workoutctl
 	rm -f $(DESTDIR)$(MODULESLOADDIR)/workoutd.conf
+	@# The groups stay (as with any package's system groups): files and memberships may still name them.
+	rm -f $(DESTDIR)$(SYSUSERSDIR)/workoutd.conf
 	rm -f $(DESTDIR)$(SYSTEMDUNITDIR)/workoutd.service
 	rm -f $(addprefix $(DESTDIR)$(UDEVRULESDIR)/,$(notdir $(WORKOUTD_RULES)))
 	rm -f $(DESTDIR)$(SYSCONFDIR)/workoutd/workoutd.yaml.default

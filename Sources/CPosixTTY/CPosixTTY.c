@@ -2,8 +2,11 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <grp.h>
+#include <pwd.h>
 #include <stdlib.h>
 #include <sys/ioctl.h>
+#include <sys/socket.h>
 #include <termios.h>
 #include <unistd.h>
 #include <sys/syscall.h>
@@ -80,4 +83,47 @@ int wd_spawn_add_close_from(posix_spawn_file_actions_t *actions, int lowfd) {
 
 int wd_pipe_cloexec(int fds[2]) {
     return pipe2(fds, O_CLOEXEC);
+_Static_assert(sizeof(wd_peer_credentials) == sizeof(struct ucred), "wd_peer_credentials must match struct ucred");
+
+int wd_group_id(const char *name, unsigned int *gid) {
+    struct group entry, *found = NULL;
+    char buffer[16384];
+    int error = getgrnam_r(name, &entry, buffer, sizeof buffer, &found);
+    if (error != 0) {
+        errno = error;
+        return -1;
+    }
+    if (found == NULL) return 1;
+    *gid = found->gr_gid;
+    return 0;
+}
+
+int wd_user_in_group(unsigned int uid, unsigned int primary_gid, unsigned int group) {
+    struct passwd entry, *found = NULL;
+    char buffer[16384];
+    int error = getpwuid_r(uid, &entry, buffer, sizeof buffer, &found);
+    if (error != 0) {
+        errno = error;
+        return -1;
+    }
+    if (found == NULL) return 0;
+    int count = 64;
+    for (int attempt = 0; attempt < 4; attempt++) {
+        gid_t *groups = malloc(sizeof(gid_t) * (size_t)count);
+        if (groups == NULL) return -1;
+        int wanted = count;
+        if (getgrouplist(found->pw_name, primary_gid, groups, &wanted) >= 0) {
+            int member = 0;
+            for (int i = 0; i < wanted; i++) {
+                if (groups[i] == group) member = 1;
+            }
+            free(groups);
+            return member;
+        }
+        free(groups);
+        // Too small: `wanted` now says how many there are.
+        count = wanted > count ? wanted : count * 2;
+    }
+    errno = ERANGE;
+    return -1;
 }

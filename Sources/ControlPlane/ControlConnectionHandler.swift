@@ -18,6 +18,7 @@ final class ControlConnectionHandler: ChannelDuplexHandler {
 
     private let responder: ControlResponder
     private let options: ControlServerOptions
+    private let access: PeerAccess
     private let logger: Logger
     private let decoder = ControlRequestDecoder()
     private var queue: [LineFrame] = []
@@ -27,9 +28,10 @@ final class ControlConnectionHandler: ChannelDuplexHandler {
     private var subscriber: EventSubscriber?
     private var unwritableDeadline: Scheduled<Void>?
 
-    init(responder: ControlResponder, options: ControlServerOptions, logger: Logger) {
+    init(responder: ControlResponder, options: ControlServerOptions, access: PeerAccess, logger: Logger) {
         self.responder = responder
         self.options = options
+        self.access = access
         self.logger = logger
     }
 
@@ -99,12 +101,23 @@ final class ControlConnectionHandler: ChannelDuplexHandler {
     private func start(_ request: ControlRequest, context: ChannelHandlerContext) {
         inFlight = true
         let responder = self.responder
+        let access = self.access
         let bound = NIOLoopBound((self, context), eventLoop: context.eventLoop)
-        context.eventLoop.makeFutureWithTask { await responder.respond(to: request) }.whenSuccess { line in
+        context.eventLoop.makeFutureWithTask { () async -> (line: [UInt8], refused: PeerAccess.Refusal?) in
+            // The peer's credentials decide before anything is read or run for it.
+            if let refusal = await access.check(request.call.method) {
+                return (ControlResponder.errorLine(id: request.id, refusal.error), refusal)
+            }
+            return (await responder.respond(to: request), nil)
+        }.whenSuccess { answer in
             let (handler, context) = bound.value
             handler.inFlight = false
-            handler.write(line, context: context)
-            if case .subscribe = request.call { handler.startStreaming(context: context) }
+            if let refusal = answer.refused, refusal.closesConnection {
+                handler.refuse(answer.line, context: context)
+                return
+            }
+            handler.write(answer.line, context: context)
+            if case .subscribe = request.call, answer.refused == nil { handler.startStreaming(context: context) }
             handler.processQueue(context: context)
         }
     }
@@ -145,6 +158,17 @@ final class ControlConnectionHandler: ChannelDuplexHandler {
             return
         }
         context.writeAndFlush(wrapOutboundOut(context.channel.allocator.buffer(bytes: bytes)), promise: nil)
+    }
+
+    /// Writes `line` (a refusal), then hangs up: a peer that may do nothing gets no further answers.
+    private func refuse(_ line: [UInt8], context: ChannelHandlerContext) {
+        guard !closing, context.channel.isActive else { return }
+        closing = true
+        queue.removeAll()
+        let bound = NIOLoopBound(context, eventLoop: context.eventLoop)
+        context.writeAndFlush(wrapOutboundOut(context.channel.allocator.buffer(bytes: line))).whenComplete { _ in
+            bound.value.close(promise: nil)
+        }
     }
 
     private func drop(context: ChannelHandlerContext, reason: String) {

@@ -60,8 +60,10 @@ public final class ControlResponder: Sendable {
             case .status:
                 return try reply(request, try await status(), encoder)
             case .devices:
-                let devices = await manager.devices().map(Self.report)
-                return try reply(request, DeviceList(devices: devices), encoder)
+                let served = await manager.devices().map(Self.report)
+                let refused = await manager.refusedDevices().map(Self.report)
+                let unknown = await manager.unknownDevices().map(Self.report)
+                return try reply(request, DeviceList(devices: served + refused, unknown: unknown), encoder)
             case .workouts(let device, let limit):
                 let identity = try await resolve(device)
                 return try reply(request, WorkoutList(workouts: try await storage { try await self.records.workouts(device: identity, limit: limit) }), encoder)
@@ -157,6 +159,18 @@ public final class ControlResponder: Sendable {
         } catch {
             throw ControlError(.unavailable, "The store could not be read: \(error).")
         }
+    }
+
+    private static func report(_ device: RefusedDevice) -> DeviceReport {
+        DeviceReport(
+            identity: device.identity.rawValue, node: device.path, connected: false, connectedSince: nil, commands: 0, errors: 0,
+            connections: 0, refused: device.refusal.description)
+    }
+
+    private static func report(_ device: UnknownDevice) -> UnknownDeviceReport {
+        UnknownDeviceReport(
+            identity: device.identity.rawValue, node: device.path, firstSeen: device.firstSeen, lastSeen: device.lastSeen,
+            sightings: device.sightings)
     }
 
     private static func report(_ stats: DeviceStats) -> DeviceReport {

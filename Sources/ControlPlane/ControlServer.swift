@@ -69,6 +69,11 @@ public final class ControlServer: Service, Sendable {
             try? await channel.close()
             throw ControlSocketModeError(path: path, reason: error)
         }
+        // Group members must be able to connect at all; SO_PEERCRED still decides what they may do.
+        if let group = options.authorization.readerGroupID(), chown(path, uid_t.max, group) != 0 {
+            logger.notice("control socket left in the daemon's group; readers of group \(options.authorization.readerGroup ?? "") cannot connect", metadata: [
+                "error": "\(String(cString: strerror(errno)))"])
+        }
         return channel
     }
 
@@ -87,8 +92,9 @@ public final class ControlServer: Service, Sendable {
         }
         try channel.pipeline.syncOperations.addHandler(
             ByteToMessageHandler(LineFrameDecoder(maximumLineLength: ControlSocket.maximumRequestBytes)))
+        let access = PeerAccess(channel: channel, authorization: options.authorization, logger: logger)
         try channel.pipeline.syncOperations.addHandler(
-            ControlConnectionHandler(responder: responder, options: options, logger: logger))
+            ControlConnectionHandler(responder: responder, options: options, access: access, logger: logger))
     }
 }
 

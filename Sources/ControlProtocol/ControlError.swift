@@ -17,6 +17,9 @@ public struct ControlError: Error, Hashable, Sendable, Codable, CustomStringConv
         case unknownDevice = "unknown_device"
         /// The daemon could not answer now (its store failed).
         case unavailable
+        /// The client's user may not make this request (peer credentials; see ``ControlAccess``).
+        case permissionDenied = "permission_denied"
+
     }
 
     public var code: Code

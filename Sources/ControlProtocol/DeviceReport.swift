@@ -14,11 +14,15 @@ public struct DeviceReport: Codable, Hashable, Sendable {
     public var connections: Int
     /// Why the node is not open while it waits, e.g. "held by another program (pid 42)"; nil when connected.
     public var waitingReason: String?
+    /// Set when the device matched but is not served, and why: "identity already attached on /dev/ttyACM0",
+    /// "not in devices.allowed_serials". Its node stays closed; `connected` is false and the counters 0.
+    public var refused: String?
 
     public init(
         identity: String, node: String, connected: Bool, connectedSince: Date?, commands: Int, errors: Int, connections: Int,
-        waitingReason: String? = nil
+        waitingReason: String? = nil, refused: String? = nil
     ) {
+        self.refused = refused
         self.identity = identity
         self.node = node
         self.connected = connected
@@ -30,8 +34,33 @@ public struct DeviceReport: Codable, Hashable, Sendable {
     }
 }
 
-/// The `devices` result.
+/// A device refused since start because `devices.allowed_serials` does not list it (`workoutctl devices --unknown`).
+public struct UnknownDeviceReport: Codable, Hashable, Sendable {
+    /// The identity to add to `devices.allowed_serials` to enrol it.
+    public var identity: String
+    /// The node it was last seen on.
+    public var node: String
+    public var firstSeen: Date
+    public var lastSeen: Date
+    public var sightings: Int
+
+    public init(identity: String, node: String, firstSeen: Date, lastSeen: Date, sightings: Int) {
+        self.identity = identity
+        self.node = node
+        self.firstSeen = firstSeen
+        self.lastSeen = lastSeen
+        self.sightings = sightings
+    }
+}
+
+/// The `devices` result: served devices, then refused ones (``DeviceReport/refused`` set), and the unknown
+/// identities seen since start.
 public struct DeviceList: Codable, Hashable, Sendable {
     public var devices: [DeviceReport]
-    public init(devices: [DeviceReport]) { self.devices = devices }
+    /// Absent from an older daemon's reply.
+    public var unknown: [UnknownDeviceReport]?
+    public init(devices: [DeviceReport], unknown: [UnknownDeviceReport]? = nil) {
+        self.devices = devices
+        self.unknown = unknown
+    }
 }

@@ -155,7 +155,8 @@ public final class DiscoveryService: Service, Sendable {
                 logger.info("serving discovered device", metadata: ["rule": "\(rule)", "syspath": "\(device.syspath)"])
             }
             served[node] = identity
-            await manager.attach(DeviceSpec(path: node, identity: identity, baud: baud.withLock { $0 }, policy: policy))
+            await manager.attach(DeviceSpec(
+                path: node, identity: identity, baud: baud.withLock { $0 }, policy: policy, requiresEnrolment: true))
         case .remove:
             guard let identity = served.removeValue(forKey: node) else { return }
             logger.info("device removed", metadata: ["device": "\(identity)"])

@@ -2,6 +2,7 @@
 import Glibc
 #endif
 import CPosixTTY
+import Foundation
 import Logging
 import Metrics
 import Synchronization
@@ -23,9 +24,16 @@ public actor DeviceManager {
     private let logger: Logger
     private let observer: DeviceActivity.Observer?
     private var attachments: [String: Attachment] = [:]
+    /// Matching devices that are not served (their node is never opened), by node, with the spec to serve
+    /// them by when they become admissible.
+    private var refused: [String: (report: RefusedDevice, spec: DeviceSpec)] = [:]
+    /// Which devices may be served: one node per identity, and the enrolled ones when a list is set.
+    private var admission: DeviceAdmission
     private var shuttingDown = false
     /// Identities that have been connected before, so coming back counts as a reconnect.
     private var everConnected: Set<DeviceIdentity> = []
+    /// Identities whose first sighting was checked (and announced when new) since start.
+    private var sighted: Set<DeviceIdentity> = []
     private let reconnects = Counter(label: "workoutd_reconnects_total")
     /// The attached devices' counters by identity, fed from the engine's answered batches.
     private let statsByDevice = StatsByDevice()
@@ -40,8 +48,9 @@ public actor DeviceManager {
 
     public init(
         group: any EventLoopGroup, placement: SessionPlacement? = nil, engine: WorkoutEngine, options: PipelineOptions,
-        logger: Logger, observer: DeviceActivity.Observer? = nil
+        logger: Logger, observer: DeviceActivity.Observer? = nil, allowedSerials: Set<String>? = nil
     ) {
+        admission = DeviceAdmission(allowedSerials: allowedSerials)
         self.group = group
         self.placement = placement
         self.engine = engine
@@ -60,6 +69,10 @@ public actor DeviceManager {
     /// Starts serving `spec.path`. A path already attached keeps its connection; its spec is updated and used
     /// from its next (re)open on (a replugged device may come back with another identity only if it really is
     /// another device).
+    ///
+    /// A device whose identity another node already serves, or (with `devices.allowed_serials`) that is not
+    /// enrolled, is refused: logged at warning, listed by ``refusedDevices()``, its node never opened. One refused
+    /// for its identity is served once the node holding that identity is detached.
     public func attach(_ spec: DeviceSpec) {
         guard !shuttingDown else { return }
         if var existing = attachments[spec.path], existing.spec.identity == spec.identity {
@@ -67,7 +80,13 @@ public actor DeviceManager {
             attachments[spec.path] = existing
             return
         }
+        if let refusal = admission.refusal(for: spec, served: attachments.mapValues(\.spec.identity)) {
+            detach(path: spec.path)
+            refuse(spec, refusal)
+            return
+        }
         detach(path: spec.path)
+        announceFirstSighting(spec)
         let stats = DeviceStats(identity: spec.identity, path: spec.path)
         statsByDevice.add(stats)
         let task = Task { await self.serve(spec, stats: stats) }
@@ -93,15 +112,83 @@ public actor DeviceManager {
     /// Stops serving `path` (the device was removed). Lines already read are still answered if the
     /// device can take them; nothing committed is affected.
     public func detach(path: String) {
+        refused[path] = nil
         guard let attachment = attachments.removeValue(forKey: path) else { return }
         statsByDevice.remove(attachment.stats)
         attachment.task.cancel()
         attachment.channel?.close(promise: nil)
+        serveRefused(sharing: attachment.spec.identity)
     }
 
     /// Currently attached devices and their counters.
     public func devices() -> [DeviceStats] {
         attachments.values.map(\.stats).sorted { $0.path < $1.path }
+    }
+
+    /// Matching devices that are not served, and why.
+    public func refusedDevices() -> [RefusedDevice] {
+        refused.values.map(\.report).sorted { $0.path < $1.path }
+    }
+
+    /// Identities refused since start for not being in `devices.allowed_serials` (at most 256, newest kept).
+    public func unknownDevices() -> [UnknownDevice] {
+        admission.unknown.values.sorted { $0.firstSeen < $1.firstSeen }
+    }
+
+    /// A reload's `devices.allowed_serials` (nil: every identity). Applies to devices that appear from now on and
+    /// to those refused as not enrolled, which are served at once when now listed; devices already served stay
+    /// connected (a reload never cuts a wearable off; unplug it, or restart, to apply a shorter list to it).
+    public func update(allowedSerials: Set<String>?) {
+        guard allowedSerials != admission.allowedSerials else { return }
+        admission.allowedSerials = allowedSerials
+        admission.forgetEnrolled()
+        for (path, device) in refused where device.report.refusal == .notEnrolled
+            && admission.refusal(for: device.spec, served: attachments.mapValues(\.spec.identity)) != .notEnrolled {
+            logger.notice("serving device now enrolled", metadata: ["device": "\(device.spec.identity)", "node": "\(path)"])
+            refused[path] = nil
+            attach(device.spec)
+        }
+    }
+
+    /// Records `spec` as refused; logs it once per node, identity and reason (udev's `change` events repeat it).
+    private func refuse(_ spec: DeviceSpec, _ refusal: DeviceRefusal) {
+        let previous = refused[spec.path]?.report
+        if refusal == .notEnrolled { admission.noteUnknown(spec) }
+        if let previous, previous.identity == spec.identity, previous.refusal == refusal {
+            refused[spec.path]?.spec = spec
+            return
+        }
+        refused[spec.path] = (RefusedDevice(identity: spec.identity, path: spec.path, refusal: refusal, since: Date()), spec)
+        let metadata: Logger.Metadata = ["device": "\(spec.identity)", "node": "\(spec.path)", "reason": "\(refusal)"]
+        switch refusal {
+        case .notEnrolled:
+            logger.warning("refusing device: not enrolled in devices.allowed_serials; its node stays closed", metadata: metadata)
+        case .identityInUse:
+            logger.warning("refusing device: its identity is already attached on another node; its node stays closed", metadata: metadata)
+        }
+    }
+
+    /// Serves a device refused because `identity` was in use, now that the node holding it is gone.
+    private func serveRefused(sharing identity: DeviceIdentity) {
+        guard !shuttingDown,
+              let path = refused.filter({ $0.value.report.identity == identity && $0.value.report.refusal != .notEnrolled }).keys.min(),
+              let spec = refused.removeValue(forKey: path)?.spec else { return }
+        logger.notice("serving device refused earlier: the node that held its identity is gone", metadata: [
+            "device": "\(identity)", "node": "\(path)"])
+        attach(spec)
+    }
+
+    /// Logs the first sighting of an identity at notice: since start, and not when the store already has a
+    /// session for it (a wearable the hub knew before a restart is not announced again).
+    private func announceFirstSighting(_ spec: DeviceSpec) {
+        guard sighted.insert(spec.identity).inserted else { return }
+        let store = engine.store
+        let logger = self.logger
+        Task {
+            let snapshot = try? await store.restore(spec.identity)
+            guard snapshot == nil || snapshot == DeviceSnapshot() else { return }
+            logger.notice("new wearable seen", metadata: ["device": "\(spec.identity)", "node": "\(spec.path)"])
+        }
     }
 
     /// Graceful shutdown: stop reading everywhere, answer what was read, flush, close.
@@ -230,6 +317,7 @@ public actor DeviceManager {
         if attachments[spec.path]?.stats === stats, !shuttingDown {
             attachments[spec.path] = nil
             statsByDevice.remove(stats)
+            serveRefused(sharing: spec.identity)
         }
     }
 

@@ -36,11 +36,18 @@ public struct DeviceSpec: Sendable, Hashable {
     public var identity: DeviceIdentity
     public var baud: UInt32
     public var policy: ReconnectPolicy
+    /// Whether `devices.allowed_serials`, when set, applies: true for what udev found, false for a path the
+    /// administrator named (naming it is enrolling it).
+    public var requiresEnrolment: Bool
 
-    public init(path: String, identity: DeviceIdentity, baud: UInt32 = SerialTransportConfiguration.defaultBaud, policy: ReconnectPolicy = ReconnectPolicy()) {
+    public init(
+        path: String, identity: DeviceIdentity, baud: UInt32 = SerialTransportConfiguration.defaultBaud, policy: ReconnectPolicy = ReconnectPolicy(),
+        requiresEnrolment: Bool = false
+    ) {
         self.path = path
         self.identity = identity
         self.baud = baud
         self.policy = policy
+        self.requiresEnrolment = requiresEnrolment
     }
 }

@@ -24,10 +24,10 @@ enum AtomicFile {
             let directory = file.destination.deletingLastPathComponent()
             do {
                 if createdDirectories.insert(directory.path).inserted {
-                    try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+                    try FileManager.default.createDirectory(
+                        at: directory, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
                 }
-                let temporary = directory.appendingPathComponent(".\(file.destination.lastPathComponent).\(getpid()).tmp").path
-                try writeFile(file.data, to: temporary)
+                let temporary = try writeTemporary(file.data, beside: file.destination)
                 temporaries.append((index, temporary))
             } catch {
                 results[index] = .failure(error)
@@ -58,11 +58,30 @@ enum AtomicFile {
         return results
     }
 
-    /// Creates (or truncates) `path` with `data` and fsyncs it; removes it on failure.
-    private static func writeFile(_ data: Data, to path: String) throws {
-        let fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
-        guard fd >= 0 else { throw failure("create", path) }
+    /// Spooled shares are the daemon's alone (0600), whatever the umask.
+    static let fileMode: mode_t = 0o600
+
+    /// Writes `data` to a new file beside `destination` and fsyncs it; returns its path. The name has 64 random
+    /// bits and the file is created with `O_EXCL|O_NOFOLLOW`: nothing planted under a guessed name (a
+    /// symlink, a file someone else holds open) is ever followed or written into.
+    private static func writeTemporary(_ data: Data, beside destination: URL) throws -> String {
+        let directory = destination.deletingLastPathComponent()
+        for _ in 0..<8 {
+            let suffix = String(UInt64.random(in: .min ... .max), radix: 16)
+            let path = directory.appendingPathComponent(".\(destination.lastPathComponent).\(suffix).tmp").path
+            let fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, fileMode)
+            if fd < 0, errno == EEXIST { continue }
+            guard fd >= 0 else { throw failure("create", path) }
+            try writeFile(data, fd: fd, path: path)
+            return path
+        }
+        throw ShareDeliveryError("create a temporary file in \(directory.path) failed: every random name was taken")
+    }
+
+    /// Writes `data` to the new file `fd` (at `path`), makes it 0600 and fsyncs it; closes it, and removes it on failure.
+    private static func writeFile(_ data: Data, fd: Int32, path: String) throws {
         do {
+            guard fchmod(fd, fileMode) == 0 else { throw failure("chmod", path) }
             try data.withUnsafeBytes { buffer in
                 guard let base = buffer.baseAddress else { return }
                 var offset = 0

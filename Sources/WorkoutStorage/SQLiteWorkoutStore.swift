@@ -91,6 +91,11 @@ public final class SQLiteWorkoutStore: WorkoutStore {
             integrityCheckedAtOpen = true  // a new database: nothing to check
         }
 
+        if mode == .readWrite {
+            if !exists { PrivateDatabaseFiles.createIfMissing(path) }
+            PrivateDatabaseFiles.restrict(path)
+        }
+
         var configuration = Configuration()
         configuration.foreignKeysEnabled = true
         configuration.readonly = mode == .readOnly
@@ -135,6 +140,8 @@ public final class SQLiteWorkoutStore: WorkoutStore {
                         detail: "the database can only be opened read-only (read-only file system or file permissions); make it writable, or use the read-only inspection commands.")
                 }
                 try StoreSchema.migrator.migrate(pool)
+                // The WAL and -shm exist now; an older daemon's may have been created group- or world-readable.
+                PrivateDatabaseFiles.restrict(path)
                 let replicating = replicationDoorbell != nil
                 backFilledForReplication = try pool.write { db in try ReplicationOutbox.backFill(replicating: replicating, in: db) }
                 database = pool

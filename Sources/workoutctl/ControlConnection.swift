@@ -40,7 +40,7 @@ public final class ControlConnection: @unchecked Sendable {
             switch code {
             case ENOENT: throw .notRunning(path: path, reason: "no socket at \(path)")
             case ECONNREFUSED: throw .notRunning(path: path, reason: "nothing listening on \(path)")
-            case EACCES, EPERM: throw .failed("permission denied on \(path); run as root or as a member of the daemon's group")
+            case EACCES, EPERM: throw .failed("permission denied on \(path); run as root or as a member of group workoutd (usermod -aG workoutd $USER)")
             default: throw .failed("cannot connect to \(path): \(String(cString: strerror(code)))")
             }
         }

@@ -44,11 +44,14 @@ struct ConfigurationCheck {
             let name = keyNode.string ?? ""
             let full = path.isEmpty ? name : path + "." + name
             lines[full] = keyNode.mark?.line
-            if ConfigurationKeys.isSection(full) {
-                if value.null != nil { continue }
+            if case .mapping = value, ConfigurationKeys.isSection(full) {
                 try walk(value, path: full)
             } else if let key = ConfigurationKeys.key(named: full) {
+                // A key that is also a section (`devices`: a list, or `paths:` and `allowed_serials:`).
                 try checkType(value, of: key, name: full)
+            } else if ConfigurationKeys.isSection(full) {
+                if value.null != nil { continue }
+                try walk(value, path: full)
             } else {
                 throw located(full, keyNode, unknownProblem(name, under: path))
             }

@@ -7,6 +7,9 @@ import WorkoutProtocol
 enum ConfigurationKeys {
     static let all: [ConfigurationKey] = [
         .init("devices", .list, .live),
+        // `devices` may also be a section: `paths` (the list above) and `allowed_serials` (enrolment).
+        .init("devices.paths", .list, .live),
+        .init("devices.allowed_serials", .list, .live),
         .init("serial.baud", .integer, .live),
         .init("serial.max_line_bytes", .integer, .live),
         .init("serial.max_pending_lines", .integer, .live),
@@ -22,6 +25,7 @@ enum ConfigurationKeys {
         .init("shares.*.command", .list, .live),
         .init("shares.*.timeout_ms", .integer, .live),
         .init("control_socket", .string, .restart),
+        .init("control_socket_group", .string, .restart),
         .init("log_level", .string, .live),
         .init("shutdown.drain_timeout_ms", .integer, .restart),
         .init("replication.postgres_url", .string, .restart),

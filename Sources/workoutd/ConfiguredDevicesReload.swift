@@ -7,11 +7,13 @@ extension ReloadHook {
     /// `devices:` (and `--device`), `serial.*`, `reconnect.*`: listed paths not being served are attached with the
     /// new settings; listed paths already served stay connected and take the new baud rate and reconnect delays
     /// at their next (re)open, the new line limits and reply line ending at once. Paths no longer listed stay
-    /// connected too: a reload never cuts a wearable off.
+    /// connected too: a reload never cuts a wearable off. `devices.allowed_serials` applies to devices seen from now
+    /// on, and serves at once the refused ones it now lists.
     static func configuredDevices(_ manager: DeviceManager) -> ReloadHook {
         ReloadHook(name: "devices") { configuration in
             return {
                 await manager.update(options: configuration.serial.pipeline)
+                await manager.update(allowedSerials: configuration.allowedSerials)
                 for path in configuration.devices {
                     await manager.attach(DeviceSpec(
                         path: path, identity: DeviceIdentity(path), baud: configuration.serial.baud, policy: configuration.serial.reconnect))

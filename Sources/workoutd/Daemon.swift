@@ -38,7 +38,7 @@ enum Daemon {
             observer: { [events = observers.deviceObserver, status = systemd.deviceObserver] activity in
                 events(activity)
                 status(activity)
-            })
+            }, allowedSerials: config.allowedSerials)
         let staticDevices = config.devices.map { path in
             DeviceSpec(path: path, identity: DeviceIdentity(path), baud: config.serial.baud, policy: config.serial.reconnect)
         }

@@ -1,4 +1,5 @@
 import Configuration
+import ControlPlane
 import ControlProtocol
 import DeviceDiscovery
 import Foundation
@@ -20,6 +21,9 @@ struct DaemonConfiguration: Sendable {
     static let environmentPrefix = "WORKOUTD_"
 
     var devices: [String] = []
+    /// `devices.allowed_serials`: when set, udev-found devices are served only if their identity (`ID_SERIAL`,
+    /// as `workoutctl devices` shows it) is listed; nil serves every matching device.
+    var allowedSerials: Set<String>?
     /// `serial.*`, `reconnect.*`, `shutdown.drain_timeout_ms`, over the transport's own defaults.
     var serial = SerialTransportConfiguration()
     /// `state_dir` and `storage.backend`.
@@ -33,6 +37,9 @@ struct DaemonConfiguration: Sendable {
     var discovery: DeviceMatcher? = .standard
     /// The control socket's path; `nil` when disabled (`control_socket: ""` or `--control-socket none`).
     var controlSocket: String? = ControlSocket.defaultPath
+    /// `control_socket_group`: whose members may read through the control socket; nil (`""`) for nobody but
+    /// root and the daemon's user.
+    var controlSocketGroup: String? = ControlAuthorization.defaultReaderGroup
     /// `shares.<service>.*`: how each service's shares are delivered, and the delivery worker's pacing.
     var shares = ShareDeliveryConfiguration()
     /// `replication.*`: the central PostgreSQL; nil when `replication.postgres_url` is empty (the default).
@@ -94,7 +101,15 @@ struct DaemonConfiguration: Sendable {
     ) async throws -> DaemonConfiguration {
         let reader = try await makeReader(file: file, environment: environment)
         var config = DaemonConfiguration()
-        config.devices = try reader.strings("devices") ?? []
+        // `devices:` is a list of paths, or a section with `paths:` and `allowed_serials:` (both forms may meet:
+        // a list in the file and WORKOUTD_DEVICES_PATHS; the paths of both are served).
+        config.devices = (try reader.strings("devices") ?? []) + (try reader.strings("devices.paths") ?? [])
+        if let allowed = try reader.strings("devices.allowed_serials") {
+            if let blank = allowed.first(where: { $0.trimmingCharacters(in: .whitespaces).isEmpty || $0.contains(where: \.isNewline) }) {
+                throw ConfigurationError(key: "devices.allowed_serials", problem: "entries must be identities as workoutctl devices shows them; got '\(blank)'")
+            }
+            config.allowedSerials = Set(allowed)
+        }
         config.serial.baud = try reader.integer("serial.baud", default: config.serial.baud) { SerialPort.isSupported(baud: $0) ? nil : "is not a supported baud rate" }
         config.serial.pipeline.maximumLineLength = try reader.integer("serial.max_line_bytes", default: config.serial.pipeline.maximumLineLength) { (64...1 << 20).contains($0) ? nil : "must be between 64 and 1048576" }
         config.serial.pipeline.maximumPendingLines = try reader.integer("serial.max_pending_lines", default: config.serial.pipeline.maximumPendingLines) { (1...65536).contains($0) ? nil : "must be between 1 and 65536" }
@@ -137,6 +152,7 @@ struct DaemonConfiguration: Sendable {
 
         config.controlSocket = try parseControlSocket(overrides.controlSocket ?? reader.string("control_socket"),
                                                       key: overrides.controlSocket == nil ? "control_socket" : "--control-socket")
+        if let group = try reader.string("control_socket_group") { config.controlSocketGroup = group.isEmpty ? nil : group }
         config.origin = Origin(file: file, environment: environment.filter { $0.key.hasPrefix(environmentPrefix) }, overrides: overrides)
 
         config.devices += overrides.devices

@@ -46,6 +46,8 @@ struct DaemonObservers: Sendable {
             identity: .init(version: WorkoutdVersion.current), engine: engine, records: records, manager: manager, tally: tally, hub: hub,
             maximumLineLength: config.serial.pipeline.maximumLineLength, metricsText: { registry.emitToString() },
             replication: replication)
-        return ControlServer(options: ControlServerOptions(path: path), responder: responder, group: group, logger: logger)
+        let authorization = ControlAuthorization(readerGroup: config.controlSocketGroup)
+        return ControlServer(
+            options: ControlServerOptions(path: path, authorization: authorization), responder: responder, group: group, logger: logger)
     }
 }

@@ -6,6 +6,7 @@ extension DaemonConfiguration {
             "state_dir": stateDirectory,
             "storage.backend": storage.backend.rawValue,
             "control_socket": controlSocket ?? "",
+            "control_socket_group": controlSocketGroup ?? "",
             "shutdown.drain_timeout_ms": "\(serial.drainTimeout)",
             // Redacted: a password written in the URL stays out of the comparison and its log line.
             "replication.postgres_url": replication?.redactedDescription ?? "",

@@ -14,7 +14,7 @@ struct WorkoutdCommand: AsyncParsableCommand {
             Without a subcommand, workoutd runs the daemon (`serve`); its flags:
             \(Serve.optionsHelp)
             Exit status: 0 stopped cleanly; 64 bad usage; 73 the state directory is in use by another \
-            process or its database cannot be used; 78 the configuration is invalid (the message names the \
+            process, is not the daemon's own (owner, mode, a symlinked lock) or its database cannot be used; 78 the configuration is invalid (the message names the \
             file, line and key).
             """,
         version: WorkoutdVersion.current,

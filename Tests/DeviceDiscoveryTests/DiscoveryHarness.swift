@@ -19,11 +19,11 @@ final class DiscoveryHarness: Sendable {
     let service: DiscoveryService
     private let running = Mutex<Task<Void, any Error>?>(nil)
 
-    init(rules: [String] = DeviceMatcher.defaultRules, policy: ReconnectPolicy = .discovered) async throws {
+    init(rules: [String] = DeviceMatcher.defaultRules, policy: ReconnectPolicy = .discovered, allowedSerials: Set<String>? = nil) async throws {
         var logger = Logger(label: "workoutd.test")
         logger.logLevel = ProcessInfo.processInfo.environment["WORKOUTD_TEST_LOG"] != nil ? .debug : .critical
         engine = try await WorkoutEngine(store: store)
-        manager = DeviceManager(group: group, engine: engine, options: PipelineOptions(), logger: logger)
+        manager = DeviceManager(group: group, engine: engine, options: PipelineOptions(), logger: logger, allowedSerials: allowedSerials)
         service = DiscoveryService(manager: manager, matcher: try DeviceMatcher(parsing: rules), policy: policy, logger: logger)
     }
 
@@ -66,12 +66,23 @@ final class DiscoveryHarness: Sendable {
 
     /// Waits until `condition` holds over the manager's device list, or `timeout` passes.
     func waitForDevices(timeout: Duration = .seconds(5), _ condition: ([DeviceStats]) -> Bool) async -> Bool {
+        await waitFor(timeout: timeout, { await $0.devices() }, condition)
+    }
+
+    /// Waits until `condition` holds over the manager's refused devices, or `timeout` passes.
+    func waitForRefused(timeout: Duration = .seconds(5), _ condition: ([RefusedDevice]) -> Bool) async -> Bool {
+        await waitFor(timeout: timeout, { await $0.refusedDevices() }, condition)
+    }
+
+    private func waitFor<Value>(
+        timeout: Duration, _ read: (DeviceManager) async -> Value, _ condition: (Value) -> Bool
+    ) async -> Bool {
         let deadline = ContinuousClock.now + timeout
         while ContinuousClock.now < deadline {
-            if condition(await manager.devices()) { return true }
+            if condition(await read(manager)) { return true }
             try? await Task.sleep(for: .milliseconds(10))
         }
-        return condition(await manager.devices())
+        return condition(await read(manager))
     }
 }
 

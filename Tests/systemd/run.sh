@@ -149,12 +149,18 @@ DeviceAllow=$device rw
 EOF
 
 # --- The wearable and the container -----------------------------------------------------------------
-dialout_gid=$(awk -F: '$1 == "dialout" { print $3 }' "$merged/etc/group")
-[[ -n "$dialout_gid" ]] || abort "no dialout group in the root"
-coproc WEARABLE { exec python3 "$here/pty_wearable.py" --group "$dialout_gid"; }
+# make install created the static groups (sysusers.d) in the root: the wearable's and the control socket's.
+wearable_gid=$(awk -F: '$1 == "workoutd-wearable" { print $3 }' "$merged/etc/group")
+readers_gid=$(awk -F: '$1 == "workoutd" { print $3 }' "$merged/etc/group")
+if [[ -n "$wearable_gid" && -n "$readers_gid" ]]; then
+    pass "make install created the groups workoutd-wearable ($wearable_gid) and workoutd ($readers_gid) with systemd-sysusers"
+else
+    abort "no workoutd-wearable or workoutd group in the root after make install"
+fi
+coproc WEARABLE { exec python3 "$here/pty_wearable.py" --group "$wearable_gid"; }
 wearable_pid=$WEARABLE_PID
 read -r -t 10 -u "${WEARABLE[0]}" pty_node || abort "the pty wearable did not start"
-info "wearable: $pty_node bound in as $device (group dialout, mode 0660)"
+info "wearable: $pty_node bound in as $device (group workoutd-wearable, mode 0660)"
 
 # Sends a command line and waits for the reply carrying its id; resends (same id, so the daemon
 # answers from its replay cache instead of running it twice) while the daemon is (re)connecting.
@@ -208,10 +214,10 @@ else
     fail "systemd-analyze verify: $verify_output"
 fi
 score=$(in_container systemd-analyze security "$unit.service" --no-pager 2>/dev/null | sed -n 's/.*Overall exposure level for [^:]*: \([0-9.]*\).*/\1/p')
-if [[ -n "$score" ]] && awk -v s="$score" 'BEGIN { exit !(s <= 2.0) }'; then
+if [[ -n "$score" ]] && awk -v s="$score" 'BEGIN { exit !(s <= 1.5) }'; then
     pass "systemd-analyze security $unit.service (the installed unit, online): $score"
 else
-    fail "systemd-analyze security score '$score' (want 2.0 or lower)"
+    fail "systemd-analyze security score '$score' (want 1.5 or lower)"
 fi
 
 # --- systemctl start: returns after READY ------------------------------------------------------------
@@ -239,13 +245,25 @@ main_pid=$(unit_property MainPID)
 proc_status=$(in_container cat "/proc/$main_pid/status" 2>/dev/null)
 uid=$(awk '/^Uid:/ { print $2 }' <<<"$proc_status")
 groups=$(awk '/^Groups:/ { $1 = ""; print }' <<<"$proc_status")
-if ((uid >= 61184 && uid <= 65519)) && [[ " $groups " == *" $dialout_gid "* ]] \
+if ((uid >= 61184 && uid <= 65519)) && [[ " $groups " == *" $wearable_gid "* && " $groups " == *" $readers_gid "* ]] \
     && grep -q '^CapEff:[[:space:]]*0000000000000000$' <<<"$proc_status" \
     && grep -q '^NoNewPrivs:[[:space:]]*1$' <<<"$proc_status" \
     && grep -q '^Seccomp:[[:space:]]*2$' <<<"$proc_status"; then
-    pass "the daemon runs as dynamic uid $uid with the dialout group, no capabilities, NoNewPrivs, seccomp"
+    pass "the daemon runs as dynamic uid $uid with the groups workoutd-wearable and workoutd, no capabilities, NoNewPrivs, seccomp"
 else
     fail "privileges: uid=$uid groups=$groups $(grep -E '^(CapEff|NoNewPrivs|Seccomp):' <<<"$proc_status" | tr '\n\t' '  ')"
+fi
+
+# --- The control socket: group workoutd may connect, SO_PEERCRED decides what it may do -------------------
+socket_owner=$(in_container stat -c '%G %a' /run/workoutd/control.sock 2>&1)
+reader_status=$(in_container setpriv --reuid=nobody --regid=workoutd --clear-groups /usr/local/bin/workoutctl status 2>&1)
+reader_send=$(in_container setpriv --reuid=nobody --regid=workoutd --clear-groups /usr/local/bin/workoutctl send --device "$device" '{"command_type":"end_workout"}' 2>&1)
+stranger=$(in_container setpriv --reuid=nobody --regid=nogroup --clear-groups /usr/local/bin/workoutctl status 2>&1)
+if [[ "$socket_owner" == "workoutd 660" && "$reader_status" == *version* && "$reader_send" == *"permission denied: send needs"* \
+    && "$stranger" == *"ermission denied"* ]]; then
+    pass "control socket group workoutd, 0660: a workoutd member may read but not send, others cannot connect"
+else
+    fail "control socket: owner/mode '$socket_owner'; reader status: $reader_status; reader send: $reader_send; stranger: $stranger"
 fi
 
 # --- A seed command on the pty, and the status line ----------------------------------------------------

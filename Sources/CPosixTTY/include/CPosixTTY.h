@@ -34,4 +34,21 @@ int wd_spawn_add_close_from(posix_spawn_file_actions_t *actions, int lowfd);
 /// pipe2(fds, O_CLOEXEC), which Glibc's module does not export. Returns 0, or -1 with errno set.
 int wd_pipe_cloexec(int fds[2]);
 
+/// The layout of `struct ucred` (what getsockopt(SO_PEERCRED) fills in), which Swift's Glibc module does not
+/// export: the pid, uid and gid of the process on the other end of a Unix socket when it connected.
+typedef struct {
+    int pid;
+    unsigned int uid;
+    unsigned int gid;
+} wd_peer_credentials;
+
+/// The gid of the group `name` in the group database (getgrnam_r). Returns 0 and sets `*gid`, 1 when there is
+/// no such group, or -1 with errno set.
+int wd_group_id(const char *name, unsigned int *gid);
+
+/// Whether the user `uid` has `group` among its groups in the user and group databases (getpwuid_r, then
+/// getgrouplist with `primary_gid`). Returns 1 (member), 0 (not, or no such user) or -1 with errno set.
+/// Blocking: NSS may ask a directory server; never call it on an event loop.
+int wd_user_in_group(unsigned int uid, unsigned int primary_gid, unsigned int group);
+
 #endif

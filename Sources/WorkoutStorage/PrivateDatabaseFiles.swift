@@ -1,0 +1,34 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// The database and its WAL and shared-memory files are readable by the daemon's user alone (0600),
+/// whatever the umask it was started under: they hold every location and time a wearable reported.
+///
+/// SQLite creates `-wal` and `-shm` with the mode of the database file, so a database created 0600 keeps
+/// its companions private too; files an older daemon created 0644 are put right at open.
+enum PrivateDatabaseFiles {
+    static let mode: mode_t = 0o600
+
+    /// Creates an empty database file 0600 (never through a symlink) when there is none yet, so SQLite
+    /// adopts it instead of creating one under the process's umask.
+    static func createIfMissing(_ path: String) {
+        let fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, mode)
+        guard fd >= 0 else { return }  // exists already (checked at open), or SQLite will report why not
+        _ = fchmod(fd, mode)
+        close(fd)
+    }
+
+    /// Takes group and other permissions off the database, `-wal` and `-shm` that exist (regular files only).
+    static func restrict(_ path: String) {
+        for file in [path, path + "-wal", path + "-shm"] {
+            let fd = open(file, O_RDONLY | O_NOFOLLOW | O_CLOEXEC)
+            guard fd >= 0 else { continue }
+            var status = stat()
+            if fstat(fd, &status) == 0, status.st_mode & S_IFMT == S_IFREG, status.st_mode & 0o777 != mode {
+                _ = fchmod(fd, mode)
+            }
+            close(fd)
+        }
+    }
+}
