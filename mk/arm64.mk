@@ -25,8 +25,11 @@ RELEASE_SCRATCH   := $(CURDIR)/.build-arm64
 # The system-library modules (libudev, libsystemd) find their .pc files in the sysroot, paths prefixed with it.
 ARM64_PKG_CONFIG  := PKG_CONFIG_SYSROOT_DIR=$(ARM64_SYSROOT) \
                      PKG_CONFIG_PATH=$(ARM64_SYSROOT)/usr/lib/aarch64-linux-gnu/pkgconfig:$(ARM64_SYSROOT)/usr/share/pkgconfig
-# lld, not gold, links the target (the SDK's toolset.json says so); it takes the same two options.
-RELEASE_BUILD     := $(ARM64_RUN) env $(ARM64_PKG_CONFIG) swift build -c release --static-swift-stdlib $(RELEASE_LINK) \
+# lld, not gold, links the target (the SDK's toolset.json says so). Without --icf=safe: lld ignores the address
+# significance tables of Debian's runtime archives (one warning per object, 551 of them) and folded 16 KB of
+# 79.3 MB (measured at fdab3f0).
+ARM64_LINK        := -Xlinker --no-export-dynamic
+RELEASE_BUILD     := $(ARM64_RUN) env $(ARM64_PKG_CONFIG) swift build -c release --static-swift-stdlib $(ARM64_LINK) \
                      --swift-sdks-path /opt --swift-sdk trixie-arm64 --scratch-path $(RELEASE_SCRATCH)
 GENERATED         := $(RELEASE_SCRATCH)/generated
 # ldd cannot read an AArch64 program here: the dynamic section's NEEDED entries, one a line.
