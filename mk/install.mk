@@ -7,6 +7,7 @@
 #                                                   systemd-sysusers), man pages, bash completion,
 #                                                   default configuration
 #   make deb                                        the same as a Debian package: dist/workoutd_<version>_<arch>.deb
+#   make deb ARCH=arm64                             the arm64 package, cross-built on amd64 (mk/arm64.mk)
 #   make uninstall [PREFIX=/usr/local] [DESTDIR=]   removes them (an edited configuration stays)
 #
 # The configuration lives in /etc/workoutd whatever PREFIX is: the unit's ConfigurationDirectory= is there.
@@ -38,6 +39,13 @@ WORKOUTD_SYSUSERS := systemd/workoutd-sysusers.conf
 # the copies generics leave. docs/benchmarks.md (part footprint) says where the remaining megabytes are.
 RELEASE_LINK      := -Xlinker --no-export-dynamic -Xlinker --icf=safe
 RELEASE_BUILD     := swift build -c release --static-swift-stdlib $(RELEASE_LINK) --scratch-path $(RELEASE_SCRATCH)
+# The shared libraries a binary needs (release-binary refuses the Swift runtime among them).
+NEEDED_LIBS        = ldd
+# How the man pages and completions run the two commands.
+DOC_WORKOUTD       = "$(RELEASE_BIN)/workoutd"
+DOC_WORKOUTCTL     = $(GENERATED)/workoutctl
+DEB_ARCH_FLAGS    := --buildinfo-file=dist/workoutd.buildinfo --changes-file=dist/workoutd.changes
+include mk/arm64.mk
 RELEASE_BIN        = $$($(RELEASE_BUILD) --show-bin-path)
 # Man pages and bash completion, generated from the commands' argument-parser definitions.
 GENERATED         := $(RELEASE_SCRATCH)/generated
@@ -54,25 +62,26 @@ UNIT_DEFAULT_EXEC := /usr/local/bin/workoutd
 release-binary:
 	$(RELEASE_BUILD) --product workoutd
 	@bin="$(RELEASE_BIN)/workoutd"; \
-	if ldd "$$bin" | grep -E 'libswift|libFoundation|libdispatch|not found'; then \
+	if $(NEEDED_LIBS) "$$bin" | grep -E 'libswift|libFoundation|libdispatch|not found'; then \
 		echo "release-binary: $$bin links the Swift runtime dynamically (above); expected --static-swift-stdlib" >&2; \
 		exit 1; \
 	fi; \
-	echo "release-binary: $$bin (shared libraries: $$(ldd "$$bin" | awk '{print $$1}' | tr '\n' ' '))"; \
+	echo "release-binary: $$bin (shared libraries: $$($(NEEDED_LIBS) "$$bin" | awk '{print $$1}' | tr '\n' ' '))"; \
 	mkdir -p $(GENERATED) && ln -sfn "$$bin" $(GENERATED)/workoutctl
+	$(RELEASE_BINARY_EXTRA)
 
 # Man pages (help2man over each command's --help) and bash completion (argument-parser's own generator).
 generated-docs: release-binary
 	@mkdir -p $(GENERATED)
 	help2man --no-info --no-discard-stderr --version-string=$(WORKOUTD_VERSION) \
 		--name="serve fitness wearables on serial ttys" --section=1 \
-		--output=$(GENERATED)/workoutd.1 "$(RELEASE_BIN)/workoutd"
+		--output=$(GENERATED)/workoutd.1 $(DOC_WORKOUTD)
 	help2man --no-info --no-discard-stderr --version-string=$(WORKOUTD_VERSION) \
 		--name="see and steer the running workoutd" --section=1 \
-		--output=$(GENERATED)/workoutctl.1 $(GENERATED)/workoutctl
+		--output=$(GENERATED)/workoutctl.1 $(DOC_WORKOUTCTL)
 	@# A completion script is sourced, not run: no #! line (lintian: bash-completion-with-hashbang).
-	"$(RELEASE_BIN)/workoutd" --generate-completion-script bash | sed '1{/^#!/d}' > $(GENERATED)/workoutd.bash
-	$(GENERATED)/workoutctl --generate-completion-script bash | sed '1{/^#!/d}' > $(GENERATED)/workoutctl.bash
+	$(DOC_WORKOUTD) --generate-completion-script bash | sed '1{/^#!/d}' > $(GENERATED)/workoutd.bash
+	$(DOC_WORKOUTCTL) --generate-completion-script bash | sed '1{/^#!/d}' > $(GENERATED)/workoutctl.bash
 
 # The groups are created here (in DESTDIR's /etc when set), before udev and the unit name them; a package
 # creates them from its postinst instead (install-files only installs the sysusers.d file).
@@ -145,5 +154,5 @@ deb:
 	rm -rf debian/workoutd debian/.debhelper debian/files debian/*.substvars debian/*.debhelper \
 		debian/*.debhelper.log debian/debhelper-build-stamp
 	dpkg-buildpackage -us -uc -b --no-pre-clean --buildinfo-option=-udist --changes-option=-udist \
-		--buildinfo-file=dist/workoutd.buildinfo --changes-file=dist/workoutd.changes
+		$(DEB_ARCH_FLAGS)
 	@ls dist/*.deb
