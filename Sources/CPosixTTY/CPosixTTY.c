@@ -83,6 +83,8 @@ int wd_spawn_add_close_from(posix_spawn_file_actions_t *actions, int lowfd) {
 
 int wd_pipe_cloexec(int fds[2]) {
     return pipe2(fds, O_CLOEXEC);
+}
+
 _Static_assert(sizeof(wd_peer_credentials) == sizeof(struct ucred), "wd_peer_credentials must match struct ucred");
 
 int wd_group_id(const char *name, unsigned int *gid) {
