@@ -11,7 +11,7 @@
 /// bound on their size (one "character" can carry any number of combining marks).
 public enum UntrustedText {
     /// Why a scalar is refused in a stored string field.
-    public enum Forbidden: Sendable, Hashable {
+    public enum Forbidden: Sendable, Hashable, CustomStringConvertible {
         /// C0 (U+0000–U+001F), DEL (U+007F) and C1 (U+0080–U+009F): they drive terminals (ESC, CSI as U+009B,
         /// NEL) or move the cursor (CR, BS).
         case control
