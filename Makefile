@@ -10,9 +10,9 @@ HEAVY_TESTS := EndToEndTests|DurabilityTests|ReplicationTests
 APT_PACKAGES := socat libudev-dev umockdev libumockdev-dev libsystemd-dev libsqlite3-dev sqlite3 \
                 systemd-container debootstrap valgrind python3 util-linux lld \
                 debhelper dpkg-dev fakeroot lintian help2man strace \
-                qemu-system-x86 qemu-utils mmdebstrap e2fsprogs picocom tmux postgresql
+                qemu-system-x86 qemu-system-arm qemu-utils mmdebstrap e2fsprogs picocom tmux postgresql
 
-.PHONY: help deps build check-warnings test test-swift test-udev test-shell test-systemd test-vm fuzz demo bench soak clean
+.PHONY: help deps build check-warnings test test-swift test-udev test-shell test-systemd test-vm test-vm-arm64 fuzz demo bench soak clean
 
 help:
 	@echo "make deps          install the Debian packages the build and the tests need (root)"
@@ -28,6 +28,8 @@ help:
 	@echo "make install       release binaries, unit, udev rule, modules-load.d entry, man pages, bash completion,"
 	@echo "                   /etc/workoutd/workoutd.yaml (PREFIX, DESTDIR); make uninstall removes them"
 	@echo "make deb           the Debian package, dist/workoutd_<version>_<arch>.deb (debian/, debhelper)"
+	@echo "make deb ARCH=arm64 the arm64 package, cross-built here (root; a cached build root, README)"
+	@echo "make test-vm-arm64 the VM test with the arm64 package in a trixie arm64 guest (qemu-system-aarch64, TCG)"
 
 deps:
 	@if [ "$$(id -u)" -eq 0 ]; then \
@@ -63,6 +65,11 @@ test-systemd:
 # The image is built once per scripts/vm-image.sh content and cached in /var/cache/workoutd-vm.
 test-vm: deb
 	bash Tests/vm/run.sh "$$(ls -t dist/workoutd_*.deb | head -n 1)"
+
+# The same test on an emulated arm64 hub: the arm64 package (cross-built) in a trixie arm64 guest.
+test-vm-arm64:
+	$(MAKE) deb ARCH=arm64
+	bash Tests/vm/run.sh dist/workoutd_$(WORKOUTD_VERSION)_arm64.deb
 
 fuzz:
 	bash scripts/fuzz.sh $${FUZZ_SECONDS:-60}
