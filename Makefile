@@ -10,16 +10,16 @@ HEAVY_TESTS := EndToEndTests|DurabilityTests|ReplicationTests
 APT_PACKAGES := socat libudev-dev umockdev libumockdev-dev libsystemd-dev libsqlite3-dev sqlite3 \
                 systemd-container debootstrap valgrind python3 util-linux lld \
                 debhelper dpkg-dev fakeroot lintian help2man strace \
-                qemu-system-x86 qemu-utils mmdebstrap e2fsprogs picocom tmux postgresql
+                qemu-system-x86 qemu-system-arm qemu-utils mmdebstrap e2fsprogs picocom tmux postgresql
 
-.PHONY: help deps build check-warnings test test-swift test-udev test-shell test-systemd test-vm fuzz demo bench soak clean
+.PHONY: help deps build check-warnings test test-swift test-udev test-shell test-systemd test-vm test-vm-arm64 fuzz demo bench soak clean
 
 help:
 	@echo "make deps          install the Debian packages the build and the tests need (root)"
 	@echo "make demo          build, start workoutd on a socat pty pair, send the seed commands, show the replies"
 	@echo "make check-warnings debug (with tests) and release builds; fails on any warning from our code"
 	@echo "make test          warning check, then every test: Swift tests, libudev tests under umockdev, the socat and fsync-count shell tests,"
-	@echo "                   the real-systemd test (root), a 60 s fuzz run and the VM test"
+	@echo "                   the real-systemd test (root), a 60 s fuzz run and the VM test (amd64, then arm64)"
 	@echo "make test-vm       the package from make deb in a QEMU Debian guest (real kernel, udev, systemd),"
 	@echo "                   serving a USB CDC-ACM gadget on dummy_hcd; power cuts by SIGKILL (root)"
 	@echo "make bench         release benchmarks, written to docs/benchmarks.md"
@@ -28,6 +28,8 @@ help:
 	@echo "make install       release binaries, unit, udev rule, modules-load.d entry, man pages, bash completion,"
 	@echo "                   /etc/workoutd/workoutd.yaml (PREFIX, DESTDIR); make uninstall removes them"
 	@echo "make deb           the Debian package, dist/workoutd_<version>_<arch>.deb (debian/, debhelper)"
+	@echo "make deb ARCH=arm64 the arm64 package, cross-built here (root; a cached build root, README)"
+	@echo "make test-vm-arm64 the VM test with the arm64 package in a trixie arm64 guest (qemu-system-aarch64, TCG)"
 
 deps:
 	@if [ "$$(id -u)" -eq 0 ]; then \
@@ -43,7 +45,7 @@ build:
 check-warnings:
 	SWIFT=$(SWIFT) CHECK_WARNINGS_RELEASE_BUILD="$(RELEASE_BUILD)" bash scripts/check-warnings.sh
 
-test: check-warnings test-swift test-udev test-shell test-systemd fuzz test-vm
+test: check-warnings test-swift test-udev test-shell test-systemd fuzz test-vm test-vm-arm64
 
 test-swift:
 	$(SWIFT) test --skip-build --skip $(UDEV_TESTS) --skip '$(HEAVY_TESTS)'
@@ -63,6 +65,11 @@ test-systemd:
 # The image is built once per scripts/vm-image.sh content and cached in /var/cache/workoutd-vm.
 test-vm: deb
 	bash Tests/vm/run.sh "$$(ls -t dist/workoutd_*.deb | head -n 1)"
+
+# The same test on an emulated arm64 hub: the arm64 package (cross-built) in a trixie arm64 guest.
+test-vm-arm64:
+	$(MAKE) deb ARCH=arm64
+	bash Tests/vm/run.sh dist/workoutd_$(WORKOUTD_VERSION)_arm64.deb
 
 fuzz:
 	bash scripts/fuzz.sh $${FUZZ_SECONDS:-60}

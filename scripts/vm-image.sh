@@ -1,5 +1,7 @@
 #!/usr/bin/env bash
-# Builds (once) and reuses the Debian bookworm VM image for the real plug-in test (make test-vm).
+# Builds (once) and reuses the Debian VM image for the real plug-in test (make test-vm): bookworm amd64, or
+# with WORKOUTD_VM_ARCH=arm64 trixie arm64 (what the Raspberry-Pi-class hubs run; made on this amd64 machine
+# with the arm64 build root's qemu-user, scripts/foreign-arch.py).
 # The image is keyed on this script's hash (the package list and every customisation live here), so
 # changing either builds a new one; a run never writes to it (the test boots a qcow2 overlay on top).
 #
@@ -9,14 +11,19 @@
 set -euo pipefail
 
 cache="${1:-${WORKOUTD_VM_CACHE:-/var/cache/workoutd-vm}}"
-suite=bookworm
+arch="${WORKOUTD_VM_ARCH:-amd64}"
+case "$arch" in
+    amd64) suite=bookworm console=ttyS0 ;;
+    arm64) suite=trixie console=ttyAMA0 ;;  # the PL011 UART of QEMU's virt machine
+    *) printf 'vm-image: no image for %s (amd64, arm64)\n' "$arch" >&2; exit 2 ;;
+esac
 # The kernel, real systemd and udev, what workoutd links dynamically (the package's Depends must be met
 # offline: the guest has no network), python3 for the guest-side wearable driver, dbus for systemctl.
-packages=(systemd systemd-sysv udev dbus kmod linux-image-amd64 initramfs-tools
+packages=(systemd systemd-sysv udev dbus kmod "linux-image-$arch" initramfs-tools
           libsqlite3-0 libudev1 libsystemd0 libstdc++6 libgcc-s1 zlib1g procps python3
           e2fsprogs)
 # The image is keyed on what builds it: this script and the mirror helper it sources.
-key="$(cat "${BASH_SOURCE[0]}" "$(dirname "${BASH_SOURCE[0]}")/debian-mirror.sh" | sha256sum | cut -c1-16)"
+key="$({ cat "${BASH_SOURCE[0]}" "$(dirname "${BASH_SOURCE[0]}")/debian-mirror.sh"; echo "$arch"; } | sha256sum | cut -c1-16)"
 dir="$cache/$key"
 stamp="$dir/.complete"
 
@@ -89,13 +96,20 @@ TimeoutStartSec=infinity
 WantedBy=multi-user.target
 EOF
 chroot "$1" systemctl enable vmtest-early.service vmtest.service
-chroot "$1" systemctl mask serial-getty@ttyS0.service getty@tty1.service apt-daily.timer \
+chroot "$1" systemctl mask serial-getty@'"$console"'.service getty@tty1.service apt-daily.timer \
     apt-daily-upgrade.timer e2scrub_all.timer e2scrub_reap.service fstrim.timer systemd-timesyncd.service \
     man-db.timer dpkg-db-backup.timer systemd-tmpfiles-clean.timer
 rm -f "$1"/var/cache/apt/archives/*.deb "$1"/var/lib/apt/lists/*_Packages
 cp -L "$1/vmlinuz" "$1/initrd.img" "$1/../"'
 
-mmdebstrap --variant=apt --mode=root --include="$(IFS=,; echo "${packages[*]}")" \
+# arm64: the packages' maintainer scripts run under qemu-user, registered for this command only.
+foreign=()
+if [[ "$arch" != "$(dpkg --print-architecture)" ]]; then
+    arm64_root="$(bash "$(dirname "${BASH_SOURCE[0]}")/arm64-toolchain.sh")"
+    foreign=(python3 "$(dirname "${BASH_SOURCE[0]}")/foreign-arch.py" "$arm64_root/usr/bin/qemu-aarch64")
+fi
+"${foreign[@]}" mmdebstrap --variant=apt --mode=root --architectures="$arch" --skip=check/qemu \
+    --aptopt='Acquire::Check-Valid-Until "false"' --include="$(IFS=,; echo "${packages[*]}")" \
     --essential-hook="$essential_hook" --customize-hook="$customize_hook" \
     "$suite" "$root" "$mirror" >&2
 log "root built in $((SECONDS - started)) s; initrd $(du -h "$work/initrd.img" | cut -f1)"

@@ -304,7 +304,11 @@ def phase_install(args):
     check("1.service-active", unit_property("ActiveState") == "active", unit_property("SubState"))
     check("1.service-enabled", run("systemctl is-enabled workoutd", check_rc=False).strip() == "enabled")
     fragment = unit_property("FragmentPath")
-    owner = run(f"dpkg -S {fragment}", check_rc=False)
+    # trixie's systemd names the unit by its /usr path; the package (bookworm's layout) ships it under /lib, the
+    # same file on a merged-/usr system, and dpkg knows it by the name the package used.
+    names = [fragment] + ([fragment[len("/usr"):]] if fragment.startswith("/usr/lib/") else [])
+    owners = [run(f"dpkg -S {name}", check_rc=False) for name in names]
+    owner = next((o for o in owners if o.startswith("workoutd:")), owners[0])
     check("1.unit-is-packaged", owner.startswith("workoutd:"), f"FragmentPath={fragment} owner={owner.strip()}")
     dropins = unit_property("DropInPaths")
     check("1.unit-no-dropins", dropins == "", f"DropInPaths={dropins}")

@@ -10,6 +10,9 @@
 # The guest reports every check over a virtio-serial port into a host file; this script fails on any FAIL,
 # on a missing PHASE_OK, and on a cut whose acked commands were not all stored exactly once.
 #
+# The package's architecture picks the guest: amd64 boots bookworm under qemu-system-x86_64, arm64 boots
+# trixie arm64 (a Raspberry-Pi-class hub) under qemu-system-aarch64 -M virt -cpu max; both emulated (TCG).
+#
 # Usage: Tests/vm/run.sh [DEB]    (default: the newest dist/workoutd_*.deb)
 # Environment: WORKOUTD_VM_CACHE (image cache), WORKOUTD_VM_KEEP=1 keeps the run directory.
 set -euo pipefail
@@ -18,13 +21,22 @@ here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 repo="$(cd "$here/../.." && pwd)"
 deb="${1:-$(ls -t "$repo"/dist/workoutd_*.deb 2>/dev/null | head -n 1 || true)}"
 [[ -f "$deb" ]] || { echo "test-vm: no package (make deb makes dist/workoutd_<version>_<arch>.deb)" >&2; exit 2; }
-for tool in qemu-system-x86_64 qemu-img mke2fs python3; do
-    command -v "$tool" >/dev/null || { echo "test-vm: $tool missing (apt-get install qemu-system-x86 qemu-utils e2fsprogs python3)" >&2; exit 2; }
+arch="$(dpkg-deb -f "$deb" Architecture)"
+case "$arch" in
+    amd64) qemu=(qemu-system-x86_64) console=ttyS0 limit=420 ;;
+    # pauth-impdef: QEMU's own pointer-authentication hash instead of the architected QARMA, much cheaper
+    # under TCG and invisible to the guest. The aarch64 guest is several times slower here (first boot to
+    # multi-user about 140 s on a loaded machine, amd64 18-22 s): a longer limit per boot.
+    arm64) qemu=(qemu-system-aarch64 -M virt -cpu max,pauth-impdef=on) console=ttyAMA0 limit=1500 ;;
+    *) echo "test-vm: no guest for $arch packages" >&2; exit 2 ;;
+esac
+for tool in "${qemu[0]}" qemu-img mke2fs python3; do
+    command -v "$tool" >/dev/null || { echo "test-vm: $tool missing (apt-get install qemu-system-x86 qemu-system-arm qemu-utils e2fsprogs python3)" >&2; exit 2; }
 done
 
 log() { printf 'test-vm: %s\n' "$*" >&2; }
 started=$SECONDS
-image="$(bash "$repo/scripts/vm-image.sh")"
+image="$(WORKOUTD_VM_ARCH="$arch" bash "$repo/scripts/vm-image.sh")"
 log "image $image ready after $((SECONDS - started)) s"
 
 # O_DIRECT (cache=directsync) needs a real filesystem, not tmpfs.
@@ -57,18 +69,18 @@ fail() { log "FAIL: $*"; failed=1; }
 # KILL_AFTER_ACKS > 0 is a power cut: SIGKILL once that many acks of the stream reached the host.
 boot() {
     local name="$1" kill_after="$2"; shift 2
-    local report="$run_dir/report-$name.txt" console="$run_dir/console-$name.log" limit=420 t0=$SECONDS
+    local report="$run_dir/report-$name.txt" console_log="$run_dir/console-$name.log" t0=$SECONDS
     : >"$report"
     # cache=directsync: every write the guest's disk completes is on the host file (O_DIRECT|O_DSYNC), so
     # SIGKILL keeps exactly what the guest kernel wrote out and loses its page cache, as a power cut does.
-    qemu-system-x86_64 -accel tcg,tb-size=128 -smp 2 -m 768 -display none -monitor none -no-reboot -nic none \
+    "${qemu[@]}" -accel tcg,tb-size=128 -smp 2 -m 768 -display none -monitor none -no-reboot -nic none \
         -kernel "$image/vmlinuz" -initrd "$image/initrd.img" \
-        -append "root=/dev/vda rw console=ttyS0 quiet loglevel=4 systemd.show_status=0 $*" \
+        -append "root=/dev/vda rw console=$console quiet loglevel=4 systemd.show_status=0 $*" \
         -drive "file=$run_dir/overlay.qcow2,if=virtio,format=qcow2,cache=directsync" \
         -drive "file=$run_dir/payload.img,if=virtio,format=raw,readonly=on" \
         -device virtio-serial-pci \
         -chardev "file,id=report,path=$report" -device virtserialport,chardev=report,name=vmtest.report \
-        -serial "file:$console" &
+        -serial "file:$console_log" &
     qemu_pid=$!
     local killed=0
     while kill -0 "$qemu_pid" 2>/dev/null; do
@@ -96,7 +108,7 @@ boot() {
     if grep -q '^FAIL' "$report" || { ((kill_after == 0)) && ! grep -q '^PHASE_OK' "$report"; }; then
         fail "$name (guest journal, last lines:)"
         grep '^JOURNAL ' "$report" | tail -n 150 | sed 's/^JOURNAL /  | /' >&2 || true
-        [[ -s "$report" ]] || { log "no report: guest console follows"; tail -n 60 "$console" >&2 || true; }
+        [[ -s "$report" ]] || { log "no report: guest console follows"; tail -n 60 "$console_log" >&2 || true; }
         return 1
     fi
     if ((kill_after > 0)) && ! grep -q '^STREAM_START' "$report"; then
