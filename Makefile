@@ -19,7 +19,7 @@ help:
 	@echo "make demo          build, start workoutd on a socat pty pair, send the seed commands, show the replies"
 	@echo "make check-warnings debug (with tests) and release builds; fails on any warning from our code"
 	@echo "make test          warning check, then every test: Swift tests, libudev tests under umockdev, the socat and fsync-count shell tests,"
-	@echo "                   the real-systemd test (root), a 60 s fuzz run and the VM test (amd64, then arm64)"
+	@echo "                   the real-systemd test (root), a 60 s fuzz run and the VM test (amd64)"
 	@echo "make test-vm       the package from make deb in a QEMU Debian guest (real kernel, udev, systemd),"
 	@echo "                   serving a USB CDC-ACM gadget on dummy_hcd; power cuts by SIGKILL (root)"
 	@echo "make bench         release benchmarks, written to docs/benchmarks.md"
@@ -45,7 +45,9 @@ build:
 check-warnings:
 	SWIFT=$(SWIFT) CHECK_WARNINGS_RELEASE_BUILD="$(RELEASE_BUILD)" bash scripts/check-warnings.sh
 
-test: check-warnings test-swift test-udev test-shell test-systemd fuzz test-vm test-vm-arm64
+# test-vm-arm64 is not in this list yet: a cold arm64 build and the guest take CI past its budget (README,
+# "How the arm64 package is built"); run it by hand after changing Package.swift or compiler-dependent code.
+test: check-warnings test-swift test-udev test-shell test-systemd fuzz test-vm
 
 test-swift:
 	$(SWIFT) test --skip-build --skip $(UDEV_TESTS) --skip '$(HEAVY_TESTS)'
