@@ -85,7 +85,11 @@ generated-docs: release-binary
 
 # The groups are created here (in DESTDIR's /etc when set), before udev and the unit name them; a package
 # creates them from its postinst instead (install-files only installs the sysusers.d file).
+# The replication password's credential file (the unit's LoadCredential=) is made here too, empty and root's
+# alone, only where there is none: it holds a secret, so it is no package file (a package's postinst makes it).
 install: release-binary generated-docs install-files
+	@[ -e $(DESTDIR)$(SYSCONFDIR)/workoutd/postgres-password ] || \
+		install -m 0600 /dev/null $(DESTDIR)$(SYSCONFDIR)/workoutd/postgres-password
 	@if command -v systemd-sysusers >/dev/null 2>&1; then \
 		echo "systemd-sysusers --root=$(or $(DESTDIR),/) $(SYSUSERSDIR)/workoutd.conf"; \
 		systemd-sysusers --root=$(or $(DESTDIR),/) $(DESTDIR)$(SYSUSERSDIR)/workoutd.conf; \
