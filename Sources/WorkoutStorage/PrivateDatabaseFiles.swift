@@ -20,15 +20,17 @@ enum PrivateDatabaseFiles {
     }
 
     /// Takes group and other permissions off the database, `-wal` and `-shm` that exist (regular files only).
+    ///
+    /// By path (lstat, then chmod), never by opening them: closing any descriptor of a file drops every POSIX
+    /// lock this process holds on it, SQLite's included. A connection opened after that would find the
+    /// shared-memory file unlocked, reset it under the connections already mapping it, and they would die of
+    /// SIGBUS (seen in the kill -9 test while shares were delivered). The directory is the daemon's alone
+    /// (checked at start), so nothing can swap a file for a link between the two calls.
     static func restrict(_ path: String) {
         for file in [path, path + "-wal", path + "-shm"] {
-            let fd = open(file, O_RDONLY | O_NOFOLLOW | O_CLOEXEC)
-            guard fd >= 0 else { continue }
             var status = stat()
-            if fstat(fd, &status) == 0, status.st_mode & S_IFMT == S_IFREG, status.st_mode & 0o777 != mode {
-                _ = fchmod(fd, mode)
-            }
-            close(fd)
+            guard lstat(file, &status) == 0, status.st_mode & S_IFMT == S_IFREG, status.st_mode & 0o777 != mode else { continue }
+            _ = chmod(file, mode)
         }
     }
 }

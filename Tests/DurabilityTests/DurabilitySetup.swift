@@ -13,7 +13,10 @@ struct DurabilitySetup {
         self.stateDirectory = stateDirectory ?? directory + "/state"
         configFile = directory + "/workoutd.yaml"
         try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
-        try "log_level: debug\ndiscovery:\n  enabled: false\n".write(toFile: configFile, atomically: true, encoding: .utf8)
+        // The kill -9 load queues 1,500 shares from one device without a pause, and delivery waits for one: the
+        // per-device cap on undelivered shares (issue 28, tested on its own) would refuse a third of them.
+        try "log_level: debug\ndiscovery:\n  enabled: false\nlimits:\n  pending_shares_per_device: 0\n"
+            .write(toFile: configFile, atomically: true, encoding: .utf8)
     }
 
     /// The real daemon with the durable store, serving `device`.
