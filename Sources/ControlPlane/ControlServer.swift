@@ -69,12 +69,20 @@ public final class ControlServer: Service, Sendable {
             try? await channel.close()
             throw ControlSocketModeError(path: path, reason: error)
         }
-        // Group members must be able to connect at all; SO_PEERCRED still decides what they may do.
-        if let group = options.authorization.readerGroupID(), chown(path, uid_t.max, group) != 0 {
+        // Group members must be able to connect at all; SO_PEERCRED still decides what they may do. Under the
+        // packaged unit the daemon's primary group is the readers' (Group=workoutd), so the socket is theirs
+        // from the start: the unit's system call filter refuses chown (@privileged).
+        if let group = options.authorization.readerGroupID(), Self.fileGroup(of: path) != group,
+           chown(path, uid_t.max, group) != 0 {
             logger.notice("control socket left in the daemon's group; readers of group \(options.authorization.readerGroup ?? "") cannot connect", metadata: [
                 "error": "\(String(cString: strerror(errno)))"])
         }
         return channel
+    }
+
+    private static func fileGroup(of path: String) -> gid_t? {
+        var status = stat()
+        return stat(path, &status) == 0 ? status.st_gid : nil
     }
 
     private func configure(_ channel: any Channel) throws {
