@@ -21,7 +21,9 @@ endif
 ARM64_RUN         := bash $(CURDIR)/scripts/arm64-run.sh
 ARM64_SDK         := /opt/workoutd-arm64.artifactbundle
 ARM64_SYSROOT     := $(ARM64_SDK)/trixie-arm64/sysroot
-RELEASE_SCRATCH   := $(CURDIR)/.build-arm64
+# The build directory lives beside the root it was built with, outside the clone, so a fresh clone (CI's) finds
+# the dependencies built: only our own modules compile again (scripts/arm64-run.sh mounts it at the same path).
+RELEASE_SCRATCH   := $(WORKOUTD_ARM64_ROOT).scratch
 # The system-library modules (libudev, libsystemd) find their .pc files in the sysroot, paths prefixed with it.
 ARM64_PKG_CONFIG  := PKG_CONFIG_SYSROOT_DIR=$(ARM64_SYSROOT) \
                      PKG_CONFIG_PATH=$(ARM64_SYSROOT)/usr/lib/aarch64-linux-gnu/pkgconfig:$(ARM64_SYSROOT)/usr/share/pkgconfig

@@ -5,6 +5,9 @@
 # SwiftPM's caches go with it); the local package mirrors (git's url.<path>.insteadOf rules, when set) are
 # mounted in read-only, so packages resolve as they do outside.
 #
+# The build directory ROOT.scratch (beside the root, keyed with it) is mounted at its own path too: SwiftPM's
+# products of the dependencies stay valid across clones. One arm64 build at a time per root.
+#
 # Usage: scripts/arm64-run.sh COMMAND [ARGS...]   (as root; a private mount namespace, gone when it ends)
 # Environment: WORKOUTD_ARM64_ROOT names an existing root (skips the toolchain script); DEB_*, DH_*,
 # SOURCE_DATE_EPOCH and DEB_BUILD_OPTIONS pass through (debian/rules calls dh_strip/dh_shlibdeps through it).
@@ -15,6 +18,12 @@ repo="$(cd "$here/.." && pwd)"
 root="${WORKOUTD_ARM64_ROOT:-$(bash "$here/arm64-toolchain.sh")}"
 [[ -f "$root/.complete" ]] || { echo "arm64-run: $root is not a finished root" >&2; exit 2; }
 [[ $EUID -eq 0 ]] || { echo "arm64-run: needs root (a mount namespace and chroot)" >&2; exit 2; }
+scratch="$root.scratch"
+mkdir -p "$scratch"
+# Build directories whose root the toolchain script has since pruned (a newer toolchain) go with it.
+for old in "$(dirname "$root")"/*.scratch; do
+    [[ -d "${old%.scratch}" ]] || rm -rf --one-file-system "$old"
+done
 
 # Local mirrors of remote repositories (CI resolves packages offline this way): the rules and their targets.
 gitconfig="$(mktemp)"
@@ -37,7 +46,7 @@ done < <(env)
 
 unshare --mount --fork -- bash -c '
 set -e
-root=$1 repo=$2 gitconfig=$3 envfile=$4 nmirrors=$5; shift 5
+root=$1 repo=$2 gitconfig=$3 envfile=$4 scratch=$5 nmirrors=$6; shift 6
 mirrors=("${@:1:nmirrors}"); shift "$nmirrors"
 mapfile -d "" envs < "$envfile"
 mount --make-rprivate /
@@ -49,7 +58,9 @@ cp "$gitconfig" "$root/tmp/gitconfig"
 for m in "${mirrors[@]}"; do mkdir -p "$root$m"; mount --bind -o ro "$m" "$root$m"; done
 mkdir -p "$root$repo"
 mount --bind "$repo" "$root$repo"
+mkdir -p "$root$scratch"
+mount --bind "$scratch" "$root$scratch"
 cwd=$PWD
 [[ "$cwd" == "$repo" || "$cwd" == "$repo"/* ]] || cwd=$repo
 exec chroot "$root" env -i "${envs[@]}" bash -c "cd \"\$0\" && exec \"\$@\"" "$cwd" "$@"
-' arm64-run "$root" "$repo" "$gitconfig" "$envfile" "${#mirrors[@]}" "${mirrors[@]}" "$@"
+' arm64-run "$root" "$repo" "$gitconfig" "$envfile" "$scratch" "${#mirrors[@]}" "${mirrors[@]}" "$@"

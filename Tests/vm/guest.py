@@ -434,6 +434,121 @@ def phase_reboot(args):
     check("7.no-restarts", unit_property("NRestarts") == "0")
     errors = run("journalctl -b -u workoutd -p err --no-pager -q", check_rc=False).strip()
     check("7.journal-no-errors", errors == "", errors[:1500].replace("\n", " | "))
+    guest_benchmark(w1)
+
+
+
+# ---- issue 29's figures: the installed service beside a C echo in the same guest ----
+
+ECHO = "/run/vmtest/echo-baseline"  # bench/echo-baseline.c, built for this guest's architecture (run.sh)
+ROUND_TRIPS = 400
+
+
+def switches(pid):
+    """Context switches of every thread of PID so far: each is a wakeup of that thread (or a preemption)."""
+    total = 0
+    for status in glob.glob(f"/proc/{pid}/task/*/status"):
+        try:
+            with open(status) as f:
+                for line in f:
+                    if line.startswith(("voluntary_ctxt_switches", "nonvoluntary_ctxt_switches")):
+                        total += int(line.split()[1])
+        except OSError:
+            pass  # a thread that ended while we read
+    return total
+
+
+def rss_kib(pid):
+    with open(f"/proc/{pid}/status") as f:
+        for line in f:
+            if line.startswith("VmRSS:"):
+                return int(line.split()[1])
+    return 0
+
+
+def first_reply_after(gadget, started, command):
+    """Seconds from STARTED until GADGET gets a reply, probing every 50 ms (the node may still be closed)."""
+    deadline = started + 120
+    while time.monotonic() < deadline:
+        gadget.send(command)
+        ready, _, _ = select.select([gadget.fd], [], [], 0.05)
+        if not ready:
+            continue
+        gadget.buffer += os.read(gadget.fd, 65536)
+        # Until the program has set its end raw, the host tty's line discipline echoes the probes back
+        # (mangled): only a JSON reply counts.
+        while b"\n" in gadget.buffer:
+            line, gadget.buffer = gadget.buffer.split(b"\n", 1)
+            try:
+                replied_with = json.loads(line)
+            except ValueError:
+                continue
+            if not (isinstance(replied_with, dict) and "status" in replied_with):
+                continue
+            replied = time.monotonic()
+            time.sleep(0.3)  # the other probes' replies: read and dropped
+            while select.select([gadget.fd], [], [], 0.1)[0]:
+                os.read(gadget.fd, 65536)
+            gadget.buffer = b""
+            return replied - started
+    raise StepFailed(f"{gadget.serial}: no reply within 120 s of the start")
+
+
+def single_flight(gadget, tag):
+    """ROUND_TRIPS commands, each sent once the previous reply arrived; returns sorted latencies (s)."""
+    samples = []
+    for n in range(ROUND_TRIPS):
+        command = start(tag, n) if n % 2 == 0 else {"command_type": "end_workout", "id": f"{tag}-e{n}"}
+        t0 = time.monotonic()
+        gadget.send(command)
+        gadget.read_reply()
+        samples.append(time.monotonic() - t0)
+    return sorted(samples)
+
+
+def percentile(sorted_samples, p):
+    return sorted_samples[min(len(sorted_samples) - 1, int(p / 100 * len(sorted_samples)))]
+
+
+def guest_benchmark(w1):
+    """Start-up, idle wakeups, RSS and single-flight latency of the packaged service, each beside the C echo
+    on the same kind of node: the echo serves a second CDC-ACM gadget with the modem ids (which the daemon
+    leaves alone), so both answer over the same USB path in the same guest. Figures only, no thresholds:
+    under emulation only their ratios mean something (docs/benchmarks.md)."""
+    modem = Gadget("modem", "MODEM-1", MODEM)
+    modem.plug("dummy_udc.2")
+    modem_node = wait_for("modem tty node", modem.acm_node_for_udc, timeout=60)
+    modem.open()
+    started = time.monotonic()
+    echo = subprocess.Popen([ECHO, modem_node], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    report(f"FIGURE bench.echo.start_to_first_reply {first_reply_after(modem, started, {'command_type': 'end_workout'}):.3f}")
+
+    # The service's start, as a user would see it: `systemctl restart` to the plugged wearable's first reply.
+    started = time.monotonic()
+    run("systemctl restart --no-block workoutd")
+    took = first_reply_after(w1, started, {"command_type": "end_workout", "id": "bench-probe"})
+    report(f"FIGURE bench.workoutd.restart_to_first_reply {took:.3f}")
+    wait_service_ready()
+    daemon = main_pid()
+
+    time.sleep(5)  # settle: the start's own work (udev enumeration, first commit) is not idling
+    before = {"workoutd": switches(daemon), "echo": switches(echo.pid)}
+    t0 = time.monotonic()
+    time.sleep(20)
+    seconds = time.monotonic() - t0
+    for name, pid in (("workoutd", daemon), ("echo", echo.pid)):
+        report(f"FIGURE bench.{name}.idle_wakeups_per_s {(switches(pid) - before[name]) / seconds:.2f}")
+        report(f"FIGURE bench.{name}.idle_rss_kib {rss_kib(pid)}")
+
+    for name, gadget in (("workoutd", w1), ("echo", modem)):
+        samples = single_flight(gadget, f"bench-{name}")
+        report(f"FIGURE bench.{name}.single_flight_p50_ms {percentile(samples, 50) * 1000:.2f}")
+        report(f"FIGURE bench.{name}.single_flight_p99_ms {percentile(samples, 99) * 1000:.2f}")
+    report(f"FIGURE bench.workoutd.rss_after_kib {rss_kib(daemon)}")
+    report(f"FIGURE bench.echo.rss_after_kib {rss_kib(echo.pid)}")
+    check("bench.figures-taken", echo.poll() is None and main_pid() == daemon)
+    echo.kill()
+    modem.unplug()
 
 
 def cut_commands(cut):

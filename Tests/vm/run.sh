@@ -3,7 +3,8 @@
 # (Debian bookworm, its own kernel, systemd as PID 1, real udev), serving a real USB CDC-ACM wearable
 # (a configfs gadget on dummy_hcd). One QEMU boot per phase, all on one qcow2 overlay of the cached image:
 #   1 install   apt-get install ./workoutd_*.deb on a fresh boot (cdc_acm not loaded), steps 1-6
-#   2 reboot    a wearable bound before workoutd starts, stored workouts kept, plugging works (2, 7)
+#   2 reboot    a wearable bound before workoutd starts, stored workouts kept, plugging works (2, 7);
+#               then the guest's figures: start-up, idle wakeups, RSS, single-flight latency beside a C echo
 #   3-5 cut N   pipelined commands, QEMU SIGKILLed after a different number of acks each time (8);
 #               the next boot checks what survived against the acks the host saw, then resends
 #   6 purge     checks the last cut, then apt-get purge leaves nothing behind (9)
@@ -58,6 +59,16 @@ trap 'exit 143' TERM INT  # so that cleanup kills QEMU when the test itself is s
 mkdir -p "$run_dir/payload/debs"
 cp "$deb" "$run_dir/payload/debs/"
 cp "$here/guest.py" "$here/guest-early" "$here/guest-run" "$run_dir/payload/"
+# The C echo the guest's figures are measured beside (bench/echo-baseline.c), static for the guest's architecture:
+# the arm64 one by the clang of the cross-build root that made the package (scripts/arm64-run.sh).
+case "$arch" in
+    amd64) cc -O2 -static -o "$run_dir/payload/echo-baseline" "$repo/bench/echo-baseline.c" ;;
+    arm64) echo_dir="$(mktemp -d "$repo/.build-echo.XXXXXX")"
+           bash "$repo/scripts/arm64-run.sh" /usr/libexec/swift/bin/clang --target=aarch64-linux-gnu \
+               --sysroot=/opt/workoutd-arm64.artifactbundle/trixie-arm64/sysroot -fuse-ld=lld -static -O2 \
+               -o "$echo_dir/echo-baseline" "$repo/bench/echo-baseline.c"
+           mv "$echo_dir/echo-baseline" "$run_dir/payload/"; rmdir "$echo_dir" ;;
+esac
 payload_mb=$(( $(du -sm "$run_dir/payload" | cut -f1) + 16 ))
 mke2fs -q -t ext4 -d "$run_dir/payload" "$run_dir/payload.img" "${payload_mb}M"
 qemu-img create -q -f qcow2 -b "$image/disk.img" -F raw "$run_dir/overlay.qcow2"
@@ -140,7 +151,7 @@ phases() {
 phases || true
 
 figures="$(grep -h '^FIGURE' "$run_dir"/report-*.txt 2>/dev/null | sed 's/^FIGURE /  /' || true)"
-log "figures (seconds):"$'\n'"$figures"
+log "figures (seconds unless the name says):"$'\n'"$figures"
 if ((failed)); then
     log "FAILED after $((SECONDS - started)) s"
     exit 1
