@@ -131,6 +131,7 @@ public final class WebServer: Service, Sendable {
         for await up in started.stream { isUp = up }
         if isUp {
             logger.info("web server listening", metadata: [
+                "address": "\(boundAddress.map { "\($0.ipAddress ?? ""):\($0.port ?? 0)" } ?? "")",
                 "login": "\(configuration.requiresLogin ? "required" : "not required (loopback)")",
                 "tls": "\(configuration.tls != nil)"])
         }
