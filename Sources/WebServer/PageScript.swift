@@ -128,8 +128,8 @@ enum PageScript {
       var bar = svg("rect", { x: pad + i * w + 1, y: chartHeight - pad - h, width: Math.max(1, w - 2), height: h, "class": "bar", "data-day": d, "data-count": n });
       var title = svg("title", {}); title.textContent = d + ": " + n; bar.appendChild(title);
       root.appendChild(bar);
-      if (i % 7 === 0 || i === days.length - 1) {
-        var label = svg("text", { x: pad + i * w, y: chartHeight - 8, "class": "tick" }); label.textContent = d.slice(5); root.appendChild(label);
+      if ((days.length - 1 - i) % 7 === 0) {
+        var label = svg("text", { x: pad + (i + 1) * w, y: chartHeight - 8, "class": "tick", "text-anchor": "end" }); label.textContent = d.slice(5); root.appendChild(label);
       }
     });
     container.dataset.total = String(days.reduce(function (sum, d) { return sum + (counts[d] || 0); }, 0));
@@ -155,7 +155,8 @@ enum PageScript {
     var max = niceMax(Math.max.apply(null, [1].concat(rates.map(function (r) { return r.rate; }))));
     axis(root, max);
     if (rates.length < 2) { container.dataset.points = String(rates.length); return; }
-    var span = 150, w = (chartWidth - pad - 4) / (span - 1), offset = span - rates.length;
+    // The line fills the width from the first sample on and then scrolls: at most 150 samples (5 minutes).
+    var span = Math.max(30, rates.length), w = (chartWidth - pad - 4) / (span - 1), offset = span - rates.length;
     var points = rates.map(function (r, i) {
       return (pad + (offset + i) * w).toFixed(1) + "," + (chartHeight - pad - (chartHeight - 2 * pad) * r.rate / max).toFixed(1);
     });
@@ -199,7 +200,7 @@ enum PageScript {
       var tr = el("tr");
       tr.appendChild(el("td", w.id, "num"));
       tr.appendChild(el("td", w.device));
-      tr.appendChild(el("td", w.location));
+      tr.appendChild(el("td", w.location, "text"));
       tr.appendChild(el("td", w.intensityLevel, "num"));
       tr.appendChild(el("td", shortTime(w.startedAt)));
       tr.appendChild(el("td", w.durationSeconds !== undefined ? (w.durationSeconds / 60).toFixed(1) : "active", "num"));

@@ -8,7 +8,7 @@ body { margin: 0; font: 15px/1.45 system-ui, -apple-system, "Segoe UI", Roboto, 
 header { padding: 12px 16px; border-bottom: 1px solid var(--line); background: var(--card); }
 header h1 { margin: 0; font-size: 20px; }
 main { padding: 12px; max-width: 1200px; margin: 0 auto; display: grid; gap: 12px; grid-template-columns: 1fr; }
-@media (min-width: 900px) { main { grid-template-columns: 1fr 1fr; } #summary, #devices, #charts, #workouts { grid-column: 1 / -1; } }
+@media (min-width: 900px) { main { grid-template-columns: 1fr 1fr; } #summary, #devices, #charts, #feed, #workouts, #shares { grid-column: 1 / -1; } }
 section { background: var(--card); border: 1px solid var(--line); border-radius: 8px; padding: 12px; min-width: 0; }
 h2 { margin: 0 0 8px; font-size: 16px; } h3 { font-size: 14px; margin: 12px 0 4px; }
 .meta { color: var(--muted); font-size: 13px; margin: 2px 0 0; font-weight: normal; }
@@ -17,7 +17,8 @@ h2 { margin: 0 0 8px; font-size: 16px; } h3 { font-size: 14px; margin: 12px 0 4p
 .card .label { color: var(--muted); font-size: 12px; } .card .value { font-size: 22px; font-weight: 600; font-variant-numeric: tabular-nums; }
 .scroll { overflow-x: auto; }
 table { border-collapse: collapse; width: 100%; font-size: 14px; }
-th, td { text-align: left; padding: 6px 8px; border-bottom: 1px solid var(--line); vertical-align: top; overflow-wrap: anywhere; }
+th, td { text-align: left; padding: 6px 8px; border-bottom: 1px solid var(--line); vertical-align: top; white-space: nowrap; }
+td.text { white-space: normal; overflow-wrap: anywhere; min-width: 8em; }
 th { color: var(--muted); font-weight: 600; font-size: 12px; text-transform: uppercase; }
 th[data-sort] { cursor: pointer; user-select: none; } th[aria-sort="ascending"]::after { content: " ▲"; } th[aria-sort="descending"]::after { content: " ▼"; }
 .num { text-align: right; font-variant-numeric: tabular-nums; }
@@ -34,7 +35,7 @@ figure { margin: 0; } figcaption { color: var(--muted); font-size: 13px; margin-
 .feed { list-style: none; margin: 0; padding: 0; max-height: 320px; overflow-y: auto; font: 13px/1.4 ui-monospace, SFMono-Regular, Menlo, monospace; }
 .feed li { display: flex; gap: 8px; padding: 3px 0; border-bottom: 1px solid var(--line); flex-wrap: wrap; }
 .feed time { color: var(--muted); } .feed .dev { font-weight: 600; overflow-wrap: anywhere; } .feed .type { color: var(--accent); } .feed .detail { overflow-wrap: anywhere; }
-.filters { display: flex; flex-wrap: wrap; gap: 8px; align-items: end; margin-bottom: 8px; }
+html.js .filters, .filters { display: flex; flex-wrap: wrap; gap: 8px; align-items: end; margin-bottom: 8px; }
 .filters label { display: flex; flex-direction: column; font-size: 12px; color: var(--muted); }
 input, button { font: inherit; padding: 6px 8px; border: 1px solid var(--line); border-radius: 6px; background: var(--bg); color: var(--fg); }
 button { background: var(--accent); color: #fff; border: 0; cursor: pointer; }

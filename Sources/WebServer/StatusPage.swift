@@ -73,7 +73,7 @@ struct StatusPage {
             }
             let active = activeWorkouts[device.identity].map { "\($0.location) (level \($0.intensityLevel)) since \(Self.format($0.startedAt))" } ?? "—"
             html += "<tr data-device=\"\(e(device.identity))\"><td>\(e(device.identity))</td><td>\(e(device.node))</td>"
-                + "<td class=\"\(stateClass)\">\(e(state))</td><td>\(e(active))</td><td class=\"last-command\">—</td>"
+                + "<td class=\"\(stateClass) text\">\(e(state))</td><td class=\"text\">\(e(active))</td><td class=\"last-command\">—</td>"
                 + "<td class=\"num\">\(device.commands)</td><td class=\"num\">\(device.errors)</td></tr>"
         }
         html += "</tbody></table></div>"
@@ -134,7 +134,7 @@ struct StatusPage {
         if recentWorkouts.isEmpty { html += #"<tr><td colspan="6" class="empty">No workouts stored.</td></tr>"# }
         for workout in recentWorkouts {
             let minutes = workout.durationSeconds.map { String(format: "%.1f", $0 / 60) } ?? "active"
-            html += "<tr><td class=\"num\">\(workout.id)</td><td>\(e(workout.device.rawValue))</td><td>\(e(workout.location))</td>"
+            html += "<tr><td class=\"num\">\(workout.id)</td><td>\(e(workout.device.rawValue))</td><td class=\"text\">\(e(workout.location))</td>"
                 + "<td class=\"num\">\(workout.intensityLevel)</td><td>\(time(workout.startedAt))</td><td class=\"num\">\(minutes)</td></tr>"
         }
         return html + #"</tbody></table></div><p class="js-only"><button id="workouts-more" type="button" hidden>More</button></p></section>"#
@@ -146,7 +146,7 @@ struct StatusPage {
         for share in shares {
             let state = share.status == .delivered ? "delivered \(share.deliveredAt.map(Self.format) ?? "")" : "pending"
             html += "<tr><td class=\"num\">\(share.id)</td><td>\(e(share.device.rawValue))</td><td>\(e(share.service.rawValue))</td>"
-                + "<td class=\"\(share.status == .delivered ? "ok" : "warn")\">\(e(state))</td><td class=\"num\">\(share.attempts)</td><td>\(e(share.lastError ?? ""))</td></tr>"
+                + "<td class=\"\(share.status == .delivered ? "ok" : "warn")\">\(e(state))</td><td class=\"num\">\(share.attempts)</td><td class=\"text\">\(e(share.lastError ?? ""))</td></tr>"
         }
         return html + "</tbody></table></div></section>"
     }
