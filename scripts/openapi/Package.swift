@@ -1,6 +1,6 @@
 // swift-tools-version: 6.1
 // The OpenAPI generator, kept out of the main package so a build of workoutd never builds it (`make openapi`
-// regenerates Sources/WebAPI/Generated from Sources/WebAPI/openapi.yaml; a test checks they agree).
+// regenerates Sources/WebAPI/Generated from Sources/WebAPI/openapi.yaml; WebServerTests check they agree).
 import PackageDescription
 
 let package = Package(
