@@ -11,9 +11,9 @@ APT_PACKAGES := socat libudev-dev umockdev libumockdev-dev libsystemd-dev libsql
                 systemd-container debootstrap valgrind python3 util-linux lld \
                 debhelper dpkg-dev fakeroot lintian help2man strace \
                 qemu-system-x86 qemu-system-arm qemu-utils mmdebstrap debian-archive-keyring e2fsprogs picocom tmux \
-                postgresql
+                postgresql chromium chromium-driver python3-selenium
 
-.PHONY: help deps build check-warnings test test-swift test-udev test-shell test-systemd test-vm test-vm-arm64 fuzz demo bench soak clean
+.PHONY: help deps build check-warnings test test-swift test-udev test-shell test-systemd test-web test-vm test-vm-arm64 fuzz demo bench soak clean openapi
 
 help:
 	@echo "make deps          install the Debian packages the build and the tests need (root)"
@@ -21,6 +21,9 @@ help:
 	@echo "make check-warnings debug (with tests) and release builds; fails on any warning from our code"
 	@echo "make test          warning check, then every test: Swift tests, libudev tests under umockdev, the socat and fsync-count shell tests,"
 	@echo "                   the real-systemd test (root), a 60 s fuzz run and the VM test (amd64)"
+	@echo "make test-web      the web page in headless chromium (Selenium) against workoutd on socat ptys;"
+	@echo "                   screenshots in .build/web-screenshots/"
+	@echo "make openapi       regenerate Sources/WebAPI/Generated from Sources/WebAPI/openapi.yaml"
 	@echo "make test-vm       the package from make deb in a QEMU Debian guest (real kernel, udev, systemd),"
 	@echo "                   serving a USB CDC-ACM gadget on dummy_hcd; power cuts by SIGKILL (root)"
 	@echo "make bench         release benchmarks, written to docs/benchmarks.md"
@@ -48,7 +51,7 @@ check-warnings:
 
 # test-vm-arm64 last: on a machine that has its build root, build directory and guest image cached (README,
 # "How the arm64 package is built") it adds about 15 minutes; a cold machine makes them first (about 45 more).
-test: check-warnings test-swift test-udev test-shell test-systemd fuzz test-vm test-vm-arm64
+test: check-warnings test-swift test-udev test-shell test-web test-systemd fuzz test-vm test-vm-arm64
 
 test-swift:
 	$(SWIFT) test --skip-build --skip $(UDEV_TESTS) --skip '$(HEAVY_TESTS)'
@@ -64,6 +67,14 @@ test-shell:
 
 test-systemd:
 	bash Tests/systemd/run.sh
+
+# Issue 32's browser test: chromium + chromium-driver + python3-selenium (Debian packages).
+test-web:
+	bash Tests/web/run.sh "$$($(SWIFT) build --show-bin-path)/workoutd"
+
+# The generated API sources are checked in; this rebuilds them after a change to the OpenAPI document.
+openapi:
+	sh scripts/openapi/generate.sh
 
 # The image is built once per scripts/vm-image.sh content and cached in /var/cache/workoutd-vm.
 test-vm: deb

@@ -30,6 +30,12 @@ let package = Package(
         .package(url: "https://github.com/x-sheep/swift-property-based", from: "2.0.1"),
         .package(url: "https://github.com/jpsim/Yams", from: "6.2.2"),
         .package(url: "https://github.com/vapor/postgres-nio", from: "1.33.2"),
+        // The web page and HTTP API (issue 32). No package traits: the server needs none of their extras.
+        .package(url: "https://github.com/hummingbird-project/hummingbird", from: "2.28.1", traits: []),
+        .package(url: "https://github.com/apple/swift-openapi-runtime", from: "1.13.4", traits: []),
+        .package(url: "https://github.com/swift-server/swift-openapi-hummingbird", from: "2.1.0"),
+        .package(url: "https://github.com/swift-server/swift-openapi-async-http-client", from: "1.5.0"),
+        .package(url: "https://github.com/apple/swift-http-types", from: "1.8.0"),
     ],
     targets: [
         // Wire protocol: Codable commands and replies. No I/O.
@@ -135,7 +141,9 @@ let package = Package(
                 // pidfds and posix_spawn's closefrom for the exec sink.
                 "CPosixTTY",
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "HTTPTypes", package: "swift-http-types"),
                 .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
@@ -156,6 +164,37 @@ let package = Package(
                 .product(name: "NIOTLS", package: "swift-nio"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "Metrics", package: "swift-metrics"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+            ],
+            swiftSettings: strict
+        ),
+
+        // The HTTP API's contract (Sources/WebAPI/openapi.yaml) and the types, server stubs and client generated from
+        // it (`make openapi`); its schemas are ControlProtocol's own types (typeOverrides), so the control socket and
+        // the API encode one model.
+        .target(
+            name: "WebAPI",
+            dependencies: [
+                "ControlProtocol", "WorkoutProtocol",
+                .product(name: "OpenAPIRuntime", package: "swift-openapi-runtime"),
+            ],
+            exclude: ["openapi.yaml", "openapi-generator-config.yaml"],
+            swiftSettings: strict
+        ),
+
+        // The web page and the HTTP API (`web.listen`): Hummingbird, answering from the control socket's responder.
+        .target(
+            name: "WebServer",
+            dependencies: [
+                "WebAPI", "ControlPlane", "ControlProtocol", "WorkoutProtocol",
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "HummingbirdTLS", package: "hummingbird"),
+                .product(name: "OpenAPIRuntime", package: "swift-openapi-runtime"),
+                .product(name: "OpenAPIHummingbird", package: "swift-openapi-hummingbird"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "NIOSSL", package: "swift-nio-ssl"),
+                .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ],
             swiftSettings: strict
@@ -211,6 +250,7 @@ let package = Package(
                 "SystemdSupport",
                 "DeviceDiscovery",
                 "WorkoutctlCommands",
+                "WebServer",
                 .product(name: "Yams", package: "Yams"),
                 .product(name: "Metrics", package: "swift-metrics"),
                 .product(name: "Prometheus", package: "swift-prometheus"),
@@ -274,6 +314,21 @@ let package = Package(
         .testTarget(
             name: "ControlPlaneTests",
             dependencies: ["WorkoutdTesting", "WorkoutctlCommands", "ControlProtocol", "WorkoutProtocol", "WorkoutEngine"],
+            swiftSettings: strict
+        ),
+        // Issue 32: the HTTP API through its generated client against the real daemon, and the web server's parts.
+        .testTarget(
+            name: "WebServerTests",
+            dependencies: [
+                "WebServer", "WebAPI", "WorkoutdTesting", "WorkoutProtocol", "ControlProtocol",
+                .product(name: "OpenAPIRuntime", package: "swift-openapi-runtime"),
+                .product(name: "OpenAPIAsyncHTTPClient", package: "swift-openapi-async-http-client"),
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "HTTPTypes", package: "swift-http-types"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
+                .product(name: "NIOSSL", package: "swift-nio-ssl"),
+            ],
             swiftSettings: strict
         ),
         .testTarget(

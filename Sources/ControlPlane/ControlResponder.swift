@@ -1,5 +1,6 @@
 import ControlProtocol
 import Foundation
+import NIOCore
 import SerialTransport
 import Synchronization
 import WorkoutEngine
@@ -60,19 +61,15 @@ public final class ControlResponder: Sendable {
             case .status:
                 return try reply(request, try await status(), encoder)
             case .devices:
-                let served = await manager.devices().map(Self.report)
-                let refused = await manager.refusedDevices().map(Self.report)
-                let unknown = await manager.unknownDevices().map(Self.report)
-                return try reply(request, DeviceList(devices: served + refused, unknown: unknown), encoder)
+                return try reply(request, await devices(), encoder)
             case .workouts(let device, let limit):
-                let identity = try await resolve(device)
-                return try reply(request, WorkoutList(workouts: try await storage { try await self.records.workouts(device: identity, limit: limit) }), encoder)
+                return try reply(request, WorkoutList(workouts: try await workouts(WorkoutQuery(limit: limit), device: device)), encoder)
             case .shares(let limit):
-                return try reply(request, ShareList(shares: try await storage { try await self.records.shares(limit: limit) }), encoder)
+                return try reply(request, try await shares(limit: limit), encoder)
             case .send(let device, let line, let create):
                 return try reply(request, try await send(line, to: device, create: create), encoder)
             case .metrics:
-                return try reply(request, MetricsReport(text: metricsText()), encoder)
+                return try reply(request, metrics(), encoder)
             case .subscribe:
                 return try reply(request, Subscription(), encoder)
             }
@@ -99,7 +96,11 @@ public final class ControlResponder: Sendable {
         try ControlSocket.line(ControlResponse(id: request.id, outcome: .success(value)), encoder: encoder)
     }
 
-    private func status() async throws -> StatusReport {
+    // The answers themselves, typed: the control socket encodes them into its reply lines, the HTTP API
+    // (WebServer) into its responses, so both show one model.
+
+    /// `status`: the daemon's health and totals.
+    public func status() async throws(ControlError) -> StatusReport {
         let devices = await manager.devices()
         let (active, queued) = try await storage {
             (try await self.records.activeSessionCount(), try await self.records.pendingShareCount())
@@ -113,8 +114,44 @@ public final class ControlResponder: Sendable {
             counters: tally.counters, pendingRestart: tally.pendingRestart, replication: await replication?())
     }
 
+    /// `devices`: served devices, then refused ones, and the unknown identities seen since start.
+    public func devices() async -> DeviceList {
+        let served = await manager.devices().map(Self.report)
+        let refused = await manager.refusedDevices().map(Self.report)
+        let unknown = await manager.unknownDevices().map(Self.report)
+        return DeviceList(devices: served + refused, unknown: unknown)
+    }
+
+    /// `workouts`: newest first, of the device named by identity or node (all when nil), as `query` narrows them.
+    public func workouts(_ query: WorkoutQuery, device: String?) async throws(ControlError) -> [WorkoutRecord] {
+        var query = query
+        query.device = await resolve(device)
+        return try await storage { [query] in try await self.records.workouts(matching: query) }
+    }
+
+    /// `shares`: newest first, with their delivery state.
+    public func shares(limit: Int?) async throws(ControlError) -> ShareList {
+        ShareList(shares: try await storage { try await self.records.shares(limit: limit) })
+    }
+
+    /// `metrics`: the Prometheus text.
+    public func metrics() -> MetricsReport {
+        MetricsReport(text: metricsText())
+    }
+
+    /// Follows the event stream: `write` gets every event line (`{"event":{…}}` and a newline) from now on, on
+    /// `eventLoop`, until the returned subscription is cancelled. A client whose lines pile up beyond `limit`
+    /// bytes gets `overflow` instead and no more lines.
+    public func subscribeToEvents(
+        on eventLoop: any EventLoop, limit: Int, write: @escaping @Sendable ([UInt8]) -> Void, overflow: @escaping @Sendable (Int) -> Void
+    ) -> EventSubscription {
+        let subscriber = EventSubscriber(eventLoop: eventLoop, limit: limit, write: write, overflow: overflow)
+        hub.add(subscriber)
+        return EventSubscription(hub: hub, subscriber: subscriber)
+    }
+
     private func send(_ line: String, to device: String, create: Bool) async throws -> SendResult {
-        let identity = create ? try await resolve(device) : try await connectedDevice(device)
+        let identity = create ? await resolve(device) : try await connectedDevice(device)
         let bytes = Array(line.utf8)
         // The same limit the device's framing applies, so an injected line behaves like a real one.
         let decoded = bytes.count > maximumLineLength
@@ -128,13 +165,13 @@ public final class ControlResponder: Sendable {
         return SendResult(device: identity.rawValue, reply: reply)
     }
 
-    private func resolve(_ name: String?) async throws -> DeviceIdentity? {
+    private func resolve(_ name: String?) async -> DeviceIdentity? {
         guard let name else { return nil }
-        return try await resolve(name)
+        return await resolve(name)
     }
 
     /// A device named by its identity or by the node it is attached on.
-    private func resolve(_ name: String) async throws -> DeviceIdentity {
+    private func resolve(_ name: String) async -> DeviceIdentity {
         let devices = await manager.devices()
         if let attached = devices.first(where: { $0.identity.rawValue == name || $0.path == name }) {
             return attached.identity
@@ -153,7 +190,7 @@ public final class ControlResponder: Sendable {
         throw ControlError(.unknownDevice, "no connected device '\(name)'; connected: \(names.isEmpty ? "none" : names.joined(separator: ", "))")
     }
 
-    private func storage<T: Sendable>(_ body: @Sendable () async throws -> T) async throws -> T {
+    private func storage<T: Sendable>(_ body: @Sendable () async throws -> T) async throws(ControlError) -> T {
         do {
             return try await body()
         } catch {

@@ -3,19 +3,19 @@ import Foundation
 import Glibc
 #endif
 
-/// Reading a secret from a file: the file's own mode is checked on the descriptor that is read, so the
+/// Reading a secret from a file (the replication password, the web login token): the file's own mode is checked on the descriptor that is read, so the
 /// check and the read are of the same file.
-enum PrivateFile {
-    struct ReadError: Error, CustomStringConvertible {
-        var description: String
+public enum PrivateFile {
+    public struct ReadError: Error, CustomStringConvertible {
+        public var description: String
     }
 
     /// Secrets are a line or a certificate, not megabytes.
-    static let maximumSize = 64 * 1024
+    public static let maximumSize = 64 * 1024
 
     /// The text of `path` (UTF-8). With `requirePrivate`, a file that group or others may read or write
     /// (any of the mode's 077 bits) is refused with its mode and the fix.
-    static func read(_ path: String, requirePrivate: Bool) throws(ReadError) -> String {
+    public static func read(_ path: String, requirePrivate: Bool) throws(ReadError) -> String {
         let fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY)
         guard fd >= 0 else { throw ReadError(description: "\(path) cannot be read (\(String(cString: strerror(errno))))") }
         defer { close(fd) }

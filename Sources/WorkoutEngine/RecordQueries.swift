@@ -5,6 +5,8 @@ import WorkoutProtocol
 public protocol RecordQueries: Sendable {
     /// Newest first, of one device or all; at most `limit` when given.
     func workouts(device: DeviceIdentity?, limit: Int?) async throws -> [WorkoutRecord]
+    /// Newest first, as `query` narrows them (a default in `WorkoutQuery.swift` filters ``workouts(device:limit:)``).
+    func workouts(matching query: WorkoutQuery) async throws -> [WorkoutRecord]
     /// Newest first; at most `limit` when given.
     func shares(limit: Int?) async throws -> [ShareRecord]
     func workout(id: Int64) async throws -> WorkoutRecord?

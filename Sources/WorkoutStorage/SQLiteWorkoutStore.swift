@@ -275,6 +275,18 @@ public final class SQLiteWorkoutStore: WorkoutStore {
         }
     }
 
+    public func workouts(matching query: WorkoutQuery) async throws -> [WorkoutRecord] {
+        try await reading { db in
+            var request = WorkoutRow.order(Column("id").desc)
+            if let device = query.device { request = request.filter(Column("device") == device.rawValue) }
+            if let from = query.startedFrom { request = request.filter(Column("startedAt") >= from.timeIntervalSince1970) }
+            if let before = query.startedBefore { request = request.filter(Column("startedAt") < before.timeIntervalSince1970) }
+            if let id = query.beforeID { request = request.filter(Column("id") < id) }
+            if let limit = query.limit { request = request.limit(max(0, limit)) }
+            return try request.fetchAll(db).map { try $0.record() }
+        }
+    }
+
     public func shares(limit: Int?) async throws -> [ShareRecord] {
         try await reading { db in
             var request = ShareRow.order(Column("id").desc)

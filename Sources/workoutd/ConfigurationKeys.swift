@@ -40,6 +40,11 @@ enum ConfigurationKeys {
         .init("limits.pending_shares_per_device", .integer, .live),
         .init("limits.session_idle_timeout_s", .integer, .live),
         .init("storage.max_database_bytes", .integer, .live),
+        .init("web.listen", .string, .live),
+        .init("web.tls_certificate", .string, .live),
+        .init("web.tls_key", .string, .live),
+        .init("web.token_credential", .string, .live),
+        .init("web.token_file", .string, .live),
     ]
 
     /// The wildcard `*` in a key stands for one of these names.

@@ -10,6 +10,7 @@ import ShareDelivery
 import WorkoutEngine
 import WorkoutProtocol
 import WorkoutStorage
+import WebServer
 
 /// The composition root: builds the engine, storage and transports from the configuration and runs
 /// them as one service group that shuts down gracefully on SIGTERM/SIGINT.
@@ -58,12 +59,15 @@ enum Daemon {
             services.append(shipper)
             reloader.register(.replicationPassword(shipper, current: replication))
         }
-        if let control = observers.controlServer(
-            config, engine: engine, records: store, manager: manager, group: MultiThreadedEventLoopGroup.singleton, logger: logger,
-            replication: shipper) {
+        let responder = observers.responder(config, engine: engine, records: store, manager: manager, replication: shipper)
+        reloader.register(.controlLineLimit(responder))
+        if let control = observers.controlServer(config, responder: responder, group: MultiThreadedEventLoopGroup.singleton, logger: logger) {
             services.append(control)
-            reloader.register(.controlLineLimit(control.responder))
         }
+        // Also when `web.listen` is off: a reload that turns it on starts it.
+        let web = WebServer(configuration: config.web, responder: responder, logger: logger)
+        services.append(web)
+        reloader.register(.web(web))
         // After `serial`, so shutdown (in reverse order) stops discovering before the devices drain.
         // Also when disabled: it then touches no udev, and a reload that enables it starts it.
         let discovery = DiscoveryService(manager: manager, matcher: config.discovery, baud: config.serial.baud, logger: logger)

@@ -11,6 +11,7 @@ import SystemPackage
 import WorkoutEngine
 import WorkoutStorage
 import WorkoutProtocol
+import WebServer
 
 /// Everything the daemon reads at start: the YAML file, then `WORKOUTD_*` environment variables, then flags.
 ///
@@ -46,6 +47,8 @@ struct DaemonConfiguration: Sendable {
     var replication: ReplicationConfiguration?
     /// `limits.*`: what one device may cost the hub (rate, pending shares, idle session memory).
     var limits = DeviceLimits()
+    /// `web.*`: the web page and HTTP API.
+    var web = WebConfiguration()
     /// Where this configuration was read from, so SIGHUP can read the same places again.
     var origin = Origin()
 
@@ -149,6 +152,7 @@ struct DaemonConfiguration: Sendable {
         config.limits = try readLimits(reader)
         config.shares.sinks = try readShareSinks(reader)
         config.replication = try readReplication(reader, storage: config.storage.backend, file: file ?? defaultFile)
+        config.web = try readWeb(reader)
 
         config.controlSocket = try parseControlSocket(overrides.controlSocket ?? reader.string("control_socket"),
                                                       key: overrides.controlSocket == nil ? "control_socket" : "--control-socket")

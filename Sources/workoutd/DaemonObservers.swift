@@ -33,19 +33,23 @@ struct DaemonObservers: Sendable {
         { [hub] activity in hub.publish(activity) }
     }
 
-    /// The control socket service, or nil when the configuration disables it.
-    func controlServer(
-        _ config: DaemonConfiguration, engine: WorkoutEngine, records: any RecordQueries, manager: DeviceManager, group: any EventLoopGroup, logger: Logger,
+    /// What the control socket and the web API answer from: one responder, one model.
+    func responder(
+        _ config: DaemonConfiguration, engine: WorkoutEngine, records: any RecordQueries, manager: DeviceManager,
         replication shipper: ReplicationShipper? = nil
-    ) -> ControlServer? {
-        guard let path = config.controlSocket else { return nil }
+    ) -> ControlResponder {
         let registry = self.registry
         var replication: (@Sendable () async -> ReplicationReport)?
         if let shipper { replication = { await shipper.report() } }
-        let responder = ControlResponder(
+        return ControlResponder(
             identity: .init(version: WorkoutdVersion.current), engine: engine, records: records, manager: manager, tally: tally, hub: hub,
             maximumLineLength: config.serial.pipeline.maximumLineLength, metricsText: { registry.emitToString() },
             replication: replication)
+    }
+
+    /// The control socket service, or nil when the configuration disables it.
+    func controlServer(_ config: DaemonConfiguration, responder: ControlResponder, group: any EventLoopGroup, logger: Logger) -> ControlServer? {
+        guard let path = config.controlSocket else { return nil }
         let authorization = ControlAuthorization(readerGroup: config.controlSocketGroup)
         return ControlServer(
             options: ControlServerOptions(path: path, authorization: authorization), responder: responder, group: group, logger: logger)

@@ -13,11 +13,13 @@ public final class DaemonProcess: @unchecked Sendable {
 
     /// What every daemon a test starts gets unless the test's `environment` says otherwise: tests and the
     /// soak drive thousands of commands a second on purpose, so the per-device rate limit (issue 28) is off;
-    /// the tests of the limit itself set it.
-    public static let defaultEnvironment = ["WORKOUTD_LIMITS_COMMANDS_PER_SECOND": "0"]
+    /// the tests of the limit itself set it. The web server (on 127.0.0.1:8470 by default) is off, so daemons
+    /// running side by side do not contend for one port; the web tests turn it on.
+    public static let defaultEnvironment = ["WORKOUTD_LIMITS_COMMANDS_PER_SECOND": "0", "WORKOUTD_WEB_LISTEN": "off"]
 
-    /// Starts `workoutd` with `arguments` (and extra environment) and returns once it is running.
-    public init(arguments: [String], environment: [String: String] = [:]) throws {
+    /// Starts `workoutd` with `arguments` (and extra environment) and returns once it is running. `unsetting`
+    /// names defaults to leave out, so the configuration file decides (e.g. `WORKOUTD_WEB_LISTEN`).
+    public init(arguments: [String], environment: [String: String] = [:], unsetting: Set<String> = []) throws {
         let binary = try Self.binaryPath()
         logPath = FileManager.default.temporaryDirectory
             .appendingPathComponent("workoutd-test-\(UUID().uuidString).log").path
@@ -28,7 +30,7 @@ public final class DaemonProcess: @unchecked Sendable {
         process.executableURL = URL(fileURLWithPath: binary)
         process.arguments = arguments
         var env = ProcessInfo.processInfo.environment.filter { !$0.key.hasPrefix("WORKOUTD_") && $0.key != "NOTIFY_SOCKET" && $0.key != "JOURNAL_STREAM" }
-        env.merge(Self.defaultEnvironment) { $1 }
+        env.merge(Self.defaultEnvironment.filter { !unsetting.contains($0.key) }) { $1 }
         env.merge(environment) { $1 }
         process.environment = env
         process.standardError = log

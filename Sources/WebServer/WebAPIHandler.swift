@@ -1,0 +1,80 @@
+import ControlPlane
+import ControlProtocol
+import OpenAPIRuntime
+import WebAPI
+import WorkoutEngine
+
+/// The API's operations (the protocol generated from `openapi.yaml`), each one call to the control socket's
+/// responder: the same answers `workoutctl` gets, in the same types.
+struct WebAPIHandler: APIProtocol {
+    let responder: ControlResponder
+    let streams: EventStreams
+    let configuration: WebConfiguration
+
+    func getStatus(_ input: Operations.getStatus.Input) async throws -> Operations.getStatus.Output {
+        do {
+            return .ok(.init(body: .json(try await responder.status())))
+        } catch {
+            return .default(statusCode: 503, Self.error(error))
+        }
+    }
+
+    func getDevices(_ input: Operations.getDevices.Input) async throws -> Operations.getDevices.Output {
+        .ok(.init(body: .json(await responder.devices())))
+    }
+
+    func getWorkouts(_ input: Operations.getWorkouts.Input) async throws -> Operations.getWorkouts.Output {
+        let query = input.query
+        let limit = query.limit ?? configuration.defaultPageSize
+        guard (1...configuration.maximumPageSize).contains(limit) else {
+            return .badRequest(Self.error("bad_request", "limit must be 1 to \(configuration.maximumPageSize); got \(limit)"))
+        }
+        if let before = query.before, before < 1 {
+            return .badRequest(Self.error("bad_request", "before must be a workout id (1 or more); got \(before)"))
+        }
+        if let device = query.device, device.isEmpty || device.utf8.count > 256 {
+            return .badRequest(Self.error("bad_request", "device must be 1 to 256 bytes"))
+        }
+        // One more than the page: whether a next page exists, without a second query.
+        let asked = WorkoutQuery(startedFrom: query.since, startedBefore: query.until, beforeID: query.before, limit: limit + 1)
+        do {
+            var workouts = try await responder.workouts(asked, device: query.device)
+            var next: Int64?
+            if workouts.count > limit {
+                workouts.removeLast(workouts.count - limit)
+                next = workouts.last?.id
+            }
+            return .ok(.init(body: .json(.init(workouts: workouts, next: next))))
+        } catch {
+            return .default(statusCode: 503, Self.error(error))
+        }
+    }
+
+    func getShares(_ input: Operations.getShares.Input) async throws -> Operations.getShares.Output {
+        let limit = input.query.limit ?? configuration.defaultPageSize
+        guard (1...configuration.maximumPageSize).contains(limit) else {
+            return .default(statusCode: 400, Self.error("bad_request", "limit must be 1 to \(configuration.maximumPageSize); got \(limit)"))
+        }
+        do {
+            return .ok(.init(body: .json(try await responder.shares(limit: limit))))
+        } catch {
+            return .default(statusCode: 503, Self.error(error))
+        }
+    }
+
+    func getEvents(_ input: Operations.getEvents.Input) async throws -> Operations.getEvents.Output {
+        .ok(.init(body: .text_event_hyphen_stream(HTTPBody(streams.makeStream(), length: .unknown, iterationBehavior: .single))))
+    }
+
+    func getMetrics(_ input: Operations.getMetrics.Input) async throws -> Operations.getMetrics.Output {
+        .ok(.init(body: .plainText(HTTPBody(responder.metrics().text))))
+    }
+
+    private static func error(_ error: ControlError) -> Components.Responses._Error {
+        Self.error(error.code.rawValue, error.message)
+    }
+
+    private static func error(_ code: String, _ message: String) -> Components.Responses._Error {
+        .init(body: .json(.init(error: .init(code: code, message: message))))
+    }
+}

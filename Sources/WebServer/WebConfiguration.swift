@@ -1,0 +1,57 @@
+import Foundation
+
+/// The web page and HTTP API (`web.*`), with every default in one place.
+public struct WebConfiguration: Sendable, Hashable {
+    /// `web.listen`'s default: loopback only, where no login is needed (`off` turns the server off).
+    public static let defaultListen = ListenAddress(host: "127.0.0.1", port: 8470)
+
+    /// Where to listen; nil when `web.listen: off`.
+    public var listen: ListenAddress? = Self.defaultListen
+    /// `web.tls_certificate` and `web.tls_key` (PEM files): HTTPS when set.
+    public var tls: TLSFiles?
+    /// The login token (`web.token_credential` or `web.token_file`, read by the daemon); required on any
+    /// address other than loopback, where nothing is served without it.
+    public var token: WebToken?
+    /// How long a login lasts.
+    public var sessionLifetime: Duration = .seconds(12 * 3600)
+    /// Sessions held at once; the oldest is dropped beyond this, so logins cannot grow memory.
+    public var maximumSessions = 64
+    /// Failed logins one client address may make before it must wait `loginLockout` (answered 429).
+    public var loginAttempts = 5
+    public var loginLockout: Duration = .seconds(60)
+    /// Workouts per page of `/api/workouts`: when not asked, and at most.
+    public var defaultPageSize = 100
+    public var maximumPageSize = 1000
+    /// Event bytes waiting for one event-stream client beyond this drop the client (it reconnects), as on the
+    /// control socket.
+    public var maximumEventBacklogBytes = 1 << 20
+    /// Connections at once; more wait in the listen backlog.
+    public var maximumConnections = 64
+
+    public init() {}
+
+    /// Whether a request needs a login: on every address but loopback.
+    public var requiresLogin: Bool { !(listen?.isLoopback ?? true) }
+
+    /// PEM certificate chain and private key.
+    public struct TLSFiles: Sendable, Hashable {
+        public var certificate: String
+        public var key: String
+        public init(certificate: String, key: String) {
+            self.certificate = certificate
+            self.key = key
+        }
+    }
+}
+
+/// The login token: never printed, compared only in constant time.
+public struct WebToken: Sendable, Hashable, CustomStringConvertible {
+    let bytes: [UInt8]
+    public init(_ text: String) { bytes = Array(text.utf8) }
+    public var description: String { "***" }
+
+    /// Whether `candidate` is the token, in time that depends on the lengths only, never on where they differ.
+    public func matches(_ candidate: some Collection<UInt8>) -> Bool {
+        ConstantTime.equal(bytes, Array(candidate))
+    }
+}

@@ -1,0 +1,89 @@
+import Foundation
+import Replication
+import WebServer
+
+extension DaemonConfiguration {
+    /// `web.*`. The token is read here, at start and on every reload, so a new credential needs no restart.
+    static func readWeb(_ reader: ConfigurationReader) throws -> WebConfiguration {
+        var web = WebConfiguration()
+        if let listen = try reader.string("web.listen") {
+            if listen == "off" || listen.isEmpty {
+                web.listen = nil
+            } else {
+                do {
+                    web.listen = try ListenAddress(parsing: listen)
+                } catch {
+                    throw ConfigurationError(key: "web.listen", problem: "\(error.description); got '\(listen)'")
+                }
+            }
+        }
+        let certificate = try reader.string("web.tls_certificate").flatMap { $0.isEmpty ? nil : $0 }
+        let key = try reader.string("web.tls_key").flatMap { $0.isEmpty ? nil : $0 }
+        switch (certificate, key) {
+        case (let certificate?, let key?):
+            web.tls = .init(certificate: certificate, key: key)
+        case (nil, nil):
+            break
+        case (nil, _?):
+            throw ConfigurationError(key: "web.tls_certificate", problem: "must be set with web.tls_key")
+        case (_?, nil):
+            throw ConfigurationError(key: "web.tls_key", problem: "must be set with web.tls_certificate")
+        }
+        web.token = try readWebToken(reader)
+        if web.requiresLogin, web.token == nil, let listen = web.listen {
+            throw ConfigurationError(
+                key: "web.listen",
+                problem: "\(listen) is reachable from the network, so logins need a token: set web.token_credential (LoadCredential=) or web.token_file")
+        }
+        return web
+    }
+
+    /// The login token: the first line of the credential `web.token_credential` names, or of `web.token_file` (0600).
+    private static func readWebToken(_ reader: ConfigurationReader) throws -> WebToken? {
+        let credential = try reader.string("web.token_credential").flatMap { $0.isEmpty ? nil : $0 }
+        let file = try reader.string("web.token_file").flatMap { $0.isEmpty ? nil : $0 }
+        let key: String
+        let path: String
+        switch (credential, file) {
+        case (nil, nil):
+            return nil
+        case (_?, _?):
+            throw ConfigurationError(key: "web.token_credential", problem: "and web.token_file are both set; keep one")
+        case (let name?, nil):
+            guard !name.contains("/"), name != ".", name != ".." else {
+                throw ConfigurationError(key: "web.token_credential", problem: "must be a credential name (LoadCredential=<name>:<file>), not a path; got '\(name)'")
+            }
+            guard let directory = ProcessInfo.processInfo.environment["CREDENTIALS_DIRECTORY"], !directory.isEmpty else {
+                throw ConfigurationError(
+                    key: "web.token_credential", problem: "names credential '\(name)', but $CREDENTIALS_DIRECTORY is not set: the unit needs LoadCredential=\(name):/etc/workoutd/\(name)")
+            }
+            key = "web.token_credential"
+            path = directory + "/" + name
+        case (nil, let file?):
+            key = "web.token_file"
+            path = file
+        }
+        let text: String
+        do {
+            text = try PrivateFile.read(path, requirePrivate: key == "web.token_file")
+        } catch {
+            throw ConfigurationError(key: key, problem: error.description)
+        }
+        let token = String(text.split(separator: "\n", omittingEmptySubsequences: false).first ?? "")
+            .trimmingCharacters(in: .whitespaces)
+        // A short token can be guessed even through the login throttle.
+        guard token.utf8.count >= 16 else {
+            throw ConfigurationError(key: key, problem: "the token in \(path) is shorter than 16 characters (e.g. openssl rand -hex 24 > file)")
+        }
+        return WebToken(token)
+    }
+}
+
+extension ReloadHook {
+    /// `web.*`: the server starts, stops or moves to the new address; the token and TLS files are read again.
+    static func web(_ server: WebServer) -> ReloadHook {
+        ReloadHook(name: "web") { configuration in
+            { server.update(configuration.web) }
+        }
+    }
+}

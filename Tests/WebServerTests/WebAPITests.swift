@@ -1,0 +1,125 @@
+import ControlProtocol
+import Foundation
+import NIOHTTP1
+import HTTPTypes
+import OpenAPIRuntime
+import Testing
+import WebAPI
+import WorkoutProtocol
+import WorkoutdTesting
+
+/// The HTTP API through its generated client against a real daemon (SQLite, pty wearables): every endpoint
+/// answers what `workoutctl` answers, pages do not overlap, filters filter, and the API is read-only.
+@Suite(.serialized) struct WebAPITests {
+    @Test func everyEndpointAnswersWhatTheControlSocketAnswers() async throws {
+        let wearable = try SimulatedWearable()
+        let web = try WebDaemon(devices: [wearable.devicePath])
+        #expect(try wearable.request(CommandLines.start(id: 1, location: "Pool")).contains(#""status":"ok""#))
+        #expect(try wearable.request(CommandLines.end(id: 2)).contains(#""status":"ok""#))
+        #expect(try wearable.request(CommandLines.share(id: 3)).contains(#""status":"ok""#))
+        let client = try web.client()
+
+        let status = try await client.getStatus().ok.body.json
+        #expect(status.counters.commands == 3)
+        #expect(status.devicesConnected == 1)
+        #expect(status.pendingRestart == [])
+        let ctlStatus = try #require(try web.ctlJSON(["status"], as: StatusReport.self).first)
+        #expect(status.pid == ctlStatus.pid)
+        #expect(status.counters == ctlStatus.counters)
+
+        let devices = try await client.getDevices().ok.body.json
+        #expect(devices.devices.map(\.node) == [wearable.devicePath])
+        #expect(devices.devices.first?.commands == 3)
+
+        let page = try await client.getWorkouts().ok.body.json
+        #expect(page.workouts.map(\.location) == ["Pool"])
+        #expect(page.workouts.first?.durationSeconds != nil)
+        #expect(page.next == nil)
+        #expect(page.workouts == (try web.ctlJSON(["workouts"], as: WorkoutRecord.self)))
+
+        let shares = try await client.getShares().ok.body.json
+        #expect(shares.shares.count == 1)
+        #expect(shares.shares.first?.service == .twitter)
+
+        let metrics = try await String(collecting: try client.getMetrics().ok.body.plainText, upTo: 1 << 20)
+        #expect(metrics.contains(#"workoutd_commands_total{type="start_workout",outcome="ok"} 1"#))
+        // The same text `workoutctl metrics` prints (its counters have not moved in between).
+        let ctlMetrics = try Workoutctl.run(["--socket", web.socket, "metrics"]).stdout
+        #expect(ctlMetrics.contains(#"workoutd_commands_total{type="start_workout",outcome="ok"} 1"#))
+    }
+
+    @Test func workoutsArePagedNewestFirstAndFiltered() async throws {
+        let first = try SimulatedWearable()
+        let second = try SimulatedWearable()
+        let web = try WebDaemon(devices: [first.devicePath, second.devicePath])
+        for n in 0..<13 {
+            for wearable in [first, second] {
+                _ = try wearable.request(CommandLines.start(id: .init(2 * n), location: "Gym \(n)"))
+                _ = try wearable.request(CommandLines.end(id: .init(2 * n + 1)))
+            }
+        }
+        let client = try web.client()
+        var ids: [Int64] = []
+        var before: Int64?
+        var pages = 0
+        repeat {
+            let page = try await client.getWorkouts(query: .init(before: before, limit: 10)).ok.body.json
+            #expect(page.workouts.count == (pages < 2 ? 10 : 6))
+            ids += page.workouts.map(\.id)
+            before = page.next
+            pages += 1
+        } while before != nil && pages < 10
+        #expect(pages == 3)
+        #expect(ids == ids.sorted(by: >))
+        #expect(Set(ids).count == 26)
+
+        let devices = try await client.getDevices().ok.body.json.devices
+        let firstIdentity = try #require(devices.first { $0.node == first.devicePath }?.identity)
+        let mine = try await client.getWorkouts(query: .init(device: first.devicePath, limit: 100)).ok.body.json.workouts
+        #expect(mine.count == 13)
+        #expect(mine.allSatisfy { $0.device.rawValue == firstIdentity })
+
+        let all = try await client.getWorkouts(query: .init(limit: 100)).ok.body.json.workouts
+        let middle = all[13].startedAt
+        let since = try await client.getWorkouts(query: .init(since: middle, limit: 100)).ok.body.json.workouts
+        #expect(since.allSatisfy { $0.startedAt >= middle.addingTimeInterval(-1) })
+        #expect(try await client.getWorkouts(query: .init(since: Date().addingTimeInterval(3600))).ok.body.json.workouts.isEmpty)
+        #expect(try await client.getWorkouts(query: .init(until: Date().addingTimeInterval(-3600))).ok.body.json.workouts.isEmpty)
+
+        let tooMany = try await client.getWorkouts(query: .init(limit: 5000))
+        #expect(try tooMany.badRequest.body.json.error.code == "bad_request")
+    }
+
+    @Test func theAPIIsReadOnlyAndEveryResponseCarriesTheSecurityHeaders() async throws {
+        let web = try WebDaemon()
+        for (method, path) in [(HTTPMethod.POST, "/api/status"), (.PUT, "/api/workouts"), (.DELETE, "/api/shares"), (.PATCH, "/")] {
+            let reply = try await RawHTTP.send(method, web.baseURL + path, body: "{}")
+            #expect(reply.status == 405, "\(method) \(path)")
+            #expect(reply.header("Allow") == "GET, HEAD")
+        }
+        for path in ["/", "/api/status", "/metrics", "/assets/app.js", "/nowhere"] {
+            let reply = try await RawHTTP.send(.GET, web.baseURL + path)
+            #expect(reply.header("Content-Security-Policy")?.contains("default-src 'self'") == true, "\(path)")
+            #expect(reply.header("Content-Security-Policy")?.contains("unsafe-inline") == false, "\(path)")
+            #expect(reply.header("X-Content-Type-Options") == "nosniff", "\(path)")
+            #expect(reply.header("X-Frame-Options") == "DENY", "\(path)")
+        }
+        let page = try await RawHTTP.send(.GET, web.baseURL + "/")
+        // No inline script or style: the CSP would refuse it, and the page must not need it.
+        #expect(!page.body.contains("<script>"))
+        #expect(!page.body.contains("style="))
+        #expect(page.body.contains(#"<script src="/assets/app.js" defer></script>"#))
+    }
+
+    @Test func aHostileLocationIsShownAsText() async throws {
+        let wearable = try SimulatedWearable()
+        let web = try WebDaemon(devices: [wearable.devicePath])
+        let hostile = #"<img src=x onerror=alert(1)>"#
+        #expect(try wearable.request(CommandLines.start(id: 1, location: hostile)).contains(#""status":"ok""#))
+        let page = try await RawHTTP.send(.GET, web.baseURL + "/")
+        #expect(page.body.contains("&lt;img src=x onerror=alert(1)&gt;"))
+        #expect(!page.body.contains("<img"))
+        let workouts = try await web.client().getWorkouts().ok.body.json.workouts
+        #expect(workouts.first?.location == hostile)
+    }
+}
