@@ -40,6 +40,7 @@ let package = Package(
             name: "WorkoutEngine",
             dependencies: [
                 "WorkoutProtocol",
+                "CPosixTTY",
                 .product(name: "Logging", package: "swift-log"),
             ],
             swiftSettings: strict

@@ -183,10 +183,11 @@ public final class SQLiteWorkoutStore: WorkoutStore {
             guard let session = try DeviceSessionRow.fetchOne(db, key: device.rawValue) else {
                 return DeviceSnapshot(recentReplies: RecentReplies(capacity: window))
             }
-            let lastEnded = try session.lastEndedWorkoutID.flatMap { try WorkoutRow.fetchOne(db, key: $0) }
+            var lastEnded = try session.lastEndedWorkoutID.flatMap { try WorkoutRow.fetchOne(db, key: $0) }.map { [try $0.record()] } ?? []
+            try WorkoutClockRow.attach(to: &lastEnded, in: db)
             return DeviceSnapshot(
                 state: try StoredJSON.decode(SessionState.self, from: session.state),
-                lastEndedWorkout: try lastEnded?.record(),
+                lastEndedWorkout: lastEnded.first,
                 recentReplies: RecentReplies(try ReplyLog.entries(device: device.rawValue, in: db), capacity: window),
                 pendingShares: try Self.pendingShares(of: device, in: db))
         }
@@ -245,6 +246,10 @@ public final class SQLiteWorkoutStore: WorkoutStore {
             // Cached statements: compiled once per connection, not once per row.
             let upsertWorkout = try db.cachedStatement(sql: WorkoutRow.upsertSQL)
             for workout in rows.workouts { try upsertWorkout.execute(arguments: workout.statementArguments) }
+            if !rows.clockMarks.isEmpty {
+                let upsertMark = try db.cachedStatement(sql: WorkoutClockRow.upsertSQL)
+                for mark in rows.clockMarks { try upsertMark.execute(arguments: mark.statementArguments) }
+            }
             let insertShare = try db.cachedStatement(sql: ShareRow.insertSQL)
             for share in rows.shares { try insertShare.execute(arguments: share.statementArguments) }
             try db.cachedStatement(sql: """
@@ -271,7 +276,9 @@ public final class SQLiteWorkoutStore: WorkoutStore {
             var request = WorkoutRow.order(Column("id").desc)
             if let device { request = request.filter(Column("device") == device.rawValue) }
             if let limit { request = request.limit(max(0, limit)) }
-            return try request.fetchAll(db).map { try $0.record() }
+            var records = try request.fetchAll(db).map { try $0.record() }
+            try WorkoutClockRow.attach(to: &records, in: db)
+            return records
         }
     }
 
@@ -284,13 +291,19 @@ public final class SQLiteWorkoutStore: WorkoutStore {
     }
 
     public func workout(id: Int64) async throws -> WorkoutRecord? {
-        try await reading { db in try WorkoutRow.fetchOne(db, key: id)?.record() }
+        try await reading { db in
+            var records = try WorkoutRow.fetchOne(db, key: id).map { [try $0.record()] } ?? []
+            try WorkoutClockRow.attach(to: &records, in: db)
+            return records.first
+        }
     }
 
     public func workouts(ids: [Int64]) async throws -> [Int64: WorkoutRecord] {
         try await reading { db in
             var found: [Int64: WorkoutRecord] = [:]
-            for row in try WorkoutRow.fetchAll(db, keys: ids) { found[row.id] = try row.record() }
+            var records = try WorkoutRow.fetchAll(db, keys: ids).map { try $0.record() }
+            try WorkoutClockRow.attach(to: &records, in: db)
+            for record in records { found[record.id] = record }
             return found
         }
     }
@@ -409,9 +422,12 @@ struct BatchRows: Sendable {
     var shares: [ShareRow]
     var session: DeviceSessionRow
     var replies: ReplyLog.Batch?
+    /// The clock marks of the batch's marked workouts (none while the clock is synchronised).
+    var clockMarks: [WorkoutClockRow]
 
     init(_ batch: StoreBatch) throws {
         workouts = try batch.workouts.map(WorkoutRow.init)
+        clockMarks = batch.workouts.compactMap(WorkoutClockRow.init)
         shares = try batch.shares.map(ShareRow.init)
         session = DeviceSessionRow(
             device: batch.device.rawValue,

@@ -103,6 +103,9 @@ enum StoreSchema {
                 """)
             try db.execute(sql: "DROP INDEX replicationOutbox_pending")
         }
+        migrator.registerMigration("v5: clock marks of workouts timed before the clock was synchronised") { db in
+            try WorkoutClockRow.createTable(in: db)
+        }
         return migrator
     }
 }

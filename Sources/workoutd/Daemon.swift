@@ -24,7 +24,8 @@ enum Daemon {
         }
         // The transport decides where sessions run: each on its device's event loop.
         let placement = SessionPlacement(group: MultiThreadedEventLoopGroup.singleton)
-        let engine = try await WorkoutEngine(store: store, sessionExecutor: placement.sessionExecutor, limits: config.limits)
+        let clock = WorkoutClock.system()
+        let engine = try await WorkoutEngine(store: store, clock: clock, sessionExecutor: placement.sessionExecutor, limits: config.limits)
         let eviction = SessionEviction(engine: engine, timeout: config.limits.sessionIdleTimeout, logger: logger)
         observers.observe(engine)
         let codeRelease = QuietCodeRelease(loop: MultiThreadedEventLoopGroup.singleton.any())
@@ -53,6 +54,7 @@ enum Daemon {
             events: engine.events, configuration: config.shares, logger: logger)
         reloader.register(.shareSinks(delivery, stateDirectory: config.stateDirectory))
         var services: [any Service] = [systemd.watchdog(eventLoopGroup: MultiThreadedEventLoopGroup.singleton), delivery, serial, reloader, eviction]
+        if let sqlite = store as? SQLiteWorkoutStore { services.append(ClockCorrection(clock: clock, store: sqlite, logger: logger)) }
         let shipper = try makeShipper(config, store: store, doorbell: doorbell, logger: logger)
         if let shipper, let replication = config.replication {
             services.append(shipper)
