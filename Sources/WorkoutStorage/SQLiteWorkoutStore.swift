@@ -58,7 +58,7 @@ public final class SQLiteWorkoutStore: WorkoutStore {
     public init(
         stateDirectory: String, mode: AccessMode = .readWrite, replyWindow: Int = RecentReplies.defaultCapacity,
         replicationDoorbell: ReplicationDoorbell? = nil, integrityCheckAtOpenLimit: Int = defaultIntegrityCheckAtOpenLimit,
-        maximumDatabaseBytes: Int64 = StorageConfiguration.defaultMaximumDatabaseBytes
+        maximumDatabaseBytes: Int64 = StorageConfiguration.defaultMaximumDatabaseBytes, softwareVersion: String? = nil
     ) throws {
         self.replicationDoorbell = replicationDoorbell
         self.maximumBytes = Atomic(maximumDatabaseBytes)
@@ -86,7 +86,7 @@ public final class SQLiteWorkoutStore: WorkoutStore {
         if exists {
             let size = (try? FileManager.default.attributesOfItem(atPath: path))?[.size] as? Int
             integrityCheckedAtOpen = (size ?? Int.max) <= integrityCheckAtOpenLimit
-            try StoreFileCheck.verify(path: path, fullCheck: integrityCheckedAtOpen)
+            try StoreFileCheck.verify(path: path, fullCheck: integrityCheckedAtOpen, softwareVersion: softwareVersion)
         } else {
             integrityCheckedAtOpen = true  // a new database: nothing to check
         }
@@ -140,6 +140,7 @@ public final class SQLiteWorkoutStore: WorkoutStore {
                         detail: "the database can only be opened read-only (read-only file system or file permissions); make it writable, or use the read-only inspection commands.")
                 }
                 try StoreSchema.migrator.migrate(pool)
+                if let softwareVersion { try pool.write { db in try WriterVersion.record(softwareVersion, in: db) } }
                 // The WAL and -shm exist now; an older daemon's may have been created group- or world-readable.
                 PrivateDatabaseFiles.restrict(path)
                 let replicating = replicationDoorbell != nil

@@ -110,7 +110,7 @@ enum Daemon {
         case .sqlite:
             return try SQLiteWorkoutStore(
                 stateDirectory: config.stateDirectory, replicationDoorbell: replicationDoorbell,
-                maximumDatabaseBytes: config.storage.maximumDatabaseBytes)
+                maximumDatabaseBytes: config.storage.maximumDatabaseBytes, softwareVersion: WorkoutdVersion.current)
         }
     }
 
