@@ -37,7 +37,12 @@ public final class SQLiteWorkoutStore: WorkoutStore {
     public static let defaultIntegrityCheckAtOpenLimit = 4 << 20
     /// Command ids remembered per device for replays; older ones are trimmed in the same transaction.
     public let replyWindow: Int
-    let database: any DatabaseWriter
+    /// The open database: replaced by ``reopenIfReplaced()`` when the file at ``path`` is another one.
+    var database: any DatabaseWriter { openDatabase.withLock { $0 } }
+    let openDatabase: Mutex<any DatabaseWriter>
+    /// What reopening needs besides ``path``, and the file (device, inode) the open database is.
+    let reopening: Reopening
+    let openedFile: Mutex<FileIdentity?>
     /// Set when replication is on: commits then also append to the outbox, and ring it afterwards.
     let replicationDoorbell: ReplicationDoorbell?
     /// The shipper's newest mark that no transaction has written yet (``markShipped(through:at:)``).
@@ -46,7 +51,7 @@ public final class SQLiteWorkoutStore: WorkoutStore {
     public let backFilledForReplication: Int
     /// `storage.max_database_bytes` (0: no budget) and whether the pages in use exceed it, measured after
     /// every commit (two pragmas on the writer, which SQLite answers from the header it holds: no stat).
-    private let maximumBytes: Atomic<Int64>
+    let maximumBytes: Atomic<Int64>
     private let overBudget = Atomic<Bool>(false)
 
     /// Opens (creating it in `readWrite` mode) the database in `stateDirectory`.
@@ -62,6 +67,8 @@ public final class SQLiteWorkoutStore: WorkoutStore {
     ) throws {
         self.replicationDoorbell = replicationDoorbell
         self.maximumBytes = Atomic(maximumDatabaseBytes)
+        reopening = Reopening(
+            stateDirectory: stateDirectory, mode: mode, integrityCheckAtOpenLimit: integrityCheckAtOpenLimit, softwareVersion: softwareVersion)
         let path = URL(fileURLWithPath: stateDirectory).appendingPathComponent(Self.fileName).path
         self.path = path
         self.replyWindow = max(1, replyWindow)
@@ -113,6 +120,7 @@ public final class SQLiteWorkoutStore: WorkoutStore {
             try db.execute(sql: "PRAGMA cache_size = -\(Self.pageCacheKiB)")
         }
         var bytesAtOpen: Int64 = 0
+        let opened: any DatabaseWriter
         do {
             switch mode {
             case .readWrite:
@@ -145,7 +153,7 @@ public final class SQLiteWorkoutStore: WorkoutStore {
                 PrivateDatabaseFiles.restrict(path)
                 let replicating = replicationDoorbell != nil
                 backFilledForReplication = try pool.write { db in try ReplicationOutbox.backFill(replicating: replicating, in: db) }
-                database = pool
+                opened = pool
                 bytesAtOpen = try pool.read { db in try Self.bytesInUse(db) }
             case .readOnly:
                 let queue = try DatabaseQueue(path: path, configuration: configuration)
@@ -157,13 +165,15 @@ public final class SQLiteWorkoutStore: WorkoutStore {
                     }
                 }
                 backFilledForReplication = 0
-                database = queue
+                opened = queue
             }
         } catch let error as StorageOpenError {
             throw error
         } catch {
             throw StorageOpenError(kind: .cannotOpen, path: path, detail: "SQLite could not open it (\(Self.describe(error))).")
         }
+        openDatabase = Mutex(opened)
+        openedFile = Mutex(FileIdentity(path: path))
         // A daemon restarted on a full database refuses new workouts from its first command.
         recordSize(bytesAtOpen)
     }

@@ -30,7 +30,8 @@ enum Daemon {
         observers.observe(engine)
         let codeRelease = QuietCodeRelease(loop: MultiThreadedEventLoopGroup.singleton.any())
         _ = engine.events.addBatchObserver { _ in codeRelease.noteActivity() }
-        StorageFailureLog(logger: logger).observe(engine.events)
+        let storageFailures = StorageFailureLog(logger: logger)
+        storageFailures.observe(engine.events)
         let systemd = SystemdServices(logger: logger)
         systemd.observe(engine.events)
         let manager = DeviceManager(
@@ -54,7 +55,10 @@ enum Daemon {
             events: engine.events, configuration: config.shares, logger: logger)
         reloader.register(.shareSinks(delivery, stateDirectory: config.stateDirectory))
         var services: [any Service] = [systemd.watchdog(eventLoopGroup: MultiThreadedEventLoopGroup.singleton), delivery, serial, reloader, eviction]
-        if let sqlite = store as? SQLiteWorkoutStore { services.append(ClockCorrection(clock: clock, store: sqlite, logger: logger)) }
+        if let sqlite = store as? SQLiteWorkoutStore {
+            services.append(ClockCorrection(clock: clock, store: sqlite, logger: logger))
+            services.append(StorageRecovery(store: sqlite, failures: storageFailures, logger: logger))
+        }
         let shipper = try makeShipper(config, store: store, doorbell: doorbell, logger: logger)
         if let shipper, let replication = config.replication {
             services.append(shipper)
@@ -62,7 +66,7 @@ enum Daemon {
         }
         if let control = observers.controlServer(
             config, engine: engine, records: store, manager: manager, group: MultiThreadedEventLoopGroup.singleton, logger: logger,
-            replication: shipper) {
+            replication: shipper, storageProblem: { storageFailures.problem }) {
             services.append(control)
             reloader.register(.controlLineLimit(control.responder))
         }

@@ -36,7 +36,7 @@ struct DaemonObservers: Sendable {
     /// The control socket service, or nil when the configuration disables it.
     func controlServer(
         _ config: DaemonConfiguration, engine: WorkoutEngine, records: any RecordQueries, manager: DeviceManager, group: any EventLoopGroup, logger: Logger,
-        replication shipper: ReplicationShipper? = nil
+        replication shipper: ReplicationShipper? = nil, storageProblem: (@Sendable () -> StorageProblem?)? = nil
     ) -> ControlServer? {
         guard let path = config.controlSocket else { return nil }
         let registry = self.registry
@@ -45,7 +45,7 @@ struct DaemonObservers: Sendable {
         let responder = ControlResponder(
             identity: .init(version: WorkoutdVersion.current), engine: engine, records: records, manager: manager, tally: tally, hub: hub,
             maximumLineLength: config.serial.pipeline.maximumLineLength, metricsText: { registry.emitToString() },
-            replication: replication)
+            replication: replication, storageProblem: storageProblem)
         let authorization = ControlAuthorization(readerGroup: config.controlSocketGroup)
         return ControlServer(
             options: ControlServerOptions(path: path, authorization: authorization), responder: responder, group: group, logger: logger)
