@@ -46,6 +46,7 @@ let package = Package(
             name: "WorkoutEngine",
             dependencies: [
                 "WorkoutProtocol",
+                "CPosixTTY",
                 .product(name: "Logging", package: "swift-log"),
             ],
             swiftSettings: strict

@@ -11,6 +11,7 @@
 #include <unistd.h>
 #include <sys/syscall.h>
 #include <signal.h>
+#include <sys/timex.h>
 
 int wd_openpty(char *name, size_t name_len, int nonblocking) {
     int flags = O_RDWR | O_NOCTTY | O_CLOEXEC | (nonblocking ? O_NONBLOCK : 0);
@@ -128,4 +129,11 @@ int wd_user_in_group(unsigned int uid, unsigned int primary_gid, unsigned int gr
     }
     errno = ERANGE;
     return -1;
+}
+
+int wd_kernel_clock_synchronized(void) {
+    struct timex status = {0};
+    int state = adjtimex(&status);
+    if (state < 0) return -1;
+    return state != TIME_ERROR && !(status.status & STA_UNSYNC);
 }

@@ -33,13 +33,16 @@ public final class ControlResponder: Sendable {
     private let metricsText: @Sendable () -> String
     private let clients = ClientCount()
     private let replication: (@Sendable () async -> ReplicationReport)?
+    private let storageProblem: (@Sendable () -> StorageProblem?)?
 
     public init(
         identity: Identity, engine: WorkoutEngine, records: any RecordQueries, manager: DeviceManager, tally: ActivityTally, hub: ControlEventHub,
         maximumLineLength: Int, metricsText: @escaping @Sendable () -> String,
-        replication: (@Sendable () async -> ReplicationReport)? = nil
+        replication: (@Sendable () async -> ReplicationReport)? = nil,
+        storageProblem: (@Sendable () -> StorageProblem?)? = nil
     ) {
         self.replication = replication
+        self.storageProblem = storageProblem
         self.identity = identity
         self.engine = engine
         self.records = records
@@ -111,7 +114,8 @@ public final class ControlResponder: Sendable {
             devicesAttached: devices.count, devicesConnected: devices.filter { $0.snapshot.connected }.count,
             activeWorkouts: active, queuedShares: queued, controlClients: clients.current,
             eventSubscribers: hub.subscribers,
-            counters: tally.counters, pendingRestart: tally.pendingRestart, replication: await replication?())
+            counters: tally.counters, pendingRestart: tally.pendingRestart, replication: await replication?(),
+            storageProblem: storageProblem?())
     }
 
     /// `devices`: served devices, then refused ones, and the unknown identities seen since start.

@@ -20,11 +20,14 @@ public struct StatusReport: Codable, Hashable, Sendable {
     public var pendingRestart: [String]
     /// Nil when replication is off.
     public var replication: ReplicationReport?
+    /// Nil while storage works; otherwise why commands get `storage_unavailable` (issue 30).
+    public var storageProblem: StorageProblem?
 
     public init(
         version: String, pid: Int32, startedAt: Date, uptimeSeconds: Double, devicesAttached: Int,
         devicesConnected: Int, activeWorkouts: Int, queuedShares: Int, controlClients: Int, eventSubscribers: Int,
-        counters: ActivityCounters, pendingRestart: [String] = [], replication: ReplicationReport? = nil
+        counters: ActivityCounters, pendingRestart: [String] = [], replication: ReplicationReport? = nil,
+        storageProblem: StorageProblem? = nil
     ) {
         self.version = version
         self.pid = pid
@@ -39,6 +42,7 @@ public struct StatusReport: Codable, Hashable, Sendable {
         self.counters = counters
         self.pendingRestart = pendingRestart
         self.replication = replication
+        self.storageProblem = storageProblem
     }
 }
 

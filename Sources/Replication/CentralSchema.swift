@@ -5,7 +5,7 @@ import PostgresNIO
 /// default schema. Append migrations; never edit a shipped one.
 enum CentralSchema {
     /// The newest version this daemon knows; a database at a newer one is refused, not written.
-    static let currentVersion = 1
+    static let currentVersion = 2
 
     /// Serialises migrations when many hubs start at once (`pg_advisory_xact_lock`; "WKOD").
     static let migrationLockKey: Int64 = 0x574B_4F44
@@ -44,6 +44,10 @@ enum CentralSchema {
             software_version text
         )
         """,
+        ],
+        // 2: the clock mark of workouts timed before the hub's clock was synchronised (NULL: synchronised).
+        [
+        "ALTER TABLE workouts ADD COLUMN IF NOT EXISTS clock_mark text",
         ],
     ]
 

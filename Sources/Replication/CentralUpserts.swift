@@ -27,15 +27,25 @@ enum CentralUpserts {
         let ended = workouts.map { $0.endedAt != nil }
         let ends = workouts.map { $0.endedAt ?? $0.startedAt }
         let durations = workouts.map { workout in workout.endedAt.map { $0.timeIntervalSince(workout.startedAt) } ?? 0 }
+        // '' for no mark (arrays hold no NULL here); NULLIF makes it NULL in the table.
+        let marks = workouts.map { $0.clockMark?.rawValue ?? "" }
+        // A workout whose times were corrected (taken before the hub's clock was synchronised) replaces the
+        // times shipped before; otherwise they stay as first shipped.
         return """
-            INSERT INTO workouts (hub_id, workout_id, device_id, location, intensity_level, date, started_at, ended_at, duration_seconds)
-            SELECT \(hubID), id, device, location, intensity, date, started, CASE WHEN ended THEN ended_at END, CASE WHEN ended THEN duration END
+            INSERT INTO workouts (hub_id, workout_id, device_id, location, intensity_level, date, started_at, ended_at, duration_seconds, clock_mark)
+            SELECT \(hubID), id, device, location, intensity, date, started, CASE WHEN ended THEN ended_at END, CASE WHEN ended THEN duration END,
+                   NULLIF(mark, '')
             FROM unnest(\(ids)::bigint[], \(devices)::text[], \(locations)::text[], \(intensities)::bigint[],
-                        \(dates)::timestamptz[], \(starts)::timestamptz[], \(ended)::boolean[], \(ends)::timestamptz[], \(durations)::float8[])
-                AS batch (id, device, location, intensity, date, started, ended, ended_at, duration)
+                        \(dates)::timestamptz[], \(starts)::timestamptz[], \(ended)::boolean[], \(ends)::timestamptz[], \(durations)::float8[],
+                        \(marks)::text[])
+                AS batch (id, device, location, intensity, date, started, ended, ended_at, duration, mark)
             ON CONFLICT (hub_id, workout_id) DO UPDATE SET
-                ended_at = COALESCE(workouts.ended_at, excluded.ended_at),
-                duration_seconds = COALESCE(workouts.duration_seconds, excluded.duration_seconds)
+                started_at = CASE WHEN excluded.clock_mark = 'corrected' THEN excluded.started_at ELSE workouts.started_at END,
+                ended_at = CASE WHEN excluded.clock_mark = 'corrected' AND excluded.ended_at IS NOT NULL THEN excluded.ended_at
+                                ELSE COALESCE(workouts.ended_at, excluded.ended_at) END,
+                duration_seconds = CASE WHEN excluded.clock_mark = 'corrected' AND excluded.duration_seconds IS NOT NULL THEN excluded.duration_seconds
+                                        ELSE COALESCE(workouts.duration_seconds, excluded.duration_seconds) END,
+                clock_mark = COALESCE(excluded.clock_mark, workouts.clock_mark)
             """
     }
 

@@ -13,7 +13,7 @@ public actor DeviceSession {
     /// The same store when it commits in place, which lets ``answerImmediately(_:from:)`` run batches.
     private let immediateStore: (any ImmediatelyCommittingStore)?
     private let ids: IDAllocator
-    private let clock: @Sendable () -> Date
+    private let clock: WorkoutClock
     private let events: EngineEvents
     /// `limits.*` in force (a reload changes them for every session at once).
     private let limits: LiveDeviceLimits
@@ -39,7 +39,7 @@ public actor DeviceSession {
     }
 
     init(
-        identity: DeviceIdentity, store: any SessionStore, ids: IDAllocator, clock: @escaping @Sendable () -> Date,
+        identity: DeviceIdentity, store: any SessionStore, ids: IDAllocator, clock: WorkoutClock,
         events: EngineEvents, limits: LiveDeviceLimits = LiveDeviceLimits(.unlimited), executor: (any SerialExecutor)? = nil
     ) {
         self.limits = limits
@@ -115,7 +115,7 @@ public actor DeviceSession {
         let started = ContinuousClock.now
         lastActive.withLock { $0 = started }
         self.machine = nil
-        let step = machine.run(lines, ids: ids, now: clock, admission: admission(lines.count, from: origin, at: started))
+        let step = machine.run(lines, ids: ids, clock: clock, admission: admission(lines.count, from: origin, at: started))
         var failure: (any Error)?
         if step.hasChanges {
             do { try immediateStore.commitImmediately(step.batch) } catch { failure = error }
@@ -154,7 +154,7 @@ public actor DeviceSession {
             // The session's count only rises; deliveries lower the store's. Unreadable, the higher one stands.
             if let count = try? await store.pendingShareCount(device: identity) { machine.pendingSharesCounted(count) }
         }
-        let step = machine.run(lines, ids: ids, now: clock, admission: admission(lines.count, from: origin, at: started))
+        let step = machine.run(lines, ids: ids, clock: clock, admission: admission(lines.count, from: origin, at: started))
         var failure: (any Error)?
         if step.hasChanges {
             do { try await store.commit(step.batch) } catch { failure = error }

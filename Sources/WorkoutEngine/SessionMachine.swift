@@ -38,12 +38,12 @@ public struct SessionMachine: Sendable {
     /// admit, a new workout on a full database or a share over the pending limit is answered with its error
     /// and neither runs nor is remembered, so the same `id` retried later runs normally.
     public mutating func run(
-        _ lines: [DecodedLine], ids: IDAllocator, now clock: @Sendable () -> Date, admission: BatchAdmission = .unlimited
+        _ lines: [DecodedLine], ids: IDAllocator, clock: WorkoutClock, admission: BatchAdmission = .unlimited
     ) -> Step {
-        var batchTime: Date?
-        func now() -> Date {
+        var batchTime: ClockReading?
+        func now() -> ClockReading {
             if let batchTime { return batchTime }
-            let time = clock()
+            let time = clock.read()
             batchTime = time
             return time
         }
@@ -86,6 +86,13 @@ public struct SessionMachine: Sendable {
         return step
     }
 
+    /// ``run(_:ids:clock:admission:)`` on a wall clock alone (trusted, no boot time).
+    public mutating func run(
+        _ lines: [DecodedLine], ids: IDAllocator, now: @escaping @Sendable () -> Date, admission: BatchAdmission = .unlimited
+    ) -> Step {
+        run(lines, ids: ids, clock: .wall(now), admission: admission)
+    }
+
     /// The count of undelivered shares as the store has it now (deliveries only ever lower it; the machine
     /// raises it for each share it queues).
     public mutating func pendingSharesCounted(_ count: Int) {
@@ -93,7 +100,7 @@ public struct SessionMachine: Sendable {
     }
 
     private mutating func execute(
-        _ command: Command, id: CommandID?, step: inout Step, ids: IDAllocator, now: () -> Date, admission: BatchAdmission
+        _ command: Command, id: CommandID?, step: inout Step, ids: IDAllocator, now: () -> ClockReading, admission: BatchAdmission
     ) -> Reply {
         switch command {
         case .startWorkout(let workout):
@@ -104,8 +111,11 @@ public struct SessionMachine: Sendable {
             if admission.refusesNewWorkouts {
                 return .error(.storageFull, id: id)
             }
-            let record = WorkoutRecord(
-                id: ids.nextWorkoutID(), device: identity, workout: workout, startedAt: now(), startCommandID: id)
+            let reading = now()
+            var record = WorkoutRecord(
+                id: ids.nextWorkoutID(), device: identity, workout: workout, startedAt: reading.wall, startCommandID: id)
+            record.startedBoot = reading.boot
+            record.clockMark = reading.synchronized ? nil : .unsynchronized
             snapshot.state = .active(record)
             step.batch.workouts.append(record)
             step.events.append(.workoutStarted(record))
@@ -115,7 +125,7 @@ public struct SessionMachine: Sendable {
             guard case .active(var record) = snapshot.state else {
                 return .error(.noActiveWorkout, id: id)
             }
-            record.endedAt = max(now(), record.startedAt)
+            record.end(at: now())
             record.endCommandID = id
             snapshot.state = .idle
             snapshot.lastEndedWorkout = record
@@ -134,7 +144,7 @@ public struct SessionMachine: Sendable {
             snapshot.pendingShares += 1
             let share = ShareRecord(
                 id: ids.nextShareID(), workoutID: workout.id, device: identity, service: service,
-                queuedAt: now(), commandID: id)
+                queuedAt: now().wall, commandID: id)
             step.batch.shares.append(share)
             step.events.append(.shareQueued(share))
             return .ok(.workoutShared(workoutID: workout.id, service: service, shareID: share.id), id: id)

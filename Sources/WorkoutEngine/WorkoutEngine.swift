@@ -10,7 +10,7 @@ public final class WorkoutEngine: Sendable {
     public let store: any SessionStore
     public let events: EngineEvents
     private let ids: IDAllocator
-    private let clock: @Sendable () -> Date
+    private let clock: WorkoutClock
     private let sessions = Mutex<[DeviceIdentity: DeviceSession]>([:])
     private let sessionExecutor: SessionExecutor?
     private let limits: LiveDeviceLimits
@@ -21,8 +21,9 @@ public final class WorkoutEngine: Sendable {
     public typealias SessionExecutor = @Sendable (DeviceIdentity) -> any SerialExecutor
 
     /// Reads the store's id watermark, so it throws when the store cannot be read at start.
+    /// `clock` is the system's (wall, boot time, synchronisation) unless a test injects its own.
     public init(
-        store: any SessionStore, events: EngineEvents = EngineEvents(), clock: @escaping @Sendable () -> Date = Date.init,
+        store: any SessionStore, events: EngineEvents = EngineEvents(), clock: WorkoutClock = .system(),
         sessionExecutor: SessionExecutor? = nil, limits: DeviceLimits = .unlimited
     ) async throws {
         self.limits = LiveDeviceLimits(limits)
@@ -31,6 +32,14 @@ public final class WorkoutEngine: Sendable {
         self.clock = clock
         self.sessionExecutor = sessionExecutor
         self.ids = IDAllocator(after: try await store.watermark())
+    }
+
+    /// An engine on a wall clock alone, trusted as synchronised (no boot time): what most tests need.
+    public convenience init(
+        store: any SessionStore, events: EngineEvents = EngineEvents(), clock: @escaping @Sendable () -> Date,
+        sessionExecutor: SessionExecutor? = nil, limits: DeviceLimits = .unlimited
+    ) async throws {
+        try await self.init(store: store, events: events, clock: .wall(clock), sessionExecutor: sessionExecutor, limits: limits)
     }
 
     public func session(for identity: DeviceIdentity) -> DeviceSession {

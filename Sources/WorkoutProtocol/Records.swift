@@ -16,6 +16,17 @@ public struct WorkoutRecord: Hashable, Sendable, Codable {
     public private(set) var durationSeconds: Double?
     public var startCommandID: CommandID?
     public var endCommandID: CommandID?
+    /// Set when `startedAt`/`endedAt` were taken before the system clock was synchronised (see ``WorkoutClockMark``).
+    public var clockMark: WorkoutClockMark?
+    /// The boot-time clock at the start and the end (nil from a clock without one, and for rows stored without
+    /// a mark): what the duration is measured on while the hub stays up, and what a correction starts from.
+    public var startedBoot: BootInstant?
+    public var endedBoot: BootInstant?
+
+    /// Whether the wearable's `date` is within ``PlausibleWorkoutDate``; a flagged date is shown as such.
+    public var dateIsPlausible: Bool {
+        PlausibleWorkoutDate.contains(date, startedAt: startedAt, clockTrusted: clockMark != .unsynchronized)
+    }
 
     public init(
         id: Int64, device: DeviceIdentity, workout: Workout, startedAt: Date,
@@ -35,6 +46,22 @@ public struct WorkoutRecord: Hashable, Sendable, Codable {
 
     private mutating func updateDuration() {
         durationSeconds = endedAt.map { WorkoutDuration.seconds(from: startedAt, to: $0) }
+    }
+
+    /// The boot-clock readings are bookkeeping, kept only where they may still be needed (the active workout,
+    /// unsynchronised rows): a record equals its stored copy without them.
+    public static func == (lhs: WorkoutRecord, rhs: WorkoutRecord) -> Bool {
+        lhs.id == rhs.id && lhs.device == rhs.device && lhs.location == rhs.location && lhs.date == rhs.date
+            && lhs.intensityLevel == rhs.intensityLevel && lhs.startedAt == rhs.startedAt && lhs.endedAt == rhs.endedAt
+            && lhs.durationSeconds == rhs.durationSeconds && lhs.startCommandID == rhs.startCommandID
+            && lhs.endCommandID == rhs.endCommandID && lhs.clockMark == rhs.clockMark
+    }
+
+    public func hash(into hasher: inout Hasher) {
+        hasher.combine(id)
+        hasher.combine(device)
+        hasher.combine(startedAt)
+        hasher.combine(endedAt)
     }
 }
 

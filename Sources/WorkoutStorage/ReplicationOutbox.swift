@@ -87,10 +87,13 @@ extension ReplicationOutbox {
     /// central database keeps no command ids or delivery state.
     static func workout(_ row: Row) -> WorkoutRecord {
         let endedAt: Double? = row[7]
-        return WorkoutRecord(
+        var record = WorkoutRecord(
             id: row[1], device: DeviceIdentity(row[2] as String),
             workout: Workout(location: row[3], date: Date(timeIntervalSince1970: row[4]), intensityLevel: row[5]),
             startedAt: Date(timeIntervalSince1970: row[6]), endedAt: endedAt.map(Date.init(timeIntervalSince1970:)))
+        // Column 8, the clock mark (LEFT JOIN workoutClock): an unknown one is still a mark.
+        if let mark: String = row[8] { record.clockMark = WorkoutClockMark(rawValue: mark) ?? .unsynchronized }
+        return record
     }
 
     static func share(_ row: Row) throws -> ShareRecord {
@@ -122,8 +125,8 @@ extension SQLiteWorkoutStore: ReplicationLog {
             // Swift (rows, a dictionary of entries, an IN list of ids) was most of what a batch cost.
             var changes: [ReplicationChange] = []
             let workouts = try Row.fetchCursor(db, sql: """
-                SELECT MAX(o.sequence), w.id, w.device, w.location, w.date, w.intensityLevel, w.startedAt, w.endedAt
-                FROM replicationOutbox o JOIN workout w ON w.id = o.recordID
+                SELECT MAX(o.sequence), w.id, w.device, w.location, w.date, w.intensityLevel, w.startedAt, w.endedAt, c.mark
+                FROM replicationOutbox o JOIN workout w ON w.id = o.recordID LEFT JOIN workoutClock c ON c.workoutID = w.id
                 WHERE o.sequence > ? AND o.sequence <= ? AND o.kind = ? GROUP BY o.recordID
                 """, arguments: [shipped, through, ReplicationOutbox.Kind.workout.rawValue])
             while let row = try workouts.next() {
@@ -212,11 +215,11 @@ extension SQLiteWorkoutStore: ReplicationLog {
 }
 
 extension DatabaseWriter {
-    fileprivate func readOrUnavailable<T: Sendable>(_ body: @escaping @Sendable (Database) throws -> T) async throws -> T {
+    func readOrUnavailable<T: Sendable>(_ body: @escaping @Sendable (Database) throws -> T) async throws -> T {
         do { return try await read(body) } catch { throw StorageUnavailableError(reason: SQLiteWorkoutStore.describe(error)) }
     }
 
-    fileprivate func writeOrUnavailable<T: Sendable>(_ body: @escaping @Sendable (Database) throws -> T) async throws -> T {
+    func writeOrUnavailable<T: Sendable>(_ body: @escaping @Sendable (Database) throws -> T) async throws -> T {
         do { return try await write(body) } catch { throw StorageUnavailableError(reason: SQLiteWorkoutStore.describe(error)) }
     }
 }

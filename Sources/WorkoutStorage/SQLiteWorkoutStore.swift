@@ -37,7 +37,12 @@ public final class SQLiteWorkoutStore: WorkoutStore {
     public static let defaultIntegrityCheckAtOpenLimit = 4 << 20
     /// Command ids remembered per device for replays; older ones are trimmed in the same transaction.
     public let replyWindow: Int
-    let database: any DatabaseWriter
+    /// The open database: replaced by ``reopenIfReplaced()`` when the file at ``path`` is another one.
+    var database: any DatabaseWriter { openDatabase.withLock { $0 } }
+    let openDatabase: Mutex<any DatabaseWriter>
+    /// What reopening needs besides ``path``, and the file (device, inode) the open database is.
+    let reopening: Reopening
+    let openedFile: Mutex<FileIdentity?>
     /// Set when replication is on: commits then also append to the outbox, and ring it afterwards.
     let replicationDoorbell: ReplicationDoorbell?
     /// The shipper's newest mark that no transaction has written yet (``markShipped(through:at:)``).
@@ -46,7 +51,7 @@ public final class SQLiteWorkoutStore: WorkoutStore {
     public let backFilledForReplication: Int
     /// `storage.max_database_bytes` (0: no budget) and whether the pages in use exceed it, measured after
     /// every commit (two pragmas on the writer, which SQLite answers from the header it holds: no stat).
-    private let maximumBytes: Atomic<Int64>
+    let maximumBytes: Atomic<Int64>
     private let overBudget = Atomic<Bool>(false)
 
     /// Opens (creating it in `readWrite` mode) the database in `stateDirectory`.
@@ -58,10 +63,12 @@ public final class SQLiteWorkoutStore: WorkoutStore {
     public init(
         stateDirectory: String, mode: AccessMode = .readWrite, replyWindow: Int = RecentReplies.defaultCapacity,
         replicationDoorbell: ReplicationDoorbell? = nil, integrityCheckAtOpenLimit: Int = defaultIntegrityCheckAtOpenLimit,
-        maximumDatabaseBytes: Int64 = StorageConfiguration.defaultMaximumDatabaseBytes
+        maximumDatabaseBytes: Int64 = StorageConfiguration.defaultMaximumDatabaseBytes, softwareVersion: String? = nil
     ) throws {
         self.replicationDoorbell = replicationDoorbell
         self.maximumBytes = Atomic(maximumDatabaseBytes)
+        reopening = Reopening(
+            stateDirectory: stateDirectory, mode: mode, integrityCheckAtOpenLimit: integrityCheckAtOpenLimit, softwareVersion: softwareVersion)
         let path = URL(fileURLWithPath: stateDirectory).appendingPathComponent(Self.fileName).path
         self.path = path
         self.replyWindow = max(1, replyWindow)
@@ -86,7 +93,7 @@ public final class SQLiteWorkoutStore: WorkoutStore {
         if exists {
             let size = (try? FileManager.default.attributesOfItem(atPath: path))?[.size] as? Int
             integrityCheckedAtOpen = (size ?? Int.max) <= integrityCheckAtOpenLimit
-            try StoreFileCheck.verify(path: path, fullCheck: integrityCheckedAtOpen)
+            try StoreFileCheck.verify(path: path, fullCheck: integrityCheckedAtOpen, softwareVersion: softwareVersion)
         } else {
             integrityCheckedAtOpen = true  // a new database: nothing to check
         }
@@ -113,6 +120,7 @@ public final class SQLiteWorkoutStore: WorkoutStore {
             try db.execute(sql: "PRAGMA cache_size = -\(Self.pageCacheKiB)")
         }
         var bytesAtOpen: Int64 = 0
+        let opened: any DatabaseWriter
         do {
             switch mode {
             case .readWrite:
@@ -140,11 +148,12 @@ public final class SQLiteWorkoutStore: WorkoutStore {
                         detail: "the database can only be opened read-only (read-only file system or file permissions); make it writable, or use the read-only inspection commands.")
                 }
                 try StoreSchema.migrator.migrate(pool)
+                if let softwareVersion { try pool.write { db in try WriterVersion.record(softwareVersion, in: db) } }
                 // The WAL and -shm exist now; an older daemon's may have been created group- or world-readable.
                 PrivateDatabaseFiles.restrict(path)
                 let replicating = replicationDoorbell != nil
                 backFilledForReplication = try pool.write { db in try ReplicationOutbox.backFill(replicating: replicating, in: db) }
-                database = pool
+                opened = pool
                 bytesAtOpen = try pool.read { db in try Self.bytesInUse(db) }
             case .readOnly:
                 let queue = try DatabaseQueue(path: path, configuration: configuration)
@@ -156,13 +165,15 @@ public final class SQLiteWorkoutStore: WorkoutStore {
                     }
                 }
                 backFilledForReplication = 0
-                database = queue
+                opened = queue
             }
         } catch let error as StorageOpenError {
             throw error
         } catch {
             throw StorageOpenError(kind: .cannotOpen, path: path, detail: "SQLite could not open it (\(Self.describe(error))).")
         }
+        openDatabase = Mutex(opened)
+        openedFile = Mutex(FileIdentity(path: path))
         // A daemon restarted on a full database refuses new workouts from its first command.
         recordSize(bytesAtOpen)
     }
@@ -183,10 +194,11 @@ public final class SQLiteWorkoutStore: WorkoutStore {
             guard let session = try DeviceSessionRow.fetchOne(db, key: device.rawValue) else {
                 return DeviceSnapshot(recentReplies: RecentReplies(capacity: window))
             }
-            let lastEnded = try session.lastEndedWorkoutID.flatMap { try WorkoutRow.fetchOne(db, key: $0) }
+            var lastEnded = try session.lastEndedWorkoutID.flatMap { try WorkoutRow.fetchOne(db, key: $0) }.map { [try $0.record()] } ?? []
+            try WorkoutClockRow.attach(to: &lastEnded, in: db)
             return DeviceSnapshot(
                 state: try StoredJSON.decode(SessionState.self, from: session.state),
-                lastEndedWorkout: try lastEnded?.record(),
+                lastEndedWorkout: lastEnded.first,
                 recentReplies: RecentReplies(try ReplyLog.entries(device: device.rawValue, in: db), capacity: window),
                 pendingShares: try Self.pendingShares(of: device, in: db))
         }
@@ -245,6 +257,10 @@ public final class SQLiteWorkoutStore: WorkoutStore {
             // Cached statements: compiled once per connection, not once per row.
             let upsertWorkout = try db.cachedStatement(sql: WorkoutRow.upsertSQL)
             for workout in rows.workouts { try upsertWorkout.execute(arguments: workout.statementArguments) }
+            if !rows.clockMarks.isEmpty {
+                let upsertMark = try db.cachedStatement(sql: WorkoutClockRow.upsertSQL)
+                for mark in rows.clockMarks { try upsertMark.execute(arguments: mark.statementArguments) }
+            }
             let insertShare = try db.cachedStatement(sql: ShareRow.insertSQL)
             for share in rows.shares { try insertShare.execute(arguments: share.statementArguments) }
             try db.cachedStatement(sql: """
@@ -271,7 +287,9 @@ public final class SQLiteWorkoutStore: WorkoutStore {
             var request = WorkoutRow.order(Column("id").desc)
             if let device { request = request.filter(Column("device") == device.rawValue) }
             if let limit { request = request.limit(max(0, limit)) }
-            return try request.fetchAll(db).map { try $0.record() }
+            var records = try request.fetchAll(db).map { try $0.record() }
+            try WorkoutClockRow.attach(to: &records, in: db)
+            return records
         }
     }
 
@@ -296,13 +314,19 @@ public final class SQLiteWorkoutStore: WorkoutStore {
     }
 
     public func workout(id: Int64) async throws -> WorkoutRecord? {
-        try await reading { db in try WorkoutRow.fetchOne(db, key: id)?.record() }
+        try await reading { db in
+            var records = try WorkoutRow.fetchOne(db, key: id).map { [try $0.record()] } ?? []
+            try WorkoutClockRow.attach(to: &records, in: db)
+            return records.first
+        }
     }
 
     public func workouts(ids: [Int64]) async throws -> [Int64: WorkoutRecord] {
         try await reading { db in
             var found: [Int64: WorkoutRecord] = [:]
-            for row in try WorkoutRow.fetchAll(db, keys: ids) { found[row.id] = try row.record() }
+            var records = try WorkoutRow.fetchAll(db, keys: ids).map { try $0.record() }
+            try WorkoutClockRow.attach(to: &records, in: db)
+            for record in records { found[record.id] = record }
             return found
         }
     }
@@ -421,9 +445,12 @@ struct BatchRows: Sendable {
     var shares: [ShareRow]
     var session: DeviceSessionRow
     var replies: ReplyLog.Batch?
+    /// The clock marks of the batch's marked workouts (none while the clock is synchronised).
+    var clockMarks: [WorkoutClockRow]
 
     init(_ batch: StoreBatch) throws {
         workouts = try batch.workouts.map(WorkoutRow.init)
+        clockMarks = batch.workouts.compactMap(WorkoutClockRow.init)
         shares = try batch.shares.map(ShareRow.init)
         session = DeviceSessionRow(
             device: batch.device.rawValue,

@@ -8,7 +8,8 @@ import GRDB
 /// schema checks read a few pages; SQLite's `quick_check` reads the whole file, so it runs here only with
 /// `fullCheck` (a small file) and otherwise after start-up (``SQLiteWorkoutStore/checkIntegrity()``).
 enum StoreFileCheck {
-    static func verify(path: String, fullCheck: Bool = true) throws {
+    /// With `softwareVersion`, a database whose recorded last writer (``WriterVersion``) is newer is refused too.
+    static func verify(path: String, fullCheck: Bool = true, softwareVersion: String? = nil) throws {
         let header = try readHeader(path: path)
         // An empty file is what SQLite itself creates before the first write: treat it as new.
         if header.isEmpty { return }
@@ -31,10 +32,14 @@ enum StoreFileCheck {
                         kind: .foreignDatabase, path: path,
                         detail: "the file is an SQLite database of another program (application_id \(applicationID), \(tableCount) schema objects); move it aside or choose another --state-dir. It was not modified.")
                 }
-                if try StoreSchema.migrator.hasBeenSuperseded(db) {
+                let writer = try WriterVersion.read(db)
+                let newerWriter = softwareVersion.map { own in writer.map { WriterVersion.isNewer($0, than: own) } ?? false } ?? false
+                if try StoreSchema.migrator.hasBeenSuperseded(db) || newerWriter {
+                    let named = writer.map { "workoutd \($0)" } ?? "a newer workoutd"
+                    let own = softwareVersion.map { " (this is \($0))" } ?? ""
                     throw StorageOpenError(
                         kind: .newerSchema, path: path,
-                        detail: "the database was written by a newer workoutd with migrations this version does not know; run the newer version. It was not modified.")
+                        detail: "the database was written by \(named), newer than this version\(own); run that version or newer (a downgrade cannot read it). It was not modified.")
                 }
                 guard fullCheck else { return }
                 let check = try String.fetchAll(db, sql: "PRAGMA quick_check")

@@ -103,6 +103,12 @@ enum StoreSchema {
                 """)
             try db.execute(sql: "DROP INDEX replicationOutbox_pending")
         }
+        migrator.registerMigration("v5: clock marks of workouts timed before the clock was synchronised") { db in
+            try WorkoutClockRow.createTable(in: db)
+        }
+        migrator.registerMigration("v6: the workoutd version that last wrote the database") { db in
+            try WriterVersion.createTable(in: db)
+        }
         return migrator
     }
 }

@@ -38,6 +38,9 @@ struct StatusCommand: ParsableCommand {
             table.append(["pending restart", status.pendingRestart.joined(separator: ", ") + " (takes effect after restart)"])
         }
         if let replication = status.replication { table.append(["replication", Self.describe(replication)]) }
+        if let problem = status.storageProblem {
+            table.append(["storage", "unavailable since \(Output.date(problem.since)): \(problem.reason) (storing commands get storage_unavailable)"])
+        }
         Output.table(table)
     }
 

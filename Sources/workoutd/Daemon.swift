@@ -25,12 +25,14 @@ enum Daemon {
         }
         // The transport decides where sessions run: each on its device's event loop.
         let placement = SessionPlacement(group: MultiThreadedEventLoopGroup.singleton)
-        let engine = try await WorkoutEngine(store: store, sessionExecutor: placement.sessionExecutor, limits: config.limits)
+        let clock = WorkoutClock.system()
+        let engine = try await WorkoutEngine(store: store, clock: clock, sessionExecutor: placement.sessionExecutor, limits: config.limits)
         let eviction = SessionEviction(engine: engine, timeout: config.limits.sessionIdleTimeout, logger: logger)
         observers.observe(engine)
         let codeRelease = QuietCodeRelease(loop: MultiThreadedEventLoopGroup.singleton.any())
         _ = engine.events.addBatchObserver { _ in codeRelease.noteActivity() }
-        StorageFailureLog(logger: logger).observe(engine.events)
+        let storageFailures = StorageFailureLog(logger: logger)
+        storageFailures.observe(engine.events)
         let systemd = SystemdServices(logger: logger)
         systemd.observe(engine.events)
         let manager = DeviceManager(
@@ -54,12 +56,17 @@ enum Daemon {
             events: engine.events, configuration: config.shares, logger: logger)
         reloader.register(.shareSinks(delivery, stateDirectory: config.stateDirectory))
         var services: [any Service] = [systemd.watchdog(eventLoopGroup: MultiThreadedEventLoopGroup.singleton), delivery, serial, reloader, eviction]
+        if let sqlite = store as? SQLiteWorkoutStore {
+            services.append(ClockCorrection(clock: clock, store: sqlite, logger: logger))
+            services.append(StorageRecovery(store: sqlite, failures: storageFailures, logger: logger))
+        }
         let shipper = try makeShipper(config, store: store, doorbell: doorbell, logger: logger)
         if let shipper, let replication = config.replication {
             services.append(shipper)
             reloader.register(.replicationPassword(shipper, current: replication))
         }
-        let responder = observers.responder(config, engine: engine, records: store, manager: manager, replication: shipper)
+        let responder = observers.responder(
+            config, engine: engine, records: store, manager: manager, replication: shipper, storageProblem: { storageFailures.problem })
         reloader.register(.controlLineLimit(responder))
         if let control = observers.controlServer(config, responder: responder, group: MultiThreadedEventLoopGroup.singleton, logger: logger) {
             services.append(control)
@@ -112,7 +119,7 @@ enum Daemon {
         case .sqlite:
             return try SQLiteWorkoutStore(
                 stateDirectory: config.stateDirectory, replicationDoorbell: replicationDoorbell,
-                maximumDatabaseBytes: config.storage.maximumDatabaseBytes)
+                maximumDatabaseBytes: config.storage.maximumDatabaseBytes, softwareVersion: WorkoutdVersion.current)
         }
     }
 

@@ -36,7 +36,7 @@ struct DaemonObservers: Sendable {
     /// What the control socket and the web API answer from: one responder, one model.
     func responder(
         _ config: DaemonConfiguration, engine: WorkoutEngine, records: any RecordQueries, manager: DeviceManager,
-        replication shipper: ReplicationShipper? = nil
+        replication shipper: ReplicationShipper? = nil, storageProblem: (@Sendable () -> StorageProblem?)? = nil
     ) -> ControlResponder {
         let registry = self.registry
         var replication: (@Sendable () async -> ReplicationReport)?
@@ -44,7 +44,7 @@ struct DaemonObservers: Sendable {
         return ControlResponder(
             identity: .init(version: WorkoutdVersion.current), engine: engine, records: records, manager: manager, tally: tally, hub: hub,
             maximumLineLength: config.serial.pipeline.maximumLineLength, metricsText: { registry.emitToString() },
-            replication: replication)
+            replication: replication, storageProblem: storageProblem)
     }
 
     /// The control socket service, or nil when the configuration disables it.

@@ -1,3 +1,5 @@
+import ControlProtocol
+import Foundation
 import Logging
 import Synchronization
 import WorkoutEngine
@@ -19,6 +21,12 @@ final class StorageFailureLog: Sendable {
     private let state = Mutex(State())
     /// `state.failing`, readable without the lock: a success while storage works (every batch) changes nothing.
     private let failing = Atomic<Bool>(false)
+    /// What `workoutctl status` shows while storing fails.
+    private let currentProblem = Mutex<StorageProblem?>(nil)
+
+    /// Why storing fails now, nil while it works.
+    var problem: StorageProblem? { currentProblem.withLock { $0 } }
+    var isFailing: Bool { failing.load(ordering: .relaxed) }
 
     init(logger: Logger, interval: Duration = .seconds(60)) {
         self.logger = logger
@@ -51,6 +59,9 @@ final class StorageFailureLog: Sendable {
     }
 
     private func failed(device: DeviceIdentity, reason: String) {
+        currentProblem.withLock { problem in
+            problem = StorageProblem(since: problem?.since ?? Date(), reason: reason)
+        }
         let now = ContinuousClock.now
         let suppressed: Int? = state.withLock { s in
             s.failing = true
@@ -74,6 +85,7 @@ final class StorageFailureLog: Sendable {
             defer { s.failing = false; s.lastLogged = nil; s.unlogged = 0; failing.store(false, ordering: .relaxed) }
             return s.failing
         }
+        currentProblem.withLock { $0 = nil }
         if wasFailing { logger.notice("storage available again") }
     }
 }

@@ -51,4 +51,8 @@ int wd_group_id(const char *name, unsigned int *gid);
 /// Blocking: NSS may ask a directory server; never call it on an event loop.
 int wd_user_in_group(unsigned int uid, unsigned int primary_gid, unsigned int group);
 
+/// 1 when adjtimex(2) reports the kernel's clock synchronised (no STA_UNSYNC, not TIME_ERROR), 0 when it
+/// reports it unsynchronised, -1 with errno set when it cannot be asked (EPERM under ProtectClock=yes).
+int wd_kernel_clock_synchronized(void);
+
 #endif

@@ -1,0 +1,109 @@
+import Foundation
+import GRDB
+import WorkoutEngine
+import WorkoutProtocol
+
+/// A row of the `workoutClock` table: the clock mark of one workout whose times were taken before the system
+/// clock was synchronised, with the boot-clock readings a later correction starts from.
+///
+/// A side table, written only for marked workouts, so a hub with a synchronised clock writes no page more per
+/// command than before, and the `workout` table (its row format and its upsert) is not touched.
+struct WorkoutClockRow: Sendable {
+    static let tableName = "workoutClock"
+
+    var workoutID: Int64
+    var mark: WorkoutClockMark
+    var bootID: String?
+    var startedBoot: Double?
+    var endedBoot: Double?
+
+    init?(_ record: WorkoutRecord) {
+        guard let mark = record.clockMark else { return nil }
+        workoutID = record.id
+        self.mark = mark
+        bootID = record.startedBoot?.bootID ?? record.endedBoot?.bootID
+        startedBoot = record.startedBoot?.seconds
+        endedBoot = record.endedBoot.flatMap { $0.bootID == bootID ? $0.seconds : nil }
+    }
+
+    static let upsertSQL = RowSQL.insert(
+        into: tableName, columns: ["workoutID", "mark", "bootID", "startedBoot", "endedBoot"], updatingOnConflictOf: "workoutID")
+
+    var statementArguments: StatementArguments {
+        [workoutID, mark.rawValue, bootID, startedBoot, endedBoot]
+    }
+
+    static func createTable(in db: Database) throws {
+        // ON DELETE CASCADE: pruning a workout takes its mark along (foreign keys are enforced).
+        try db.execute(sql: """
+            CREATE TABLE workoutClock (
+                workoutID INTEGER PRIMARY KEY REFERENCES workout(id) ON DELETE CASCADE,
+                mark TEXT NOT NULL,
+                bootID TEXT,
+                startedBoot REAL,
+                endedBoot REAL
+            )
+            """)
+    }
+
+    /// Puts the stored marks (and boot readings) on `records`, read in one range query over their ids.
+    static func attach(to records: inout [WorkoutRecord], in db: Database) throws {
+        guard let low = records.lazy.map(\.id).min(), let high = records.lazy.map(\.id).max() else { return }
+        var marks: [Int64: Row] = [:]
+        let rows = try Row.fetchCursor(db, sql: """
+            SELECT workoutID, mark, bootID, startedBoot, endedBoot FROM workoutClock WHERE workoutID BETWEEN ? AND ?
+            """, arguments: [low, high])
+        while let row = try rows.next() { marks[row[0]] = row.copy() }
+        guard !marks.isEmpty else { return }
+        for index in records.indices {
+            if let row = marks[records[index].id] { apply(row, to: &records[index]) }
+        }
+    }
+
+    /// `row` as read by ``attach(to:in:)``: workoutID, mark, bootID, startedBoot, endedBoot.
+    static func apply(_ row: Row, to record: inout WorkoutRecord) {
+        // An unknown mark (written by a newer version) is still a mark: the times are not to be trusted.
+        record.clockMark = (row[1] as String?).flatMap(WorkoutClockMark.init(rawValue:)) ?? .unsynchronized
+        if let bootID: String = row[2] {
+            record.startedBoot = (row[3] as Double?).map { BootInstant(bootID: bootID, seconds: $0) }
+            record.endedBoot = (row[4] as Double?).map { BootInstant(bootID: bootID, seconds: $0) }
+        }
+    }
+}
+
+extension SQLiteWorkoutStore {
+    /// Corrects the times of ended workouts stored before the clock was synchronised, in this boot, from their
+    /// boot-clock readings and a synchronised `reading` (``WorkoutRecord/correct(from:)``), in one transaction;
+    /// with replication on, each corrected workout is queued again so the central store gets the new times and
+    /// the mark `corrected`. Returns how many were corrected. Active workouts are corrected when they end.
+    public func correctClockMarks(from reading: ClockReading) async throws -> Int {
+        guard reading.synchronized, let boot = reading.boot else { return 0 }
+        let replicated = replicationDoorbell != nil
+        let corrected = try await database.writeOrUnavailable { db in
+            let ids = try Int64.fetchAll(db, sql: """
+                SELECT workoutID FROM workoutClock WHERE mark = ? AND bootID = ? AND endedBoot IS NOT NULL
+                """, arguments: [WorkoutClockMark.unsynchronized.rawValue, boot.bootID])
+            guard !ids.isEmpty else { return 0 }
+            var records = try WorkoutRow.fetchAll(db, keys: ids).map { try $0.record() }
+            try WorkoutClockRow.attach(to: &records, in: db)
+            let update = try db.cachedStatement(sql: "UPDATE workout SET startedAt = ?, endedAt = ? WHERE id = ?")
+            let mark = try db.cachedStatement(sql: WorkoutClockRow.upsertSQL)
+            var changed: [Int64] = []
+            for var record in records where record.correct(from: reading) {
+                try update.execute(arguments: [
+                    record.startedAt.timeIntervalSince1970, record.endedAt?.timeIntervalSince1970, record.id,
+                ])
+                if let row = WorkoutClockRow(record) { try mark.execute(arguments: row.statementArguments) }
+                changed.append(record.id)
+            }
+            if replicated {
+                let queue = try db.cachedStatement(sql: "INSERT INTO replicationOutbox (kind, recordID, committedAt) VALUES (?, ?, ?)")
+                let now = reading.wall.timeIntervalSince1970
+                for id in changed { try queue.execute(arguments: [ReplicationOutbox.Kind.workout.rawValue, id, now]) }
+            }
+            return changed.count
+        }
+        if corrected > 0 { replicationDoorbell?.ring() }
+        return corrected
+    }
+}

@@ -1,0 +1,49 @@
+import Logging
+import ServiceLifecycle
+import WorkoutEngine
+import WorkoutStorage
+
+/// Waits for the system clock to be synchronised, then corrects the workouts stored with times taken
+/// before (``SQLiteWorkoutStore/correctClockMarks(from:)``), once. Until then it says, once, that times are
+/// being marked. A correction that fails (storage unavailable) is tried again at the next check.
+final class ClockCorrection: Service, Sendable, CustomStringConvertible {
+    /// How often the clock's state is looked at: a correction a few seconds after NTP's first step is soon enough.
+    static let period = Duration.seconds(5)
+
+    private let clock: WorkoutClock
+    private let store: SQLiteWorkoutStore
+    private let logger: Logger
+
+    var description: String { "ClockCorrection" }
+
+    init(clock: WorkoutClock, store: SQLiteWorkoutStore, logger: Logger) {
+        self.clock = clock
+        self.store = store
+        self.logger = logger
+    }
+
+    func run() async throws {
+        try? await cancelWhenGracefulShutdown { [self] in
+            var announced = false
+            while !Task.isCancelled {
+                let reading = clock.read()
+                if reading.synchronized {
+                    do {
+                        let corrected = try await store.correctClockMarks(from: reading)
+                        if corrected > 0 || announced {
+                            logger.notice("system clock synchronised: times taken before it corrected from the boot-time clock", metadata: [
+                                "workouts": "\(corrected)"])
+                        }
+                        return
+                    } catch {
+                        logger.warning("clock correction could not be stored; retrying", metadata: ["reason": "\(error)"])
+                    }
+                } else if !announced {
+                    announced = true
+                    logger.notice("system clock not synchronised: workouts are timed on the boot-time clock and their times marked until it is")
+                }
+                try await Task.sleep(for: Self.period)
+            }
+        }
+    }
+}

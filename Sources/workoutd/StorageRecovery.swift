@@ -1,0 +1,47 @@
+import Logging
+import ServiceLifecycle
+import WorkoutStorage
+
+/// While storing fails, reopens the database by its path as soon as the file there is another one: the state
+/// directory's file system turned read-only (or failed with EIO), was repaired and mounted afresh at the same
+/// path (``SQLiteWorkoutStore/reopenIfReplaced()``). A failure SQLite recovers from by itself (a full disk
+/// freed) needs nothing: its next commit succeeds.
+final class StorageRecovery: Service, Sendable, CustomStringConvertible {
+    /// How often the path is looked at while failing: a stat.
+    static let period = Duration.seconds(2)
+
+    private let store: SQLiteWorkoutStore
+    private let failures: StorageFailureLog
+    private let logger: Logger
+
+    var description: String { "StorageRecovery" }
+
+    init(store: SQLiteWorkoutStore, failures: StorageFailureLog, logger: Logger) {
+        self.store = store
+        self.failures = failures
+        self.logger = logger
+    }
+
+    func run() async throws {
+        try? await cancelWhenGracefulShutdown { [self] in
+            var lastError: String?
+            while !Task.isCancelled {
+                try await Task.sleep(for: Self.period)
+                guard failures.isFailing else { continue }
+                do {
+                    if try store.reopenIfReplaced() {
+                        lastError = nil
+                        logger.notice("database reopened: its file system was mounted afresh", metadata: ["path": "\(store.path)"])
+                    }
+                } catch {
+                    // Once per distinct reason: the same refusal every two seconds would flood the journal.
+                    let text = "\(error)"
+                    if text != lastError {
+                        lastError = text
+                        logger.warning("database could not be reopened yet", metadata: ["error": "\(text)"])
+                    }
+                }
+            }
+        }
+    }
+}

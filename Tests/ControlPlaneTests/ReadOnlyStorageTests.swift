@@ -1,0 +1,116 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+import ControlProtocol
+import Foundation
+import Testing
+import WorkoutProtocol
+import WorkoutdTesting
+
+/// The state directory's file system turns read-only under the daemon (issue 30): a loop-mounted ext4 with
+/// `errors=remount-ro`, failed through ext4's own error path. Storing commands get `storage_unavailable`, the
+/// daemon stays up and says why; once the volume is repaired (`e2fsck`) and mounted afresh at the same path it
+/// recovers by itself, and nothing acknowledged is lost. Needs root (mount, losetup), which the test runs have.
+@Suite(.serialized) struct ReadOnlyStorageTests {
+    @discardableResult
+    static func sh(_ command: String) throws -> (status: Int32, output: String) {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/bin/sh")
+        process.arguments = ["-c", command]
+        let pipe = Pipe()
+        process.standardOutput = pipe
+        process.standardError = pipe
+        try process.run()
+        let output = String(decoding: pipe.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        process.waitUntilExit()
+        return (process.terminationStatus, output)
+    }
+
+    @discardableResult
+    static func must(_ command: String) throws -> String {
+        let (status, output) = try sh(command)
+        guard status == 0 else { throw TestingError("`\(command)` exited \(status): \(output)") }
+        return output.trimmingCharacters(in: .whitespacesAndNewlines)
+    }
+
+    @Test(.enabled(if: getuid() == 0, "mounting needs root"))
+    func aFileSystemTurnedReadOnlyIsReportedAndRecoveredFromOnceMountedAfresh() throws {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("ro-\(UUID().uuidString.prefix(8))").path
+        let state = directory + "/state"
+        let image = directory + "/card.img"
+        try FileManager.default.createDirectory(atPath: state, withIntermediateDirectories: true)
+        try Self.must("truncate -s 48M \(image) && mkfs.ext4 -q -F \(image) && mount -o loop,errors=remount-ro \(image) \(state) && chmod 0700 \(state)")
+        defer {
+            _ = try? Self.sh("umount -l \(state); rm -rf \(directory)")
+        }
+        let socket = directory + "/control.sock"
+        let config = directory + "/workoutd.yaml"
+        try "discovery:\n  enabled: false\n".write(toFile: config, atomically: true, encoding: .utf8)
+        let wearable = try SimulatedWearable()
+        let daemon = try DaemonProcess(arguments: [
+            "--config", config, "--control-socket", socket, "--state-dir", state, "--device", wearable.devicePath,
+        ])
+        defer { daemon.stop() }
+        try daemon.waitForLog("control socket listening")
+
+        // Acknowledged before the card fails.
+        var acked: Set<CommandID> = []
+        for n in 0..<20 {
+            for line in [CommandLines.start(id: .init(2 * n)), CommandLines.end(id: .init(2 * n + 1))] {
+                let reply = try wearable.request(line)
+                #expect(reply.contains(#""status":"ok""#), "\(reply)")
+            }
+            acked.insert(.integer(Int64(2 * n)))
+        }
+
+        // The card fails: ext4 remounts it read-only.
+        let loop = try Self.must("basename $(findmnt -no SOURCE \(state))")
+        try Self.must("echo 1 > /sys/fs/ext4/\(loop)/trigger_fs_error")
+        let probe = try Self.sh("touch \(state)/probe")
+        #expect(probe.status != 0 && probe.output.contains("Read-only file system"), "\(probe.output)")
+        for n in 0..<3 {
+            let reply = try wearable.request(CommandLines.start(id: .init(1000 + n)))
+            #expect(reply.contains(#""code":"storage_unavailable""#), "\(reply)")
+        }
+        #expect(daemon.process.isRunning)
+        let status = try Workoutctl.run(["--socket", socket, "status"])
+        let storageRow = status.stdout.split(separator: "\n").first { $0.hasPrefix("storage") }
+        #expect(storageRow?.contains("unavailable since") == true, "\(status.stdout)")
+        #expect(daemon.log.contains("storage unavailable"), "\(daemon.log)")
+
+        // Repaired and mounted afresh at the same path; the live mount is busy (the daemon's files), so it is
+        // detached lazily, as an operator's `umount -l` would.
+        let repaired = directory + "/card-repaired.img"
+        try Self.must("umount -l \(state) && cp \(image) \(repaired)")
+        let fsck = try Self.sh("e2fsck -fy \(repaired)")
+        #expect(fsck.status <= 1, "e2fsck: \(fsck.output)")
+        try Self.must("mount -o loop,errors=remount-ro \(repaired) \(state)")
+
+        // The daemon notices by itself; a wearable retrying (with new ids, as its earlier ones were refused) gets ok.
+        var recovered: CommandID?
+        for attempt in 0..<300 where recovered == nil {
+            let id = 2000 + attempt
+            let reply = try wearable.request(CommandLines.start(id: .init(id)))
+            if reply.contains(#""status":"ok""#) {
+                recovered = .integer(Int64(id))
+            } else {
+                #expect(reply.contains(#""code":"storage_unavailable""#), "\(reply)")
+                usleep(200_000)
+            }
+        }
+        let first = try #require(recovered, "no recovery: \(daemon.log)")
+        acked.insert(first)
+        #expect(try wearable.request(CommandLines.end(id: 9999)).contains(#""status":"ok""#))
+        #expect(daemon.log.contains("database reopened"), "\(daemon.log)")
+        let after = try Workoutctl.run(["--socket", socket, "status"])
+        #expect(!after.stdout.split(separator: "\n").contains { $0.hasPrefix("storage") }, "\(after.stdout)")
+
+        // Nothing acknowledged was lost.
+        let listed = try Workoutctl.run(["--socket", socket, "workouts", "--json"])
+        let decoder = ControlSocket.makeDecoder()
+        let workouts = try listed.stdout.split(separator: "\n").map { try decoder.decode(WorkoutRecord.self, from: Data($0.utf8)) }
+        let stored = Set(workouts.compactMap(\.startCommandID))
+        #expect(acked.isSubset(of: stored), "missing: \(acked.subtracting(stored))")
+        #expect(workouts.count == 21)
+    }
+}

@@ -1,0 +1,95 @@
+import Foundation
+import GRDB
+import Testing
+import WorkoutEngine
+import WorkoutProtocol
+import WorkoutdTesting
+@testable import WorkoutStorage
+
+/// Times taken before the clock was synchronised: stored with their mark, corrected once it is, shipped marked.
+@Suite struct ClockMarkStoreTests {
+    private func workouts(_ batch: ReplicationBatch) -> [WorkoutRecord] {
+        batch.changes.compactMap { change in
+            if case .workout(let workout) = change.record { return workout }
+            return nil
+        }
+    }
+
+    @Test func marksAreStoredListedCorrectedAndShipped() async throws {
+        let directory = try TemporaryDirectory()
+        defer { directory.remove() }
+        let store = try SQLiteWorkoutStore(stateDirectory: directory.path, replicationDoorbell: ReplicationDoorbell())
+        // The board booted in 1970.
+        let clock = SteppedClock(wall: Date(timeIntervalSince1970: 1_000), synchronized: false)
+        let session = try await WorkoutEngine(store: store, clock: clock.workoutClock).session(for: "band")
+        #expect(await session.handle([Lines.start(1)]).allSatisfy(\.isSuccess))
+        clock.pass(300)
+        #expect(await session.handle([Lines.end(2)]).allSatisfy(\.isSuccess))
+
+        let stored = try #require(try await store.workouts(device: nil, limit: nil).first)
+        #expect(stored.clockMark == .unsynchronized)
+        #expect(stored.durationSeconds == 300)
+        #expect(try await store.workout(id: stored.id)?.clockMark == .unsynchronized)
+        #expect(workouts(try await store.pendingChanges(after: nil, limit: 100)).map(\.clockMark) == [.unsynchronized])
+
+        // Not yet synchronised: nothing to correct.
+        #expect(try await store.correctClockMarks(from: clock.reading) == 0)
+        // NTP sets the clock 100 s after the end.
+        let real = Date(timeIntervalSince1970: 1_780_000_000)
+        clock.pass(100)
+        clock.step(wallBy: real.timeIntervalSince(clock.reading.wall), synchronized: true)
+        #expect(try await store.correctClockMarks(from: clock.reading) == 1)
+        #expect(try await store.correctClockMarks(from: clock.reading) == 0, "once")
+        let corrected = try #require(try await store.workout(id: stored.id))
+        #expect(corrected.clockMark == .corrected)
+        #expect(corrected.endedAt == real.addingTimeInterval(-100))
+        #expect(corrected.startedAt == real.addingTimeInterval(-400))
+        #expect(corrected.durationSeconds == 300)
+        // Queued again, so the central store gets the corrected times.
+        let shipped = workouts(try await store.pendingChanges(after: nil, limit: 100))
+        #expect(shipped.map(\.clockMark) == [.corrected] && shipped.first?.startedAt == corrected.startedAt)
+
+        // A workout timed on a synchronised clock writes no mark row at all.
+        #expect(await session.handle([Lines.start(3)]).allSatisfy(\.isSuccess))
+        clock.pass(10)
+        #expect(await session.handle([Lines.end(4)]).allSatisfy(\.isSuccess))
+        #expect(try await store.workouts(device: nil, limit: 1).first?.clockMark == nil)
+        let rows = try await store.database.read { db in try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM workoutClock") }
+        #expect(rows == 1)
+        try store.close()
+    }
+
+    @Test func anActiveWorkoutKeepsItsBootReadingAcrossARestartOfTheDaemon() async throws {
+        let directory = try TemporaryDirectory()
+        defer { directory.remove() }
+        let clock = SteppedClock(synchronized: true)
+        do {
+            let store = try SQLiteWorkoutStore(stateDirectory: directory.path)
+            let session = try await WorkoutEngine(store: store, clock: clock.workoutClock).session(for: "band")
+            #expect(await session.handle([Lines.start(1)]).allSatisfy(\.isSuccess))
+            try store.close()
+        }
+        clock.pass(120)
+        clock.step(wallBy: -7200)  // stepped back while the daemon was down
+        let store = try SQLiteWorkoutStore(stateDirectory: directory.path)
+        let replies = try await WorkoutEngine(store: store, clock: clock.workoutClock).session(for: "band").handle([Lines.end(2)])
+        #expect(replies.first?.line.contains("\"duration_seconds\":120") == true, "\(replies)")
+        try store.close()
+    }
+
+    @Test func pruningAWorkoutTakesItsMarkAlong() async throws {
+        let directory = try TemporaryDirectory()
+        defer { directory.remove() }
+        let store = try SQLiteWorkoutStore(stateDirectory: directory.path)
+        let clock = SteppedClock(wall: Date(timeIntervalSince1970: 1_000), synchronized: false)
+        let session = try await WorkoutEngine(store: store, clock: clock.workoutClock).session(for: "band")
+        for n in Int64(0)..<3 {
+            #expect(await session.handle([Lines.start(2 * n)]).allSatisfy(\.isSuccess))
+            #expect(await session.handle([Lines.end(2 * n + 1)]).allSatisfy(\.isSuccess))
+        }
+        #expect(try await store.pruneShipped(before: Date(timeIntervalSince1970: 10_000)) == 2, "all but the newest")
+        let rows = try await store.database.read { db in try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM workoutClock") }
+        #expect(rows == 1)
+        try store.close()
+    }
+}
