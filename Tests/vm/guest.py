@@ -434,8 +434,35 @@ def phase_reboot(args):
     check("7.no-restarts", unit_property("NRestarts") == "0")
     errors = run("journalctl -b -u workoutd -p err --no-pager -q", check_rc=False).strip()
     check("7.journal-no-errors", errors == "", errors[:1500].replace("\n", " | "))
+    clock_steps(w2)
     guest_benchmark(w1)
 
+
+
+# ---- issue 30: the wall clock stepped around workouts, as NTP steps a board without a real-time clock ----
+
+def clock_steps(w):
+    """Durations come from the boot-time clock, so a step of the wall clock (forward or back) during a workout
+    neither adds hours nor makes it zero; the guest has no NTP, so the times are marked unsynchronised, and
+    corrected once systemd-timesyncd's flag says the clock is synchronised."""
+    ids = []
+    for n, step in ((20, "+3 hours"), (21, "-5 hours")):
+        started = w.request(start(w.name, n))
+        ids.append(started.get("workout_id"))
+        run(f"date -s '{step}'")
+        time.sleep(1)
+        ended = w.request({"command_type": "end_workout", "id": f"{w.name}-e{n}"})
+        duration = ended.get("duration_seconds", -1)
+        check(f"30.clock-step-{step.replace(' ', '')}-not-counted", 0.5 <= duration < 120, json.dumps(ended))
+    run("date -s '+2 hours'")  # about where it was
+    marks = {r["id"]: r.get("clockMark") for r in stored_workouts() if r["id"] in ids}
+    check("30.unsynchronised-times-marked", all(marks.get(i) == "unsynchronized" for i in ids), json.dumps(marks))
+    os.makedirs("/run/systemd/timesync", exist_ok=True)
+    write("/run/systemd/timesync/synchronized", "")
+    wait_for("the marked workouts corrected",
+             lambda: all(r.get("clockMark") == "corrected" for r in stored_workouts() if r["id"] in ids),
+             timeout=60, interval=1)
+    check("30.corrected-once-synchronised", True, f"workouts {ids}")
 
 
 # ---- issue 29's figures: the installed service beside a C echo in the same guest ----
