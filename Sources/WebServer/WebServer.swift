@@ -82,8 +82,10 @@ public final class WebServer: Service, Sendable {
         let server: any Service
         let started = AsyncStream<Bool>.makeStream()
         do {
-            let router = try WebRoutes(configuration: configuration, responder: responder, streams: streams).router()
-            let responder = router.buildResponder()
+            let routes = WebRoutes(configuration: configuration, responder: responder, streams: streams)
+            // Built again for the first request, not kept from start: an idle hub that nobody opens the page on
+            // never touches the router's types (about 1 MiB of resident memory, docs/benchmarks.md).
+            let responder = LazyResponder { try routes.router().buildResponder() }
             let builder = try Self.serverBuilder(configuration)
             // HummingbirdCore's server as it is, without Application's once-a-second Date-header timer: an idle
             // hub stays idle with the page on (the Date header is optional for a server without a clock it trusts).
@@ -96,7 +98,7 @@ public final class WebServer: Service, Sendable {
                     let context = WebRequestContext(source: .init(channel: channel, logger: logger))
                     let response: Response
                     do {
-                        response = try await responder.respond(to: request, context: context)
+                        response = try await responder.get().respond(to: request, context: context)
                     } catch {
                         var failed = WebErrors.response(.internalServerError, code: "unavailable", "The request failed.")
                         SecurityHeadersMiddleware<WebRequestContext>.apply(to: &failed.headers)
@@ -145,5 +147,22 @@ public final class WebServer: Service, Sendable {
         let key = try NIOSSLPrivateKey(file: files.key, format: .pem)
         let tls = TLSConfiguration.makeServerConfiguration(certificateChain: certificates, privateKey: .privateKey(key))
         return try .tls(http, tlsConfiguration: tls)
+    }
+}
+
+/// A value made on first use and kept (the router's responder).
+final class LazyResponder<Value: Sendable>: Sendable {
+    private let make: @Sendable () throws -> Value
+    private let value = Mutex<Value?>(nil)
+
+    init(_ make: @escaping @Sendable () throws -> Value) { self.make = make }
+
+    func get() throws -> Value {
+        try value.withLock { value in
+            if let value { return value }
+            let made = try make()
+            value = made
+            return made
+        }
     }
 }
