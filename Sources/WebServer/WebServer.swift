@@ -43,7 +43,9 @@ public final class WebServer: Service, Sendable {
         var current: WebConfiguration?
         var running: RunningListener?
         for await configuration in updates.cancelOnGracefulShutdown() {
-            guard configuration != current else { continue }
+            // The same configuration again changes nothing, unless its listener could not start (the port was
+            // taken): then a reload tries again.
+            guard configuration != current || (running == nil && configuration.listen != nil) else { continue }
             current = configuration
             await running?.stop()
             running = nil
@@ -131,12 +133,14 @@ public final class WebServer: Service, Sendable {
         }
         var isUp = false
         for await up in started.stream { isUp = up }
-        if isUp {
-            logger.info("web server listening", metadata: [
-                "address": "\(boundAddress.map { "\($0.ipAddress ?? ""):\($0.port ?? 0)" } ?? "")",
-                "login": "\(configuration.requiresLogin ? "required" : "not required (loopback)")",
-                "tls": "\(configuration.tls != nil)"])
+        guard isUp else {
+            await task.value
+            return nil
         }
+        logger.info("web server listening", metadata: [
+            "address": "\(boundAddress.map { "\($0.ipAddress ?? ""):\($0.port ?? 0)" } ?? "")",
+            "login": "\(configuration.requiresLogin ? "required" : "not required (loopback)")",
+            "tls": "\(configuration.tls != nil)"])
         return RunningListener(group: group, task: task, streams: streams)
     }
 
