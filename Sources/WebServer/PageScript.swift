@@ -98,8 +98,24 @@ enum PageScript {
         drawRate();
       }
       lastSample = { at: now, commands: s.counters.commands };
+      return getJSON("/api/devices");
+    }).then(function (list) {
+      if (!list) return;
+      list.devices.forEach(function (device) {
+        var row = deviceRow(device.identity);
+        if (!row) { refreshNeeded = true; return; }
+        var cells = row.querySelectorAll("td");
+        if (cells.length < 7) return;
+        cells[2].textContent = device.refused ? "refused: " + device.refused : device.connected ? "connected" : "waiting" + (device.waitingReason ? ": " + device.waitingReason : "");
+        cells[2].className = (device.refused ? "bad" : device.connected ? "ok" : "warn") + " text";
+        cells[5].textContent = String(device.commands);
+        cells[6].textContent = String(device.errors);
+      });
+      var note = $("devices-changed");
+      if (refreshNeeded && note) note.hidden = false;
     }).catch(function () {});
   }
+  var refreshNeeded = false;
 
   // ---- charts ------------------------------------------------------------------------------------
   var chartWidth = 600, chartHeight = 180, pad = 28;

@@ -76,7 +76,7 @@ struct StatusPage {
                 + "<td class=\"\(stateClass) text\">\(e(state))</td><td class=\"text\">\(e(active))</td><td class=\"last-command\">—</td>"
                 + "<td class=\"num\">\(device.commands)</td><td class=\"num\">\(device.errors)</td></tr>"
         }
-        html += "</tbody></table></div>"
+        html += #"</tbody></table></div><p id="devices-changed" class="notice" hidden>Wearables changed since this page was loaded: reload it to see them.</p>"#
         if let unknown = devices.unknown, !unknown.isEmpty {
             html += "<h3>Refused, not enrolled</h3><ul>"
             for device in unknown {

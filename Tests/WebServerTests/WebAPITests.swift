@@ -18,6 +18,11 @@ import WorkoutdTesting
         #expect(try wearable.request(CommandLines.end(id: 2)).contains(#""status":"ok""#))
         #expect(try wearable.request(CommandLines.share(id: 3)).contains(#""status":"ok""#))
         let client = try web.client()
+        // The share's delivery settles first, so both answers below see the same totals.
+        let deadline = ContinuousClock.now + .seconds(30)
+        while try web.ctlJSON(["status"], as: StatusReport.self).first?.counters.sharesDelivered != 1, ContinuousClock.now < deadline {
+            usleep(20_000)
+        }
 
         let status = try await client.getStatus().ok.body.json
         #expect(status.counters.commands == 3)

@@ -19,7 +19,9 @@ final class WebDaemon: @unchecked Sendable {
     private(set) var port: Int?
 
     /// `web` is the `web:` section's body (YAML, indented two spaces); the listener's port is read from the log.
-    init(devices: [String] = [], web: String = "  listen: 127.0.0.1:0\n", expectListening: Bool = true) throws {
+    init(
+        devices: [String] = [], web: String = "  listen: 127.0.0.1:0\n", environment: [String: String] = [:], expectListening: Bool = true
+    ) throws {
         directory = FileManager.default.temporaryDirectory.appendingPathComponent("web-\(UUID().uuidString.prefix(8))")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         configFile = directory.appendingPathComponent("workoutd.yaml").path
@@ -29,7 +31,7 @@ final class WebDaemon: @unchecked Sendable {
             arguments: [
                 "--config", configFile, "--control-socket", socket, "--state-dir", directory.appendingPathComponent("state").path,
             ] + devices.flatMap { ["--device", $0] },
-            unsetting: ["WORKOUTD_WEB_LISTEN"])
+            environment: environment, unsetting: ["WORKOUTD_WEB_LISTEN"])
         try daemon.waitForLog("configuration reload armed")
         if expectListening { port = try listeningPort(occurrence: 1) }
     }

@@ -82,6 +82,19 @@ import WorkoutdTesting
         #expect(try await login(Self.token).status == 429)
     }
 
+    @Test func theTokenComesFromASystemdCredential() async throws {
+        // What LoadCredential=web-token:… gives the daemon: a private directory named by $CREDENTIALS_DIRECTORY.
+        let credentials = FileManager.default.temporaryDirectory.appendingPathComponent("web-credentials-\(UUID().uuidString.prefix(8))").path
+        try FileManager.default.createDirectory(atPath: credentials, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: credentials) }
+        try (Self.token + "\n").write(toFile: credentials + "/web-token", atomically: true, encoding: .utf8)
+        let web = try WebDaemon(
+            web: "  listen: 0.0.0.0:0\n  token_credential: web-token\n", environment: ["CREDENTIALS_DIRECTORY": credentials])
+        #expect(try await RawHTTP.send(.GET, web.baseURL + "/api/status").status == 401)
+        #expect(try await RawHTTP.send(.GET, web.baseURL + "/api/status", headers: [("Authorization", "Bearer \(Self.token)")]).status == 200)
+        #expect(!web.daemon.log.contains(Self.token))
+    }
+
     @Test func aNetworkAddressWithoutATokenIsRefusedAtStart() throws {
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("web-\(UUID().uuidString.prefix(8))")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)

@@ -37,3 +37,19 @@ import WorkoutdTesting
         }
     }
 }
+
+/// A port another program holds: the daemon serves its devices anyway, says so, and a reload tries again.
+@Suite(.serialized) struct WebPortTakenTests {
+    @Test func aTakenPortIsLoggedAndAReloadTriesAgain() async throws {
+        let holder = try WebDaemon()
+        let port = try #require(holder.port)
+        let web = try WebDaemon(web: "  listen: 127.0.0.1:\(port)\n", expectListening: false)
+        try web.daemon.waitForLog("web server unavailable")
+        #expect(try web.ctlJSON(["status"], as: ControlStatusProbe.self).first?.pid != nil)
+        holder.daemon.stop()
+        try web.reload(web: "  listen: 127.0.0.1:\(port)\n")
+        #expect(try web.listeningPort(occurrence: 1) == port)
+    }
+}
+
+private struct ControlStatusProbe: Decodable { var pid: Int32 }

@@ -147,8 +147,9 @@ def loopback_hub(args):
         driver.get(args.url + "/")
         check("Track" in driver.find_element(By.ID, "active").text, "the server-rendered status shows the active workout")
         wait.until(lambda d: d.find_element(By.ID, "chart-daily").get_attribute("data-total") == str(stored + 1))
-        for n in range(6):  # a few seconds of traffic for the feed and the rate chart
-            wearable.request(command("share_workout", f"shot-{n}", service="instagram"))
+        for n in range(16):  # some seconds of uneven traffic for the feed and the rate chart
+            for k in range(1 + (n * 7) % 9):
+                wearable.request(command("share_workout", f"shot-{n}-{k}", service="instagram"))
             time.sleep(1)
         wait.until(lambda d: int(d.find_element(By.ID, "chart-rate").get_attribute("data-points") or 0) >= 2)
         full_page_screenshot(driver, os.path.join(args.screenshots, "desktop.png"), 1280)
