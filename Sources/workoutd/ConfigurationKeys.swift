@@ -40,6 +40,7 @@ enum ConfigurationKeys {
         .init("limits.pending_shares_per_device", .integer, .live),
         .init("limits.session_idle_timeout_s", .integer, .live),
         .init("storage.max_database_bytes", .integer, .live),
+        .init("clock.assume_synchronized", .boolean, .restart),
     ]
 
     /// The wildcard `*` in a key stands for one of these names.
