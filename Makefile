@@ -29,6 +29,7 @@ help:
 	@echo "make bench         release benchmarks, written to docs/benchmarks.md"
 	@echo "make fuzz          fuzz for FUZZ_SECONDS (default 60)"
 	@echo "make soak          long run with unplugs and hostile input (SOAK_SECONDS, default 600)"
+	@echo "make soak SOAK=long   hours (SOAK_SECONDS=7200): replication with outages, reloads, per-hour drift"
 	@echo "make install       release binaries, unit, udev rule, modules-load.d entry, man pages, bash completion,"
 	@echo "                   /etc/workoutd/workoutd.yaml (PREFIX, DESTDIR); make uninstall removes them"
 	@echo "make deb           the Debian package, dist/workoutd_<version>_<arch>.deb (debian/, debhelper)"

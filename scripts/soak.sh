@@ -5,6 +5,10 @@
 # a reply is missing or malformed, or the daemon dies.
 #
 #   SOAK_SECONDS=600 SOAK_DEVICES=4 SOAK_REPLUG_PERCENT=2 scripts/soak.sh
+# Long mode (SOAK=long, or SOAK_SECONDS of an hour or more): also replication to a real PostgreSQL that is stopped
+# six times or every 10 minutes, a reload (SIGHUP) every 5 minutes, samples of threads, database and WAL size and
+# reply latency, and the per-hour drift in its own section of docs/benchmarks.md (bench:soak-long):
+#   make soak SOAK=long SOAK_SECONDS=7200
 # Environment: SOAK_SCRATCH (build directory, default .build-soak), SOAK_CONFIGURATION (release or debug,
 # default release), SOAK_REPORT (default docs/benchmarks.md; empty to only print).
 set -euo pipefail

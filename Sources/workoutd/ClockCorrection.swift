@@ -22,27 +22,32 @@ final class ClockCorrection: Service, Sendable, CustomStringConvertible {
         self.logger = logger
     }
 
+    /// Runs until shutdown (a service that returns early stops the daemon's service group), checking the clock
+    /// every ``period`` until the one correction is done, then only sleeping.
     func run() async throws {
         try? await cancelWhenGracefulShutdown { [self] in
             var announced = false
+            var done = false
             while !Task.isCancelled {
-                let reading = clock.read()
-                if reading.synchronized {
-                    do {
-                        let corrected = try await store.correctClockMarks(from: reading)
-                        if corrected > 0 || announced {
-                            logger.notice("system clock synchronised: times taken before it corrected from the boot-time clock", metadata: [
-                                "workouts": "\(corrected)"])
+                if !done {
+                    let reading = clock.read()
+                    if reading.synchronized {
+                        do {
+                            let corrected = try await store.correctClockMarks(from: reading)
+                            if corrected > 0 || announced {
+                                logger.notice("system clock synchronised: times taken before it corrected from the boot-time clock", metadata: [
+                                    "workouts": "\(corrected)"])
+                            }
+                            done = true
+                        } catch {
+                            logger.warning("clock correction could not be stored; retrying", metadata: ["reason": "\(error)"])
                         }
-                        return
-                    } catch {
-                        logger.warning("clock correction could not be stored; retrying", metadata: ["reason": "\(error)"])
+                    } else if !announced {
+                        announced = true
+                        logger.notice("system clock not synchronised: workouts are timed on the boot-time clock and their times marked until it is")
                     }
-                } else if !announced {
-                    announced = true
-                    logger.notice("system clock not synchronised: workouts are timed on the boot-time clock and their times marked until it is")
                 }
-                try await Task.sleep(for: Self.period)
+                try await Task.sleep(for: done ? .seconds(3600) : Self.period)
             }
         }
     }

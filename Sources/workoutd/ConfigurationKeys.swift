@@ -45,6 +45,7 @@ enum ConfigurationKeys {
         .init("web.tls_key", .string, .live),
         .init("web.token_credential", .string, .live),
         .init("web.token_file", .string, .live),
+        .init("clock.assume_synchronized", .boolean, .restart),
     ]
 
     /// The wildcard `*` in a key stands for one of these names.

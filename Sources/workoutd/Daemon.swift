@@ -25,7 +25,7 @@ enum Daemon {
         }
         // The transport decides where sessions run: each on its device's event loop.
         let placement = SessionPlacement(group: MultiThreadedEventLoopGroup.singleton)
-        let clock = WorkoutClock.system()
+        let clock = WorkoutClock.system(assumeSynchronized: config.clockAssumedSynchronized)
         let engine = try await WorkoutEngine(store: store, clock: clock, sessionExecutor: placement.sessionExecutor, limits: config.limits)
         let eviction = SessionEviction(engine: engine, timeout: config.limits.sessionIdleTimeout, logger: logger)
         observers.observe(engine)

@@ -34,6 +34,9 @@ struct DaemonConfiguration: Sendable {
         set { storage.stateDirectory = newValue }
     }
     var logLevel: Logger.Level = .info
+    /// `clock.assume_synchronized`: the wall clock is trusted without asking (a hub with a battery-backed clock
+    /// and no NTP, or one whose NTP daemon the unit cannot ask), so no time is marked `unsynchronized`.
+    var clockAssumedSynchronized = false
     /// Which udev ttys to serve (`discovery.match`); `nil` when `discovery.enabled` is false.
     var discovery: DeviceMatcher? = .standard
     /// The control socket's path; `nil` when disabled (`control_socket: ""` or `--control-socket none`).
@@ -130,6 +133,7 @@ struct DaemonConfiguration: Sendable {
         config.serial.reconnect.initialDelay = .milliseconds(initialDelay)
         config.serial.reconnect.maximumDelay = .milliseconds(maximumDelay)
         config.serial.drainTimeout = .milliseconds(try reader.integer("shutdown.drain_timeout_ms", default: milliseconds(config.serial.drainTimeout)) { $0 >= 0 ? nil : "must not be negative" })
+        config.clockAssumedSynchronized = try reader.bool("clock.assume_synchronized", default: false)
         if try reader.bool("discovery.enabled", default: true) {
             let rules = try reader.strings("discovery.match") ?? DeviceMatcher.defaultRules
             do {

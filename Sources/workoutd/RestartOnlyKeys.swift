@@ -14,6 +14,7 @@ extension DaemonConfiguration {
             "replication.retention_days": replication?.retention.map { "\($0)" } ?? "",
             "replication.max_connections": replication.map { "\($0.maximumConnections)" } ?? "",
             "replication.allow_password_without_verified_server": replication.map { "\($0.allowPasswordWithoutVerifiedServer)" } ?? "",
+            "clock.assume_synchronized": "\(clockAssumedSynchronized)",
         ]
     }
 

@@ -2,6 +2,7 @@ import Foundation
 import Testing
 import WorkoutProtocol
 import struct WorkoutctlCommands.TextTable
+import WorkoutdTesting
 
 /// The FLAGS column of `workoutctl workouts`: what a reader should not take at face value (issue 30).
 @Suite struct WorkoutFlagsTableTests {
@@ -29,5 +30,20 @@ import struct WorkoutctlCommands.TextTable
         #expect(table[1].contains("1970-01-01"), "the date is shown as the wearable gave it")
         #expect(table[2].hasSuffix("clock-unsynchronized"))
         #expect(table[3].hasSuffix("clock-corrected"))
+    }
+}
+
+/// `clock.assume_synchronized: true`: the wall clock is trusted, so nothing is marked, whatever the host's state.
+@Suite struct AssumedSynchronizedClockTests {
+    @Test func noTimeIsMarkedWhenTheClockIsAssumedSynchronized() throws {
+        let wearable = try SimulatedWearable()
+        let daemon = try ControlledDaemon(
+            devices: [wearable.devicePath], configuration: "log_level: info\nclock:\n  assume_synchronized: true\n")
+        try daemon.waitUntilConnected(wearable.devicePath)
+        #expect(try wearable.request(CommandLines.start(id: 1, date: "2020-03-16T19:45:13Z")).contains(#""status":"ok""#))
+        #expect(try wearable.request(CommandLines.end(id: 2)).contains(#""status":"ok""#))
+        let workouts = try daemon.ctlJSON(["workouts"], as: WorkoutRecord.self)
+        #expect(workouts.count == 1 && workouts.first?.clockMark == nil)
+        #expect(try daemon.ctl(["workouts"]).lines.first?.contains("FLAGS") == false)
     }
 }

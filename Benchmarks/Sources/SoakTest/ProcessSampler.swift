@@ -14,6 +14,13 @@ struct ProcessSample: Sendable {
     /// What the descriptors outside the state directory point at (`/proc/PID/fd` links, e.g. `socket:[123]`,
     /// `anon_inode:[eventfd]`), so a leak report can say what was left open.
     var otherTargets: [String] = []
+    /// Threads (`/proc/PID/task`), the database and its WAL in bytes, and the reply latency of the batches
+    /// answered since the previous sample (milliseconds, from the first byte written to the last reply read).
+    var threads = 0
+    var databaseBytes = 0
+    var walBytes = 0
+    var latencyP50Milliseconds = 0.0
+    var latencyP99Milliseconds = 0.0
 
     var otherDescriptors: Int { openDescriptors - stateDescriptors }
 
@@ -43,8 +50,15 @@ struct ProcessSample: Sendable {
         else { return nil }
         let targets = descriptors.map { (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/\(pid)/fd/\($0)")) ?? "?" }
         let others = targets.filter { !$0.hasPrefix(stateDirectory + "/") }
-        return ProcessSample(
+        var sample = ProcessSample(
             elapsed: elapsed, residentKiB: kib, openDescriptors: descriptors.count,
             stateDescriptors: targets.count - others.count, otherTargets: others)
+        sample.threads = (try? FileManager.default.contentsOfDirectory(atPath: "/proc/\(pid)/task").count) ?? 0
+        func size(_ name: String) -> Int {
+            ((try? FileManager.default.attributesOfItem(atPath: stateDirectory + "/" + name))?[.size] as? Int) ?? 0
+        }
+        sample.databaseBytes = size("workoutd.sqlite")
+        sample.walBytes = size("workoutd.sqlite-wal")
+        return sample
     }
 }

@@ -44,6 +44,7 @@ final class SoakDevice: @unchecked Sendable {
                     try waitUntilServed()
                 }
                 let batch = traffic.batch(of: Int.random(in: 1...40, using: &rng), using: &rng)
+                let sent = ContinuousClock.now
                 var offset = 0
                 while offset < batch.bytes.count {
                     let end = min(batch.bytes.count, offset + Int.random(in: 1...8192, using: &rng))
@@ -63,6 +64,7 @@ final class SoakDevice: @unchecked Sendable {
                 }
                 tally.replies += batch.replies
                 tally.batches += 1
+                ReplyLatency.shared.record(ContinuousClock.now - sent)
             }
         } catch {
             tally.failure = "\(name): \(error)"

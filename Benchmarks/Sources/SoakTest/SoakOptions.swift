@@ -14,6 +14,14 @@ struct SoakOptions: Sendable {
     var configuration: String?
     /// Seconds between RSS/descriptor samples.
     var sampleInterval: Duration = .seconds(5)
+    /// `SOAK=long` (or a run of an hour or more): replication to a real PostgreSQL with outages, configuration
+    /// reloads, and the per-hour drift of RSS, descriptors, threads, database and WAL size and reply latency
+    /// written to its own section of the report (issue 30).
+    var long = false
+    /// In long mode: PostgreSQL is stopped for `outageLength` every `outageEvery`, and SIGHUP sent every `reloadEvery`.
+    var outageEvery: Duration = .seconds(600)
+    var outageLength: Duration = .seconds(60)
+    var reloadEvery: Duration = .seconds(300)
 
     init(environment: [String: String]) throws {
         if let seconds = try Self.integer("SOAK_SECONDS", in: environment, range: 10...86_400) { duration = .seconds(seconds) }
@@ -21,6 +29,14 @@ struct SoakOptions: Sendable {
         if let percent = try Self.integer("SOAK_REPLUG_PERCENT", in: environment, range: 0...100) { replugPercent = percent }
         reportPath = environment["SOAK_REPORT"].flatMap { $0.isEmpty ? nil : $0 }
         configuration = environment["SOAK_CONFIGURATION"].flatMap { $0.isEmpty ? nil : $0 }
+        long = environment["SOAK"] == "long" || duration >= .seconds(3600)
+        if long {
+            // A shorter long run (to try it out) keeps six outages and twelve reloads.
+            outageEvery = min(outageEvery, duration / 6)
+            outageLength = min(outageLength, outageEvery / 4)
+            reloadEvery = min(reloadEvery, duration / 12)
+            if duration >= .seconds(3600) { sampleInterval = .seconds(30) }
+        }
     }
 
     private static func integer(_ key: String, in environment: [String: String], range: ClosedRange<Int>) throws -> Int? {

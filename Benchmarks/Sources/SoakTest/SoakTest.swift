@@ -34,7 +34,10 @@ enum SoakTest {
         let links = try (0..<options.readingDevices).map { try ReplugLink(path: "\(directory)/wearable\($0)") }
         let devices = links.enumerated().map { SoakDevice(name: "wearable\($0.offset)", link: $0.element, firstID: Int64($0.offset) * 1_000_000_000) }
         let stuck = try StuckDevice()
-        let daemon = try DaemonProcess(arguments: links.flatMap { ["--device", $0.path] }
+        // Long mode: replication to a real PostgreSQL (with outages) and reloads, from a configuration file.
+        let long = options.long ? try LongModeHarness() : nil
+        let configuration = try long.map { try ["--config", $0.configuration(in: directory)] } ?? []
+        let daemon = try DaemonProcess(arguments: links.flatMap { ["--device", $0.path] } + configuration
             + ["--device", stuck.wearable.devicePath, "--state-dir", stateDirectory, "--log-level", "notice"])
         defer { daemon.stop() }
         let pid = daemon.process.processIdentifier
@@ -54,6 +57,7 @@ enum SoakTest {
         }
         finished.enter()
         Thread { stuck.run(until: deadline); finished.leave() }.start()
+        long?.run(until: deadline, options: options, daemon: daemon, finished: finished)
 
         while ContinuousClock.now < deadline {
             Thread.sleep(forTimeInterval: min(options.sampleInterval.inSeconds, max(0.01, (deadline - ContinuousClock.now).inSeconds)))
@@ -61,9 +65,10 @@ enum SoakTest {
                 throw SoakFailure("workoutd died during the soak; its log: \(keepLog(of: daemon))")
             }
             sample.stuckDeviceBytes = stuck.bytesAccepted.load(ordering: .relaxed)
+            (sample.latencyP50Milliseconds, sample.latencyP99Milliseconds) = ReplyLatency.shared.drain()
             samples.append(sample)
             if samples.count % 12 == 0 {
-                print("soak: t=\(Int(sample.elapsed.inSeconds))s rss=\(sample.residentKiB)KiB fds=\(sample.openDescriptors) (state dir \(sample.stateDescriptors)) stuck-device-bytes=\(sample.stuckDeviceBytes)")
+                print("soak: t=\(Int(sample.elapsed.inSeconds))s rss=\(sample.residentKiB)KiB fds=\(sample.openDescriptors) (state dir \(sample.stateDescriptors)) threads=\(sample.threads) db=\(sample.databaseBytes / 1024)KiB wal=\(sample.walBytes / 1024)KiB p99=\(String(format: "%.1f", sample.latencyP99Milliseconds))ms stuck-device-bytes=\(sample.stuckDeviceBytes)")
             }
         }
         finished.wait()
@@ -125,6 +130,17 @@ enum SoakTest {
         if let path = options.reportPath {
             try report.write(to: path)
             print("soak: wrote the soak section of \(path)")
+        }
+        if let long {
+            let drift = DriftReport(
+                samples: samples, elapsed: elapsed, options: options, outages: long.outages, reloads: long.reloads,
+                replugs: devices.map(\.tally.replugs).reduce(0, +), replies: report.totalReplies,
+                centralWorkouts: long.centralWorkouts(), passed: passed)
+            print(drift.markdown)
+            if let path = options.reportPath {
+                try drift.write(to: path)
+                print("soak: wrote the long-mode section of \(path)")
+            }
         }
         return passed
     }
