@@ -24,6 +24,11 @@ final class StorageFailureLog: Sendable {
     /// What `workoutctl status` shows while storing fails.
     private let currentProblem = Mutex<StorageProblem?>(nil)
 
+    /// One element each time storing starts to fail (after working): what ``StorageRecovery`` waits for, so a
+    /// hub whose storage works runs no timer for it (idle wakeups).
+    let failureStarts: AsyncStream<Void>
+    private let failureStartsContinuation: AsyncStream<Void>.Continuation
+
     /// Why storing fails now, nil while it works.
     var problem: StorageProblem? { currentProblem.withLock { $0 } }
     var isFailing: Bool { failing.load(ordering: .relaxed) }
@@ -31,6 +36,7 @@ final class StorageFailureLog: Sendable {
     init(logger: Logger, interval: Duration = .seconds(60)) {
         self.logger = logger
         self.interval = interval
+        (failureStarts, failureStartsContinuation) = AsyncStream.makeStream(bufferingPolicy: .bufferingNewest(1))
     }
 
     func observe(_ events: EngineEvents) {
@@ -63,16 +69,18 @@ final class StorageFailureLog: Sendable {
             problem = StorageProblem(since: problem?.since ?? Date(), reason: reason)
         }
         let now = ContinuousClock.now
-        let suppressed: Int? = state.withLock { s in
+        let (began, suppressed): (Bool, Int?) = state.withLock { s in
+            let began = !s.failing
             s.failing = true
             failing.store(true, ordering: .relaxed)
             if let last = s.lastLogged, now - last < interval {
                 s.unlogged += 1
-                return nil
+                return (began, nil)
             }
             defer { s.lastLogged = now; s.unlogged = 0 }
-            return s.unlogged
+            return (began, s.unlogged)
         }
+        if began { failureStartsContinuation.yield() }
         guard let suppressed else { return }
         logger.warning("storage unavailable: commands are refused with storage_unavailable until it recovers", metadata: [
             "device": "\(device)", "error": "\(reason)", "failed_batches_since_last_warning": "\(suppressed)",

@@ -7,7 +7,7 @@ import WorkoutStorage
 /// path (``SQLiteWorkoutStore/reopenIfReplaced()``). A failure SQLite recovers from by itself (a full disk
 /// freed) needs nothing: its next commit succeeds.
 final class StorageRecovery: Service, Sendable, CustomStringConvertible {
-    /// How often the path is looked at while failing: a stat.
+    /// How often the path is looked at while failing (a stat); while storing works it is not looked at.
     static let period = Duration.seconds(2)
 
     private let store: SQLiteWorkoutStore
@@ -25,7 +25,13 @@ final class StorageRecovery: Service, Sendable, CustomStringConvertible {
     func run() async throws {
         try? await cancelWhenGracefulShutdown { [self] in
             var lastError: String?
+            var failureStarts = failures.failureStarts.makeAsyncIterator()
             while !Task.isCancelled {
+                if !failures.isFailing {
+                    // While storing works, no timer: wait for the next failure (nil: shutting down).
+                    guard await failureStarts.next() != nil else { return }
+                    continue
+                }
                 try await Task.sleep(for: Self.period)
                 guard failures.isFailing else { continue }
                 do {
