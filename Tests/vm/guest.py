@@ -461,7 +461,7 @@ def clock_steps(w):
     write("/run/systemd/timesync/synchronized", "")
     wait_for("the marked workouts corrected",
              lambda: all(r.get("clockMark") == "corrected" for r in stored_workouts() if r["id"] in ids),
-             timeout=60, interval=1)
+             timeout=120, interval=1)
     check("30.corrected-once-synchronised", True, f"workouts {ids}")
 
 
