@@ -51,7 +51,7 @@ check-warnings:
 	SWIFT=$(SWIFT) CHECK_WARNINGS_RELEASE_BUILD="$(RELEASE_BUILD)" bash scripts/check-warnings.sh
 
 # test-vm-arm64 last: on a machine that has its build root, build directory and guest image cached (README,
-# "How the arm64 package is built") it adds about 15 minutes; a cold machine makes them first (about 45 more).
+# "How the arm64 package is built") it adds about 9 minutes; a cold machine makes them first (about 50 more).
 test: check-warnings test-swift test-udev test-shell test-web test-systemd fuzz test-vm test-vm-arm64
 
 test-swift:
