@@ -25,7 +25,7 @@ struct WorkoutdCommand: AsyncParsableCommand {
 
 /// The version reported by `--version` and the control socket.
 enum WorkoutdVersion {
-    static let current = "0.1.0"
+    static let current = "0.2.0"
 }
 
 /// Runs the daemon (the default subcommand).
