@@ -81,6 +81,8 @@ import WorkoutdTesting
         // Repaired and mounted afresh at the same path; the live mount is busy (the daemon's files), so it is
         // detached lazily, as an operator's `umount -l` would.
         let repaired = directory + "/card-repaired.img"
+        var oldCard = stat()
+        #expect(stat(state, &oldCard) == 0)
         try Self.must("umount -l \(state) && cp \(image) \(repaired)")
         let fsck = try Self.sh("e2fsck -fy \(repaired)")
         #expect(fsck.status <= 1, "e2fsck: \(fsck.output)")
@@ -112,5 +114,33 @@ import WorkoutdTesting
         let stored = Set(workouts.compactMap(\.startCommandID))
         #expect(acked.isSubset(of: stored), "missing: \(acked.subtracting(stored))")
         #expect(workouts.count == 21)
+
+        // The state directory's lock followed the directory to the new card: the daemon holds nothing on the old
+        // one any more (no descriptor, no mapping: it can go), and a second daemon on the directory is refused.
+        let pid = daemon.process.processIdentifier
+        let onOldCard = Self.files(heldBy: pid, onDevice: oldCard.st_dev)
+        #expect(onOldCard.isEmpty, "still held on the old card: \(onOldCard)")
+        #expect(daemon.log.contains("state directory lock taken again"), "\(daemon.log)")
+        let second = try DaemonProcess(arguments: ["--config", config, "--state-dir", state, "--control-socket", "none"])
+        defer { second.stop() }
+        #expect(try second.waitForExit() == 73)
+        #expect(second.log.contains("state directory \(state) is in use by pid \(pid)"), "\(second.log)")
+        #expect(daemon.process.isRunning)
+    }
+
+    /// What `pid` has open (`/proc/PID/fd`) or mapped (`/proc/PID/map_files`, root only) on the file system of
+    /// device `device`: what keeps a volume busy.
+    static func files(heldBy pid: pid_t, onDevice device: dev_t) -> [String] {
+        var held: [String] = []
+        for table in ["fd", "map_files"] {
+            let directory = "/proc/\(pid)/\(table)"
+            for entry in (try? FileManager.default.contentsOfDirectory(atPath: directory)) ?? [] {
+                let link = directory + "/" + entry
+                var info = stat()
+                guard stat(link, &info) == 0, info.st_dev == device else { continue }
+                held.append("\(link) -> \((try? FileManager.default.destinationOfSymbolicLink(atPath: link)) ?? "?")")
+            }
+        }
+        return held
     }
 }
