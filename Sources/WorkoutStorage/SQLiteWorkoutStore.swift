@@ -194,11 +194,9 @@ public final class SQLiteWorkoutStore: WorkoutStore {
             guard let session = try DeviceSessionRow.fetchOne(db, key: device.rawValue) else {
                 return DeviceSnapshot(recentReplies: RecentReplies(capacity: window))
             }
-            var lastEnded = try session.lastEndedWorkoutID.flatMap { try WorkoutRow.fetchOne(db, key: $0) }.map { [try $0.record()] } ?? []
-            try WorkoutClockRow.attach(to: &lastEnded, in: db)
             return DeviceSnapshot(
                 state: try StoredJSON.decode(SessionState.self, from: session.state),
-                lastEndedWorkout: lastEnded.first,
+                lastEndedWorkoutID: session.lastEndedWorkoutID,
                 recentReplies: RecentReplies(try ReplyLog.entries(device: device.rawValue, in: db), capacity: window),
                 pendingShares: try Self.pendingShares(of: device, in: db))
         }
