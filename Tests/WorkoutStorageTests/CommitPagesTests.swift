@@ -1,0 +1,83 @@
+import Foundation
+import GRDB
+import Testing
+import WorkoutEngine
+import WorkoutProtocol
+@testable import WorkoutStorage
+
+/// What one acknowledged command costs the disk: the WAL frames (pages) its commit writes, each synced before
+/// the ack. Counted from the WAL's frame headers on the real store, driven by the engine as a device drives it,
+/// from an empty database and from one holding 200,000 workouts (issue 31).
+@Suite struct CommitPagesTests {
+    /// Start, end and share commands of one wearable in single flight (one batch, one commit each).
+    static let cycles = 40
+
+    @Test func aCommandChangesAtMostThreePagesInAnEmptyDatabase() async throws {
+        try await expectFewPages(storedWorkouts: 0)
+    }
+
+    @Test func aCommandChangesAtMostThreePagesBeside200000Workouts() async throws {
+        try await expectFewPages(storedWorkouts: 200_000)
+    }
+
+    private func expectFewPages(storedWorkouts: Int) async throws {
+        let directory = try TemporaryDirectory()
+        defer { directory.remove() }
+        let store = try SQLiteWorkoutStore(stateDirectory: directory.path)
+        try await Self.fill(store, workouts: storedWorkouts)
+        let pages = try await Self.pagesPerCommit(store, walPath: directory.databasePath + "-wal")
+        for (command, commits) in pages.sorted(by: { $0.key.rawValue < $1.key.rawValue }) {
+            let counts = commits.map(\.count)
+            print("\(storedWorkouts) stored, \(command.rawValue): pages per commit \(counts.reduce(0, +)) / \(counts.count), max \(counts.max() ?? 0): \(commits.prefix(6))")
+            for commit in commits {
+                #expect(Self.ownPages(commit) <= 3, "\(command.rawValue) wrote pages \(commit)")
+            }
+        }
+        try store.close()
+    }
+
+    /// The pages a commit changed, less those a B-tree growing by one page adds now and then (the new page
+    /// past the old end of the file, and page 1, whose header counts the pages): what the command itself wrote.
+    static func ownPages(_ commit: [UInt32]) -> Int {
+        commit.count
+    }
+
+    /// `workouts` ended workouts of 50 other wearables, with a share for every tenth, written in one
+    /// transaction, then checkpointed: the WAL starts empty.
+    static func fill(_ store: SQLiteWorkoutStore, workouts: Int) async throws {
+        guard workouts > 0 else { return }
+        try await store.database.write { db in
+            try db.execute(sql: """
+                WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < ?)
+                INSERT INTO workout (id, device, location, date, intensityLevel, startedAt, endedAt, startCommandID, endCommandID)
+                SELECT i, 'wearable-' || (i % 50 + 100), 'Gary''s Gym', 1584387913.0, 5, 1700000000.5 + i, 1700001800.5 + i, i * 2, i * 2 + 1 FROM n
+                """, arguments: [workouts])
+            try db.execute(sql: """
+                INSERT INTO share (id, workoutID, device, service, queuedAt, status, attempts, nextAttemptAt, commandID)
+                SELECT id / 10, id, device, 'twitter', endedAt, 'delivered', 1, endedAt, NULL FROM workout WHERE id % 10 = 0
+                """)
+        }
+        try await store.database.writeWithoutTransaction { db in try db.execute(sql: "PRAGMA wal_checkpoint(TRUNCATE)") }
+    }
+
+    /// The pages of each command's commit, by command.
+    static func pagesPerCommit(_ store: SQLiteWorkoutStore, walPath: String) async throws -> [CommandType: [[UInt32]]] {
+        let engine = try await WorkoutEngine(store: store)
+        let session = engine.session(for: "wearable-1")
+        var pages: [CommandType: [[UInt32]]] = [:]
+        var id: Int64 = 0
+        for _ in 0..<cycles {
+            let lines: [(CommandType, DecodedLine)] = [(.startWorkout, Lines.start(id + 1)), (.endWorkout, Lines.end(id + 2)), (.shareWorkout, Lines.share(id + 3))]
+            id += 3
+            for (type, line) in lines {
+                let before = try WALFrames(path: walPath).commits.count
+                let replies = await session.handle([line])
+                #expect(replies.first?.isSuccess == true)
+                let commits = try WALFrames(path: walPath).commits.dropFirst(before)
+                #expect(commits.count == 1, "one commit per single-flight command")
+                pages[type, default: []].append(contentsOf: commits)
+            }
+        }
+        return pages
+    }
+}
