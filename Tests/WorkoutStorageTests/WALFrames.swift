@@ -6,6 +6,8 @@ import Foundation
 struct WALFrames {
     /// The page numbers each commit wrote, oldest commit first.
     var commits: [[UInt32]] = []
+    /// The database's size in pages after each commit (from its commit frame).
+    var sizes: [UInt32] = []
     var pageSize = 0
 
     /// Reads `path` (`<database>-wal`); frames after the last commit frame, and those left from before the
@@ -24,6 +26,7 @@ struct WALFrames {
             pending.append(word(offset))
             if word(offset + 4) != 0 {  // a commit frame: its header holds the database size after the commit
                 commits.append(pending)
+                sizes.append(word(offset + 4))
                 pending = []
             }
             offset += 24 + pageSize
