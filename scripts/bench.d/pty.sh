@@ -16,6 +16,7 @@ bin=$(bash "$root/scripts/bench-build.sh" workoutd WorkoutdBenchmarks NIOEchoBas
 work=$(mktemp -d "${TMPDIR:-/tmp}/workoutd-bench.XXXXXX")
 trap 'rm -rf "$work"' EXIT
 cc -O2 -Wall -o "$work/echo-baseline" bench/echo-baseline.c
+cc -O2 -Wall -o "$work/durable-echo" bench/durable-echo.c
 
 # An explicit configuration, so /etc/workoutd/workoutd.yaml on this machine cannot change what is measured.
 cat > "$work/workoutd.yaml" <<YAML
@@ -31,6 +32,10 @@ if grep -q -- '--control-socket' <<< "$help"; then workoutd+=(--control-socket "
 programs=(--baseline "echo baseline (C)=$work/echo-baseline {device}")
 # The same echo over workoutd's transport (SerialPort + NIOPipeBootstrap): separates the event loop's cost from the protocol's.
 programs+=(--reference "echo over NIO (workoutd's transport)=$bin/NIOEchoBaseline {device}")
+# Issue 31's anchors for the durable store, their files beside its database (same file system): the physical
+# limit (a write and an fdatasync per read, then the acks) and the Python durable peer (sqlite3, synchronous=FULL).
+programs+=(--durable-echo "durable echo (C)=$work/durable-echo {device} $work/echo-{run}")
+programs+=(--durable-peer "Python durable peer=python3 $root/bench/python-durable-peer.py {device} $work/peer-{run}")
 # With durable storage the daemon offers an in-memory store for exactly this comparison; both are measured.
 if grep -q -- '--in-memory' <<< "$help"; then
     programs+=(--subject "workoutd, in-memory store=${workoutd[*]} --in-memory --state-dir $work/memory-{run} --device {device}")
@@ -57,5 +62,10 @@ fi
     echo "without a batch, at most 2 s). The load here never pauses: the in-memory runs end within 2 s, so their"
     echo "shares wait (and an in-memory store's are dropped with it); the durable store's latency run (several seconds)"
     echo "has a delivery pass every 2 s beside its commands."
+    echo "Issue 31 anchors the durable store on the C durable echo (bench/durable-echo.c: appends each read to a file,"
+    echo "fdatasync, then acks, so lines that arrive together share one sync) and the Python durable peer"
+    echo "(bench/python-durable-peer.py), their files on the same file system as the daemon's database: durable"
+    echo "single-flight p50 ≤ 1.2× the durable echo and below the peer, p99 ≤ 1.5× the echo, pipelined durable"
+    echo "throughput ≥ 0.5× the same run's in-memory figure and ≥ 0.5× the durable echo."
 } > "$work/section.md"
 bash "$root/scripts/bench-record.sh" pty "Serial pipeline through a pty: workoutd vs echo baseline" "$work/section.md"
