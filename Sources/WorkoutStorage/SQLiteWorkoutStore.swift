@@ -113,10 +113,11 @@ public final class SQLiteWorkoutStore: WorkoutStore {
         configuration.readonly = mode == .readOnly
         configuration.busyMode = .timeout(5)
         configuration.label = "workoutd"
-        // A commit appends one WAL frame (a page plus 24 bytes) per page it changed: a workout row, its
-        // index entry, the device session. 1 KiB pages write a quarter of what 4 KiB pages do per
-        // single-flight command (SD-card wear; docs/benchmarks.md, part sdcard). The setting takes effect
-        // only when the file is created (before WAL mode is set up); an existing database keeps its size.
+        // A commit appends one WAL frame (a page plus 24 bytes) per page it changed: since migration v5 a start
+        // or an end changes two (the workout row, the device's reply slot), a share three (CommitPagesTests).
+        // 1 KiB pages write a quarter of what 4 KiB pages do per single-flight command for the same pages
+        // (SD-card wear; docs/benchmarks.md, parts sdcard and durable-pages). The setting takes effect only
+        // when the file is created (before WAL mode is set up); an existing database keeps its size.
         configuration.prepareDatabase { db in
             try db.execute(sql: "PRAGMA page_size = \(Self.pageSize)")
             // SQLite's default page cache (2 MB per connection) fills as the database grows and is never
@@ -137,6 +138,18 @@ public final class SQLiteWorkoutStore: WorkoutStore {
                 // The pool has one writer connection for its lifetime, so setting it here holds.
                 // SQLite quietly opens a file it cannot write read-only, and such a connection never
                 // becomes writable again: refuse to start rather than fail every command.
+                // Lock calls (issue 31, counted with strace -f): a commit makes 6 fcntl calls, all on the -shm file,
+                // as many as the Python durable peer's. 3 take the read snapshot: every commit moves the end of the
+                // WAL, so the next transaction finds no read mark at it and moves one (exclusive lock, unlock, shared
+                // lock); 2 are the WAL write lock; 1 drops the read mark. None is for the database file (SQLite keeps
+                // its shared lock there while in WAL mode). They stay because other connections read the same WAL:
+                // the pool's readers (control socket, share delivery, replication) and `workoutd workouts` in
+                // another process beside the daemon. EXCLUSIVE locking mode or the unix-excl VFS would drop them
+                // only by keeping the WAL index in this connection's heap, where no other reader can see it, and a
+                // shim that skipped the write lock would leave a reader process's WAL recovery racing our commits.
+                // Thread hops per single-flight command: two, both needed; the commit and its fdatasync run on
+                // GRDB's writer queue, so a device's event loop keeps serving the other devices meanwhile, and the
+                // reply goes out on the loop that owns the channel (its task executor, one eventfd wake-up).
                 let readOnly = try pool.writeWithoutTransaction { db in
                     try db.execute(sql: "PRAGMA synchronous = FULL")
                     // A checkpoint syncs the WAL and the database: every 4096 frames (4 MiB of 1 KiB pages,

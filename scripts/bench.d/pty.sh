@@ -23,7 +23,11 @@ cat > "$work/workoutd.yaml" <<YAML
 log_level: info
 YAML
 # Measured without the per-device rate limit (issue 28) where the binary has one: a benchmark floods on purpose.
-grep -qa limits.commands_per_second "${BENCH_WORKOUTD:-$bin/workoutd}" && printf 'limits:\n  commands_per_second: 0\n' >> "$work/workoutd.yaml"
+# Nor the pending-share limit: a pipelined round queues a share every third command, faster than delivery waits for.
+limits=""
+grep -qa limits.commands_per_second "${BENCH_WORKOUTD:-$bin/workoutd}" && limits+="  commands_per_second: 0\n"
+grep -qa limits.pending_shares_per_device "${BENCH_WORKOUTD:-$bin/workoutd}" && limits+="  pending_shares_per_device: 0\n"
+if [ -n "$limits" ]; then printf 'limits:\n%b' "$limits" >> "$work/workoutd.yaml"; fi
 workoutd=("${BENCH_WORKOUTD:-$bin/workoutd}" serve --config "$work/workoutd.yaml")
 help=$("$bin/workoutd" serve --help 2>&1)
 # Its own control socket, so a daemon already running on this machine is neither disturbed nor in the way.
