@@ -9,25 +9,18 @@
  *
  * Build: cc -O2 -o durable-echo bench/durable-echo.c    Run: durable-echo /dev/pts/N STATE_DIR
  */
-#include <errno.h>
-#include <fcntl.h>
-#include <stdio.h>
-#include <string.h>
 #include <sys/stat.h>
-#include <termios.h>
-#include <unistd.h>
 
-static const char reply[] = "{\"command_type\":\"start_workout\",\"status\":\"ok\",\"workout_id\":1}\n";
+#include "raw-tty.h"
 
-static int write_all(int fd, const char *bytes, size_t count) {
-    while (count > 0) {
-        ssize_t n = write(fd, bytes, count);
-        if (n < 0) {
-            if (errno == EINTR) continue;
-            return -1;
-        }
-        bytes += n;
-        count -= (size_t)n;
+static int log_fd = -1;
+static char log_path[4096];
+
+/* Durable before acknowledged: the read's bytes are on disk before any reply to them goes out. */
+static int append_and_sync(const char *input, size_t n) {
+    if (write_all(log_fd, input, n) != 0 || fdatasync(log_fd) != 0) {
+        fprintf(stderr, "durable-echo: %s: %s\n", log_path, strerror(errno));
+        return -1;
     }
     return 0;
 }
@@ -41,61 +34,16 @@ int main(int argc, char **argv) {
         fprintf(stderr, "durable-echo: mkdir %s: %s\n", argv[2], strerror(errno));
         return 1;
     }
-    char path[4096];
-    if (snprintf(path, sizeof path, "%s/durable-echo.log", argv[2]) >= (int)sizeof path) {
+    if (snprintf(log_path, sizeof log_path, "%s/durable-echo.log", argv[2]) >= (int)sizeof log_path) {
         fprintf(stderr, "durable-echo: state directory path too long\n");
         return 64;
     }
-    int log = open(path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0600);
-    if (log < 0) {
-        fprintf(stderr, "durable-echo: open %s: %s\n", path, strerror(errno));
+    log_fd = open(log_path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0600);
+    if (log_fd < 0) {
+        fprintf(stderr, "durable-echo: open %s: %s\n", log_path, strerror(errno));
         return 1;
     }
-    int fd = open(argv[1], O_RDWR | O_NOCTTY | O_CLOEXEC);
-    if (fd < 0) {
-        fprintf(stderr, "durable-echo: open %s: %s\n", argv[1], strerror(errno));
-        return 1;
-    }
-    struct termios tio;
-    if (tcgetattr(fd, &tio) != 0) {
-        fprintf(stderr, "durable-echo: tcgetattr %s: %s\n", argv[1], strerror(errno));
-        return 1;
-    }
-    cfmakeraw(&tio);
-    tio.c_cflag |= CLOCAL | CREAD;
-    tio.c_cc[VMIN] = 1;
-    tio.c_cc[VTIME] = 0;
-    if (tcsetattr(fd, TCSANOW, &tio) != 0) {
-        fprintf(stderr, "durable-echo: tcsetattr %s: %s\n", argv[1], strerror(errno));
-        return 1;
-    }
-
-    enum { reply_length = sizeof reply - 1 };
-    static char input[65536];
-    /* Room for one reply per input byte: a read can hold at most that many newlines. */
-    static char output[sizeof input * reply_length];
-    for (;;) {
-        ssize_t n = read(fd, input, sizeof input);
-        if (n == 0 || (n < 0 && errno == EIO)) return 0; /* the master closed: the run is over */
-        if (n < 0) {
-            if (errno == EINTR) continue;
-            fprintf(stderr, "durable-echo: read: %s\n", strerror(errno));
-            return 1;
-        }
-        /* Durable before acknowledged: the read's bytes are on disk before any reply to them goes out. */
-        if (write_all(log, input, (size_t)n) != 0 || fdatasync(log) != 0) {
-            fprintf(stderr, "durable-echo: %s: %s\n", path, strerror(errno));
-            return 1;
-        }
-        size_t out = 0;
-        for (const char *p = input, *end = input + n; (p = memchr(p, '\n', (size_t)(end - p))) != NULL; p++) {
-            memcpy(output + out, reply, reply_length);
-            out += reply_length;
-        }
-        if (out > 0 && write_all(fd, output, out) != 0) {
-            if (errno == EIO) return 0;
-            fprintf(stderr, "durable-echo: write: %s\n", strerror(errno));
-            return 1;
-        }
-    }
+    int fd = open_raw_tty("durable-echo", argv[1]);
+    if (fd < 0) return 1;
+    return serve_lines("durable-echo", fd, append_and_sync);
 }
