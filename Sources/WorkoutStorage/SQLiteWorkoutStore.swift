@@ -113,7 +113,7 @@ public final class SQLiteWorkoutStore: WorkoutStore {
         configuration.readonly = mode == .readOnly
         configuration.busyMode = .timeout(5)
         configuration.label = "workoutd"
-        // A commit appends one WAL frame (a page plus 24 bytes) per page it changed: since migration v5 a start
+        // A commit appends one WAL frame (a page plus 24 bytes) per page it changed: since migration v7 a start
         // or an end changes two (the workout row, the device's reply slot), a share three (CommitPagesTests).
         // 1 KiB pages write a quarter of what 4 KiB pages do per single-flight command for the same pages
         // (SD-card wear; docs/benchmarks.md, parts sdcard and durable-pages). The setting takes effect only

@@ -52,7 +52,7 @@ import WorkoutdTesting
             let database = try #require(try FileManager.default.contentsOfDirectory(atPath: state.path).first { $0.hasSuffix(".sqlite") })
             let path = state.appendingPathComponent(database).path
             try Self.sqlite(path, "UPDATE workout SET location = \(Self.storedLocationSQL) WHERE location = 'OLD-ROW'")
-            // The session reads its active workout from this row (since migration v5 it keeps no copy).
+            // The session reads its active workout from this row (since migration v7 it keeps no copy).
             try Self.sqlite(path, "UPDATE workout SET location = replace(location, 'ACTIVE-ROW', 'lane ' || char(8238) || '4 ' || char(8294) || 'evil')")
             try Self.sqlite(path, "UPDATE share SET lastError = 'HTTP 500' || char(27) || ']0;owned' || char(7) || char(10) || 'ok'")
 
