@@ -28,6 +28,9 @@ limits=""
 grep -qa limits.commands_per_second "${BENCH_WORKOUTD:-$bin/workoutd}" && limits+="  commands_per_second: 0\n"
 grep -qa limits.pending_shares_per_device "${BENCH_WORKOUTD:-$bin/workoutd}" && limits+="  pending_shares_per_device: 0\n"
 if [ -n "$limits" ]; then printf 'limits:\n%b' "$limits" >> "$work/workoutd.yaml"; fi
+# A synchronised clock, as on a hub after NTP: where it reads unsynchronised (a container) every workout would
+# also write its clock mark (issue 30), a page more per start or end.
+grep -qa clock.assume_synchronized "${BENCH_WORKOUTD:-$bin/workoutd}" && printf 'clock:\n  assume_synchronized: true\n' >> "$work/workoutd.yaml"
 workoutd=("${BENCH_WORKOUTD:-$bin/workoutd}" serve --config "$work/workoutd.yaml")
 help=$("$bin/workoutd" serve --help 2>&1)
 # Its own control socket, so a daemon already running on this machine is neither disturbed nor in the way.
