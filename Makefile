@@ -77,9 +77,10 @@ test-web:
 openapi:
 	sh scripts/openapi/generate.sh
 
-# The image is built once per scripts/vm-image.sh content and cached in /var/cache/workoutd-vm.
+# The image is built once per scripts/vm-image.sh content and cached in /var/cache/workoutd-vm, and so is the
+# previous release's package its upgrade phase starts from (scripts/previous-release.sh, keyed by its commit).
 test-vm: deb
-	bash Tests/vm/run.sh "$$(ls -t dist/workoutd_*.deb | head -n 1)"
+	bash Tests/vm/run.sh dist/workoutd_$(WORKOUTD_VERSION)_amd64.deb "$$(bash scripts/previous-release.sh)"
 
 # The same test on an emulated arm64 hub: the arm64 package (cross-built) in a trixie arm64 guest.
 test-vm-arm64:

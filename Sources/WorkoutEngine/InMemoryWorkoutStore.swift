@@ -135,12 +135,12 @@ public final class InMemoryWorkoutStore: ImmediatelyCommittingStore, ShareQueueS
 /// a session is restored, so a commit appends to the log instead of hashing every reply a second time.
 private struct StoredSession {
     var state: SessionState = .idle
-    var lastEndedWorkout: WorkoutRecord?
+    var lastEndedWorkoutID: Int64?
     private var replies: [RecentReply] = []
 
     mutating func apply(_ batch: StoreBatch) {
         state = batch.state
-        if let ended = batch.workouts.last(where: { $0.endedAt != nil }) { lastEndedWorkout = ended }
+        if let ended = batch.workouts.last(where: { $0.endedAt != nil }) { lastEndedWorkoutID = ended.id }
         replies.append(contentsOf: batch.replies)
         // Trimmed in steps, so the log is at most twice the window and a commit rarely moves it.
         if replies.count > 2 * RecentReplies.defaultCapacity {
@@ -152,7 +152,7 @@ private struct StoredSession {
     /// a window evicts exactly what the session's own window evicted.
     var snapshot: DeviceSnapshot {
         DeviceSnapshot(
-            state: state, lastEndedWorkout: lastEndedWorkout,
+            state: state, lastEndedWorkoutID: lastEndedWorkoutID,
             recentReplies: RecentReplies(replies.suffix(RecentReplies.defaultCapacity).map { ($0.id, $0.reply) }))
     }
 }

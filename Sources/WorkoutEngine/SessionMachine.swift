@@ -128,13 +128,13 @@ public struct SessionMachine: Sendable {
             record.end(at: now())
             record.endCommandID = id
             snapshot.state = .idle
-            snapshot.lastEndedWorkout = record
+            snapshot.lastEndedWorkoutID = record.id
             step.batch.workouts.append(record)
             step.events.append(.workoutEnded(record))
             return .ok(.workoutEnded(workoutID: record.id, durationSeconds: record.durationSeconds ?? 0), id: id)
 
         case .shareWorkout(let service):
-            guard let workout = snapshot.lastEndedWorkout else {
+            guard let workoutID = snapshot.lastEndedWorkoutID else {
                 return .error(.nothingToShare, id: id)
             }
             let limit = admission.pendingShareLimit
@@ -143,11 +143,11 @@ public struct SessionMachine: Sendable {
             }
             snapshot.pendingShares += 1
             let share = ShareRecord(
-                id: ids.nextShareID(), workoutID: workout.id, device: identity, service: service,
+                id: ids.nextShareID(), workoutID: workoutID, device: identity, service: service,
                 queuedAt: now().wall, commandID: id)
             step.batch.shares.append(share)
             step.events.append(.shareQueued(share))
-            return .ok(.workoutShared(workoutID: workout.id, service: service, shareID: share.id), id: id)
+            return .ok(.workoutShared(workoutID: workoutID, service: service, shareID: share.id), id: id)
         }
     }
 }

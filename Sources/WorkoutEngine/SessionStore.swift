@@ -4,19 +4,21 @@ import WorkoutProtocol
 /// What a device's session looked like when last committed; restored when the device (re)appears.
 public struct DeviceSnapshot: Sendable, Hashable {
     public var state: SessionState
-    /// The most recently ended workout: what `share_workout` shares.
-    public var lastEndedWorkout: WorkoutRecord?
+    /// The id of the most recently ended workout: what `share_workout` shares. Only the id: the workout's times
+    /// live in the store alone, which corrects them once the clock is synchronised (a copy held here would go
+    /// on showing the uncorrected ones); a share is delivered with the workout as the store has it then.
+    public var lastEndedWorkoutID: Int64?
     public var recentReplies: RecentReplies
     /// Shares of this device not yet delivered (as restored, plus those queued since): an upper bound, since
     /// deliveries lower it in the store only; the session reads the store's count again near the limit.
     public var pendingShares: Int
 
     public init(
-        state: SessionState = .idle, lastEndedWorkout: WorkoutRecord? = nil, recentReplies: RecentReplies = RecentReplies(),
+        state: SessionState = .idle, lastEndedWorkoutID: Int64? = nil, recentReplies: RecentReplies = RecentReplies(),
         pendingShares: Int = 0
     ) {
         self.state = state
-        self.lastEndedWorkout = lastEndedWorkout
+        self.lastEndedWorkoutID = lastEndedWorkoutID
         self.recentReplies = recentReplies
         self.pendingShares = pendingShares
     }

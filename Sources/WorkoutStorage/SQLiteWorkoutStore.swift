@@ -210,17 +210,17 @@ public final class SQLiteWorkoutStore: WorkoutStore {
         let window = replyWindow
         return try await reading { db in
             let stored = try ReplyRing.stored(device: device.rawValue, in: db)
-            // The active workout is the row its start wrote (ends and starts commit it with the session); both
-            // workouts get their clock marks (and boot readings) from `workoutClock`, as every other read does.
-            let ids = [stored.activeWorkoutID, stored.lastEndedWorkoutID].compactMap { $0 }
-            var records = try WorkoutRow.fetchAll(db, keys: ids).map { try $0.record() }
+            // The active workout is the row its start wrote (ends and starts commit it with the session), with its
+            // clock mark (and boot readings) from `workoutClock`, as every other read has it. The last ended one
+            // stays an id: a share reads it from the store then, with the times ClockCorrection may have changed.
+            var records = try stored.activeWorkoutID.flatMap { try WorkoutRow.fetchOne(db, key: $0) }.map { [try $0.record()] } ?? []
             try WorkoutClockRow.attach(to: &records, in: db)
-            var active = stored.activeWorkoutID.flatMap { id in records.first { $0.id == id } }
+            var active = records.first
             // An unmarked workout's boot reading is only in the slot.
             if active?.startedBoot == nil { active?.startedBoot = stored.activeStartedBoot }
             return DeviceSnapshot(
                 state: active.map { .active($0) } ?? .idle,
-                lastEndedWorkout: stored.lastEndedWorkoutID.flatMap { id in records.first { $0.id == id } },
+                lastEndedWorkoutID: stored.lastEndedWorkoutID,
                 recentReplies: RecentReplies(stored.entries, capacity: window),
                 pendingShares: try Self.pendingShares(of: device, in: db))
         }

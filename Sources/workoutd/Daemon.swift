@@ -15,7 +15,9 @@ import WebServer
 /// The composition root: builds the engine, storage and transports from the configuration and runs
 /// them as one service group that shuts down gracefully on SIGTERM/SIGINT.
 enum Daemon {
-    static func run(_ config: DaemonConfiguration, logger: Logger) async throws {
+    /// `stateLock`: the state directory's lock, held by the caller before anything there is opened (nil for the
+    /// in-memory store).
+    static func run(_ config: DaemonConfiguration, stateLock: HeldStateDirectoryLock?, logger: Logger) async throws {
         let observers = DaemonObservers()
         let doorbell = config.replication == nil ? nil : ReplicationDoorbell()
         let store = try openStore(config, replicationDoorbell: doorbell)
@@ -58,7 +60,7 @@ enum Daemon {
         var services: [any Service] = [systemd.watchdog(eventLoopGroup: MultiThreadedEventLoopGroup.singleton), delivery, serial, reloader, eviction]
         if let sqlite = store as? SQLiteWorkoutStore {
             services.append(ClockCorrection(clock: clock, store: sqlite, logger: logger))
-            services.append(StorageRecovery(store: sqlite, failures: storageFailures, logger: logger))
+            services.append(StorageRecovery(store: sqlite, lock: stateLock, failures: storageFailures, logger: logger))
         }
         let shipper = try makeShipper(config, store: store, doorbell: doorbell, logger: logger)
         if let shipper, let replication = config.replication {

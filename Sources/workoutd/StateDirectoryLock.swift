@@ -5,7 +5,8 @@ import Foundation
 
 /// The state directory's single owner: an exclusive `flock` on `<state_dir>/workoutd.lock`, held for the life
 /// of the process (the kernel drops it when the process ends, however it ends), with the owner's pid inside
-/// so a second daemon can say who holds it. The descriptor is deliberately never closed.
+/// so a second daemon can say who holds it. The descriptor is never closed, unless the directory's file system is
+/// mounted afresh and the lock moves to the new volume (``HeldStateDirectoryLock``).
 ///
 /// The directory itself must be the daemon's: owned by its user and writable by nobody else (created 0700
 /// when missing). Another user who could write there could swap the database, the spool or the lock for a
@@ -23,7 +24,8 @@ enum StateDirectoryLock {
         var description: String
     }
 
-    static func acquire(stateDirectory: String) throws(Refusal) {
+    /// Returns the locked descriptor.
+    static func acquire(stateDirectory: String) throws(Refusal) -> Int32 {
         let path = (stateDirectory as NSString).appendingPathComponent(Self.fileName)
         do {
             try FileManager.default.createDirectory(
@@ -58,6 +60,7 @@ enum StateDirectoryLock {
         // Private whatever the umask (an older daemon created it 0644).
         _ = fchmod(fd, 0o600)
         _ = Self.pidLine(getpid()).withUnsafeBytes { pwrite(fd, $0.baseAddress, $0.count, 0) }
+        return fd
     }
 
     /// `"%10d\n"`: fixed width, so it covers any pid written before it.

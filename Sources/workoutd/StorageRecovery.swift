@@ -6,18 +6,23 @@ import WorkoutStorage
 /// directory's file system turned read-only (or failed with EIO), was repaired and mounted afresh at the same
 /// path (``SQLiteWorkoutStore/reopenIfReplaced()``). A failure SQLite recovers from by itself (a full disk
 /// freed) needs nothing: its next commit succeeds.
+///
+/// The state directory's lock moves to the new volume first (``HeldStateDirectoryLock/follow()``): while it cannot
+/// (another daemon took the directory meanwhile) the database is not reopened and storing stays unavailable.
 final class StorageRecovery: Service, Sendable, CustomStringConvertible {
     /// How often the path is looked at while failing (a stat); while storing works it is not looked at.
     static let period = Duration.seconds(2)
 
     private let store: SQLiteWorkoutStore
+    private let lock: HeldStateDirectoryLock?
     private let failures: StorageFailureLog
     private let logger: Logger
 
     var description: String { "StorageRecovery" }
 
-    init(store: SQLiteWorkoutStore, failures: StorageFailureLog, logger: Logger) {
+    init(store: SQLiteWorkoutStore, lock: HeldStateDirectoryLock?, failures: StorageFailureLog, logger: Logger) {
         self.store = store
+        self.lock = lock
         self.failures = failures
         self.logger = logger
     }
@@ -34,6 +39,19 @@ final class StorageRecovery: Service, Sendable, CustomStringConvertible {
                 }
                 try await Task.sleep(for: Self.period)
                 guard failures.isFailing else { continue }
+                do {
+                    if let lock, try lock.follow() {
+                        logger.notice("state directory lock taken again on the volume mounted afresh", metadata: [
+                            "state_dir": "\(lock.stateDirectory)"])
+                    }
+                } catch {
+                    let text = "\(error)"
+                    if text != lastError {
+                        lastError = text
+                        logger.error("state directory lock cannot be taken again; storage stays unavailable", metadata: ["error": "\(text)"])
+                    }
+                    continue
+                }
                 do {
                     if try store.reopenIfReplaced() {
                         lastError = nil

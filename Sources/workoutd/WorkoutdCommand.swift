@@ -25,7 +25,7 @@ struct WorkoutdCommand: AsyncParsableCommand {
 
 /// The version reported by `--version` and the control socket.
 enum WorkoutdVersion {
-    static let current = "0.1.0"
+    static let current = "0.2.0"
 }
 
 /// Runs the daemon (the default subcommand).
@@ -81,16 +81,19 @@ struct Serve: AsyncParsableCommand {
         let logger = Logger(label: "workoutd")
         // One daemon per state directory: a second one would interleave writes to the same database and outbox.
         // (The in-memory store keeps nothing there, so trial and benchmark runs may share the default.)
+        var stateLock: HeldStateDirectoryLock?
         if configuration.storage.backend == .sqlite {
             do {
-                try StateDirectoryLock.acquire(stateDirectory: configuration.stateDirectory)
+                stateLock = HeldStateDirectoryLock(
+                    stateDirectory: configuration.stateDirectory,
+                    descriptor: try StateDirectoryLock.acquire(stateDirectory: configuration.stateDirectory))
             } catch {
                 logger.critical("\(error)")
                 throw ExitCode(StateDirectoryLock.exitStatus)
             }
         }
         do {
-            try await Daemon.run(configuration, logger: logger)
+            try await Daemon.run(configuration, stateLock: stateLock, logger: logger)
         } catch let error as StorageOpenError {
             // A damaged or foreign database is never overwritten: say which file and stop.
             logger.critical("\(error)")

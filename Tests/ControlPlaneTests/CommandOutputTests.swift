@@ -44,7 +44,7 @@ import WorkoutdTesting
         let rows = Dictionary(uniqueKeysWithValues: table.lines.dropFirst().map { line in
             (String(line.prefix(valueColumn)).trimmingCharacters(in: .whitespaces), String(line.dropFirst(valueColumn)))
         })
-        #expect(rows["version"] == "0.1.0")
+        #expect(rows["version"] == "0.2.0")
         #expect(rows["devices"] == "1 connected, 1 attached")
         #expect(rows["commands"] == "5")
         #expect(rows["errors"] == "1")

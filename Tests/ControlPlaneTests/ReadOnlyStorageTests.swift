@@ -33,25 +33,59 @@ import WorkoutdTesting
         return output.trimmingCharacters(in: .whitespacesAndNewlines)
     }
 
+    /// A loop-mounted ext4 "card" (`errors=remount-ro`, as a hub's SD card is mounted) as the state directory, with
+    /// a configuration beside it.
+    struct Card {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("ro-\(UUID().uuidString.prefix(8))").path
+        var state: String { directory + "/state" }
+        var image: String { directory + "/card.img" }
+        var socket: String { directory + "/control.sock" }
+        var config: String { directory + "/workoutd.yaml" }
+
+        init() throws {
+            try FileManager.default.createDirectory(atPath: directory + "/state", withIntermediateDirectories: true)
+            try ReadOnlyStorageTests.must(
+                "truncate -s 48M \(image) && mkfs.ext4 -q -F \(image) && mount -o loop,errors=remount-ro \(image) \(state) && chmod 0700 \(state)")
+            try "discovery:\n  enabled: false\n".write(toFile: config, atomically: true, encoding: .utf8)
+        }
+
+        func startDaemon(serving wearable: SimulatedWearable) throws -> DaemonProcess {
+            let daemon = try DaemonProcess(arguments: [
+                "--config", config, "--control-socket", socket, "--state-dir", state, "--device", wearable.devicePath,
+            ])
+            try daemon.waitForLog("control socket listening")
+            return daemon
+        }
+
+        /// The card fails: ext4's own error path remounts it read-only.
+        func fail() throws {
+            let loop = try ReadOnlyStorageTests.must("basename $(findmnt -no SOURCE \(state))")
+            try ReadOnlyStorageTests.must("echo 1 > /sys/fs/ext4/\(loop)/trigger_fs_error")
+        }
+
+        /// Repaired as an operator would: the live mount is busy (the daemon's files), so it is detached lazily
+        /// (`umount -l`), and a copy of the card is checked (`e2fsck -fy`). Returns the repaired image, not mounted.
+        func detachAndRepair() throws -> String {
+            let repaired = directory + "/card-repaired.img"
+            try ReadOnlyStorageTests.must("umount -l \(state) && cp \(image) \(repaired)")
+            let fsck = try ReadOnlyStorageTests.sh("e2fsck -fy \(repaired)")
+            #expect(fsck.status <= 1, "e2fsck: \(fsck.output)")
+            return repaired
+        }
+
+        func remove() {
+            _ = try? ReadOnlyStorageTests.sh("umount -l \(state); umount -l \(directory)/side; rm -rf \(directory)")
+        }
+    }
+
     @Test(.enabled(if: getuid() == 0, "mounting needs root"))
     func aFileSystemTurnedReadOnlyIsReportedAndRecoveredFromOnceMountedAfresh() throws {
-        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("ro-\(UUID().uuidString.prefix(8))").path
-        let state = directory + "/state"
-        let image = directory + "/card.img"
-        try FileManager.default.createDirectory(atPath: state, withIntermediateDirectories: true)
-        try Self.must("truncate -s 48M \(image) && mkfs.ext4 -q -F \(image) && mount -o loop,errors=remount-ro \(image) \(state) && chmod 0700 \(state)")
-        defer {
-            _ = try? Self.sh("umount -l \(state); rm -rf \(directory)")
-        }
-        let socket = directory + "/control.sock"
-        let config = directory + "/workoutd.yaml"
-        try "discovery:\n  enabled: false\n".write(toFile: config, atomically: true, encoding: .utf8)
+        let card = try Card()
+        defer { card.remove() }
+        let (state, socket, config) = (card.state, card.socket, card.config)
         let wearable = try SimulatedWearable()
-        let daemon = try DaemonProcess(arguments: [
-            "--config", config, "--control-socket", socket, "--state-dir", state, "--device", wearable.devicePath,
-        ])
+        let daemon = try card.startDaemon(serving: wearable)
         defer { daemon.stop() }
-        try daemon.waitForLog("control socket listening")
 
         // Acknowledged before the card fails.
         var acked: Set<CommandID> = []
@@ -64,8 +98,7 @@ import WorkoutdTesting
         }
 
         // The card fails: ext4 remounts it read-only.
-        let loop = try Self.must("basename $(findmnt -no SOURCE \(state))")
-        try Self.must("echo 1 > /sys/fs/ext4/\(loop)/trigger_fs_error")
+        try card.fail()
         let probe = try Self.sh("touch \(state)/probe")
         #expect(probe.status != 0 && probe.output.contains("Read-only file system"), "\(probe.output)")
         for n in 0..<3 {
@@ -80,10 +113,9 @@ import WorkoutdTesting
 
         // Repaired and mounted afresh at the same path; the live mount is busy (the daemon's files), so it is
         // detached lazily, as an operator's `umount -l` would.
-        let repaired = directory + "/card-repaired.img"
-        try Self.must("umount -l \(state) && cp \(image) \(repaired)")
-        let fsck = try Self.sh("e2fsck -fy \(repaired)")
-        #expect(fsck.status <= 1, "e2fsck: \(fsck.output)")
+        var oldCard = stat()
+        #expect(stat(state, &oldCard) == 0)
+        let repaired = try card.detachAndRepair()
         try Self.must("mount -o loop,errors=remount-ro \(repaired) \(state)")
 
         // The daemon notices by itself; a wearable retrying (with new ids, as its earlier ones were refused) gets ok.
@@ -112,5 +144,84 @@ import WorkoutdTesting
         let stored = Set(workouts.compactMap(\.startCommandID))
         #expect(acked.isSubset(of: stored), "missing: \(acked.subtracting(stored))")
         #expect(workouts.count == 21)
+
+        // The state directory's lock followed the directory to the new card: the daemon holds nothing on the old
+        // one any more (no descriptor, no mapping: it can go), and a second daemon on the directory is refused.
+        let pid = daemon.process.processIdentifier
+        let onOldCard = Self.files(heldBy: pid, onDevice: oldCard.st_dev)
+        #expect(onOldCard.isEmpty, "still held on the old card: \(onOldCard)")
+        #expect(daemon.log.contains("state directory lock taken again"), "\(daemon.log)")
+        let second = try DaemonProcess(arguments: ["--config", config, "--state-dir", state, "--control-socket", "none"])
+        defer { second.stop() }
+        #expect(try second.waitForExit() == 73)
+        #expect(second.log.contains("state directory \(state) is in use by pid \(pid)"), "\(second.log)")
+        #expect(daemon.process.isRunning)
+    }
+
+    /// While the card was failing, another process took the directory on the repaired card (as a second daemon
+    /// started then would): the daemon does not reopen the database there, says why in the journal and keeps
+    /// refusing with `storage_unavailable`; once the other lets go, it takes the lock and recovers by itself.
+    @Test(.enabled(if: getuid() == 0, "mounting needs root"))
+    func aDirectoryTakenByAnotherOnTheRepairedCardIsNotWrittenUntilItIsFreed() throws {
+        let card = try Card()
+        defer { card.remove() }
+        let wearable = try SimulatedWearable()
+        let daemon = try card.startDaemon(serving: wearable)
+        defer { daemon.stop() }
+        for line in [CommandLines.start(id: 1), CommandLines.end(id: 2)] {
+            #expect(try wearable.request(line).contains(#""status":"ok""#))
+        }
+        try card.fail()
+        #expect(try wearable.request(CommandLines.start(id: 3)).contains(#""code":"storage_unavailable""#))
+
+        // The repaired card is mounted beside the directory, its lock taken there by this process (with its pid,
+        // as a daemon writes it), and only then mounted at the directory's path (a bind: the same file system), so
+        // the daemon never sees the new card unlocked.
+        let repaired = try card.detachAndRepair()
+        let side = card.directory + "/side"
+        try Self.must("mkdir \(side) && mount -o loop,errors=remount-ro \(repaired) \(side)")
+        let other = open(side + "/workoutd.lock", O_RDWR | O_CLOEXEC)
+        #expect(other >= 0 && flock(other, LOCK_EX | LOCK_NB) == 0)
+        let pidLine = Array(String(format: "%10d\n", getpid()).utf8)
+        #expect(pidLine.withUnsafeBytes { pwrite(other, $0.baseAddress, $0.count, 0) } == pidLine.count)
+        try Self.must("mount --bind \(side) \(card.state)")
+
+        try daemon.waitForLog("state directory lock cannot be taken again")
+        #expect(daemon.log.contains("is in use by pid \(getpid())"), "\(daemon.log)")
+        #expect(!daemon.log.contains("database reopened"), "\(daemon.log)")
+        #expect(try wearable.request(CommandLines.start(id: 4)).contains(#""code":"storage_unavailable""#))
+        #expect(daemon.process.isRunning)
+
+        // The other lets go: the daemon takes the directory and stores again (the wearable retries as it would).
+        close(other)
+        var recovered = false
+        for attempt in 0..<300 where !recovered {
+            let reply = try wearable.request(CommandLines.start(id: .init(100 + attempt)))
+            recovered = reply.contains(#""status":"ok""#)
+            if !recovered {
+                #expect(reply.contains(#""code":"storage_unavailable""#), "\(reply)")
+                usleep(200_000)
+            }
+        }
+        #expect(recovered, "no recovery: \(daemon.log)")
+        #expect(daemon.log.contains("database reopened"), "\(daemon.log)")
+        let listed = try Workoutctl.run(["--socket", card.socket, "workouts", "--json"])
+        #expect(listed.stdout.split(separator: "\n").count == 2, "the one acknowledged before and the one after: \(listed.stdout)")
+    }
+
+    /// What `pid` has open (`/proc/PID/fd`) or mapped (`/proc/PID/map_files`, root only) on the file system of
+    /// device `device`: what keeps a volume busy.
+    static func files(heldBy pid: pid_t, onDevice device: dev_t) -> [String] {
+        var held: [String] = []
+        for table in ["fd", "map_files"] {
+            let directory = "/proc/\(pid)/\(table)"
+            for entry in (try? FileManager.default.contentsOfDirectory(atPath: directory)) ?? [] {
+                let link = directory + "/" + entry
+                var info = stat()
+                guard stat(link, &info) == 0, info.st_dev == device else { continue }
+                held.append("\(link) -> \((try? FileManager.default.destinationOfSymbolicLink(atPath: link)) ?? "?")")
+            }
+        }
+        return held
     }
 }

@@ -5,6 +5,7 @@ import WorkoutEngine
 import WorkoutProtocol
 import WorkoutdTesting
 @testable import WorkoutStorage
+import ShareDelivery
 
 /// Times taken before the clock was synchronised: stored with their mark, corrected once it is, shipped marked.
 @Suite struct ClockMarkStoreTests {
@@ -59,6 +60,53 @@ import WorkoutdTesting
         try store.close()
     }
 
+    /// A session keeps only the id of its last-ended workout, never a copy of its times: a `share_workout` right
+    /// after the correction, from the same session (not restored since), shares the workout as corrected; the
+    /// sink receives the corrected times, and the listing (`workoutctl workouts`) shows them.
+    @Test func aShareRightAfterTheCorrectionIsDeliveredWithTheCorrectedTimes() async throws {
+        let directory = try TemporaryDirectory()
+        defer { directory.remove() }
+        let store = try SQLiteWorkoutStore(stateDirectory: directory.path)
+        // The board booted in 1970; the workout is started and ended before NTP sets the clock.
+        let clock = SteppedClock(wall: Date(timeIntervalSince1970: 1_000), synchronized: false)
+        let engine = try await WorkoutEngine(store: store, clock: clock.workoutClock)
+        let session = engine.session(for: "band")
+        #expect(await session.handle([Lines.start(1)]).allSatisfy(\.isSuccess))
+        clock.pass(300)
+        let ended = await session.handle([Lines.end(2)])
+        #expect(ended.first?.line.contains("\"duration_seconds\":300") == true, "\(ended)")
+
+        let real = Date(timeIntervalSince1970: 1_780_000_000)
+        clock.pass(100)
+        clock.step(wallBy: real.timeIntervalSince(clock.reading.wall), synchronized: true)
+        #expect(try await store.correctClockMarks(from: clock.reading) == 1)
+
+        let shared = await session.handle([Lines.share(3)])
+        guard case .ok(.workoutShared(let workoutID, _, let shareID))? = shared.first?.outcome else {
+            Issue.record("share_workout: \(shared)")
+            return
+        }
+        let listed = try #require(try await store.workouts(device: nil, limit: nil).first { $0.id == workoutID })
+        #expect(listed.clockMark == .corrected)
+        #expect(listed.startedAt == real.addingTimeInterval(-400) && listed.endedAt == real.addingTimeInterval(-100))
+
+        let delivery = ShareDeliveryService(
+            store: store, sinks: ShareSinkConfiguration().makeSinks(stateDirectory: directory.path), events: engine.events)
+        let running = Task { try await delivery.run() }
+        defer { running.cancel() }
+        let file = directory.path + "/outbox/twitter/share-\(shareID).json"
+        // Only a bound for a broken build: the queued share wakes the worker.
+        #expect(try await eventually(timeout: .seconds(120)) { FileManager.default.fileExists(atPath: file) })
+        let document = try JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: file))) as? [String: Any]
+        let workout = try #require(document?["workout"] as? [String: Any], "\(String(describing: document))")
+        let iso = ISO8601DateFormatter()
+        #expect((workout["id"] as? NSNumber)?.int64Value == workoutID, "\(workout)")
+        #expect(workout["started_at"] as? String == iso.string(from: real.addingTimeInterval(-400)), "\(workout)")
+        #expect(workout["ended_at"] as? String == iso.string(from: real.addingTimeInterval(-100)), "\(workout)")
+        #expect((workout["duration_seconds"] as? NSNumber)?.doubleValue == 300, "\(workout)")
+        try store.close()
+    }
+
     @Test func anActiveWorkoutKeepsItsBootReadingAcrossARestartOfTheDaemon() async throws {
         let directory = try TemporaryDirectory()
         defer { directory.remove() }
@@ -77,8 +125,9 @@ import WorkoutdTesting
         try store.close()
     }
 
-    /// The session a restart restores (the reply ring's newest slot) names its workouts; their marks come along.
-    @Test func aRestoredSessionKeepsTheMarksOfItsActiveAndLastEndedWorkouts() async throws {
+    /// The session a restart restores (the reply ring's newest slot) names its workouts; the active one comes with
+    /// its mark and boot readings, the last ended one as its id.
+    @Test func aRestoredSessionKeepsTheMarkOfItsActiveWorkout() async throws {
         let directory = try TemporaryDirectory()
         defer { directory.remove() }
         let clock = SteppedClock(synchronized: false)
@@ -95,8 +144,7 @@ import WorkoutdTesting
         try #require(stored.count == 2 && stored.allSatisfy { $0.clockMark == .unsynchronized })
         let snapshot = try await SQLiteWorkoutStore(stateDirectory: directory.path).restore("band")
         #expect(snapshot.state.activeWorkout == stored[0])
-        #expect(snapshot.lastEndedWorkout == stored[1])
-        #expect(snapshot.lastEndedWorkout?.durationSeconds == 60)
+        #expect(snapshot.lastEndedWorkoutID == stored[1].id)
     }
 
     @Test func pruningAWorkoutTakesItsMarkAlong() async throws {

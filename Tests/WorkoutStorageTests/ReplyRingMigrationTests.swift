@@ -59,10 +59,11 @@ import WorkoutdTesting
         let snapshot = try await store.restore("wearable-1")
         #expect(snapshot.state.activeWorkout?.id == active.id)
         #expect(snapshot.state.activeWorkout?.startCommandID == .integer(3))
-        #expect(snapshot.lastEndedWorkout?.id == ended.id)
-        // The session's workouts as they were, clock marks and boot readings included (what a correction needs).
+        #expect(snapshot.lastEndedWorkoutID == ended.id)
+        // The active workout as it was, its boot reading included (moved from the session's JSON into the slot),
+        // and the ended one as the store lists it, with its clock mark.
         #expect(snapshot.state.activeWorkout == active)
-        #expect(snapshot.lastEndedWorkout == ended)
+        #expect(try await store.workout(id: ended.id) == ended)
         #expect(snapshot.recentReplies.entries.map(\.0) == [.integer(1), .string("2"), .integer(3)])
         #expect(try await store.restore("wearable-2").state == .idle)
         #expect(try await store.activeSessionCount() == 1)

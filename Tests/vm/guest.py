@@ -649,6 +649,170 @@ def phase_purge(args):
     check("9.no-rule", not glob.glob("/lib/udev/rules.d/*workoutd*") and not glob.glob("/etc/udev/rules.d/*workoutd*"))
 
 
+# ---- issue 30: the previous release upgraded while a wearable streams, then a downgrade refused ----
+
+UPGRADE_PAIRS_BEFORE = 20  # start/end pairs stored by the previous release before the stream starts
+UPGRADE_PAIRS_AFTER = 20   # pairs the stream still sends once the new version serves
+
+
+def installed_version():
+    return run("dpkg-query -W -f='${Version}' workoutd", check_rc=False).strip()
+
+
+def database_digest():
+    """sha256 of the database and its WAL as they lie on disk: 'never altered' is checked byte for byte."""
+    # Not the -shm: it is the WAL's shared-memory index, which readers may touch; the data is in these two.
+    return run(f"cd {STATE}/ && sha256sum workoutd.sqlite workoutd.sqlite-wal 2>/dev/null", check_rc=False).strip()
+
+
+def request_retrying(gadget, command, per_try=3.0, give_up=240.0):
+    """What a wearable does while its daemon restarts: resend the same command (same id) until its reply comes.
+    Returns (reply, tries). Replies to an earlier try of an earlier command carry another id and are skipped."""
+    deadline = time.monotonic() + give_up
+    tries = 0
+    while True:
+        tries += 1
+        try:
+            gadget.send(command)
+            while True:
+                reply = gadget.read_reply(per_try)
+                if reply.get("id") == command["id"]:
+                    return reply, tries
+        except (StepFailed, OSError, ValueError):
+            if time.monotonic() > deadline:
+                raise StepFailed(f"{command['id']}: no reply in {give_up:.0f} s over {tries} tries")
+            time.sleep(0.2)
+
+
+def upgrade_pair(n):
+    return [start("u", n), {"command_type": "end_workout", "id": f"u-e{n}"}]
+
+
+def phase_upgrade(args):
+    """The previous release (0.1.0) installed and storing; apt upgrades it to this package while the wearable
+    keeps sending single commands and resending by id whatever got no reply. Nothing acked may be lost or
+    stored twice. Then the downgrade: the old binary meets a database the new one wrote, refuses it (exit 73,
+    naming the version) and leaves it byte for byte as it was; upgrading again serves everything."""
+    previous = sorted(glob.glob("/run/vmtest/previous/workoutd_*.deb"))
+    new = sorted(glob.glob("/run/vmtest/debs/workoutd_*.deb"))
+    check("10.debs-present", len(previous) == 1 and len(new) == 1, " ".join(previous + new))
+    check("10.nothing-installed", installed_version() == "", installed_version())
+
+    def apt_install(deb, extra=""):
+        started = time.monotonic()
+        out = run(f"cd {os.path.dirname(deb)} && DEBIAN_FRONTEND=noninteractive apt-get install -y {extra} "
+                  f"./{os.path.basename(deb)} 2>&1", check_rc=False)
+        seconds = time.monotonic() - started
+        report(f"INFO apt-get install {extra} {os.path.basename(deb)}: {seconds:.1f} s")
+        return out, seconds
+
+    out, _ = apt_install(previous[0])
+    old_version = installed_version()
+    check("10.previous-installed", old_version != "", out[-1500:].replace("\n", " | "))
+    wait_service_ready()
+    load_gadget_modules()
+    w = Gadget("w1", "WRB-0001")
+    plug_and_serve(w, "dummy_udc.0", "10.plug")
+    acks = {}
+    for n in range(UPGRADE_PAIRS_BEFORE):
+        for command in upgrade_pair(n):
+            acks[command["id"]] = w.request(command)
+    check("10.previous-stores", all(r.get("status") == "ok" for r in acks.values()),
+          f"{len(acks)} commands on {old_version}")
+
+    # The stream: single-flight, as a wearable talks, resending by id through the restart.
+    upgraded = threading.Event()
+    stream_error = []
+    retried = []
+    gaps = []
+
+    def stream():
+        n = UPGRADE_PAIRS_BEFORE
+        after = 0
+        last = time.monotonic()
+        try:
+            while after < UPGRADE_PAIRS_AFTER and n < 5000:
+                if upgraded.is_set():
+                    after += 1
+                time.sleep(0.1)  # a wearable's pace, not a flood: the upgrade's own disk writes share the card
+                for command in upgrade_pair(n):
+                    reply, tries = request_retrying(w, command)
+                    acks[command["id"]] = reply
+                    if tries > 1:
+                        retried.append((command["id"], tries, reply.get("replayed", False)))
+                    now = time.monotonic()
+                    gaps.append(now - last)
+                    last = now
+                n += 1
+        except Exception as error:  # reported by the main thread
+            stream_error.append(f"{type(error).__name__}: {error}")
+
+    thread = threading.Thread(target=stream, daemon=True)
+    thread.start()
+    wait_for("the stream under way", lambda: len(acks) >= 2 * UPGRADE_PAIRS_BEFORE + 10 or stream_error, timeout=60)
+    old_pid = main_pid()
+    out, apt_seconds = apt_install(new[0])
+    new_version = installed_version()
+    check("10.upgraded", new_version not in ("", old_version), f"{old_version} -> {new_version}: "
+          + out[-1500:].replace("\n", " | "))
+    wait_service_ready()
+    new_pid = main_pid()
+    check("10.restarted-once", new_pid not in (0, old_pid) and unit_property("NRestarts") == "0",
+          f"MainPID {old_pid} -> {new_pid}, NRestarts={unit_property('NRestarts')}")
+    upgraded.set()
+    thread.join(timeout=600)
+    check("10.stream-through-upgrade", not thread.is_alive() and not stream_error, "; ".join(stream_error))
+    report(f"FIGURE upgrade.apt_install_seconds {apt_seconds:.3f}")
+    report(f"FIGURE upgrade.longest_reply_gap {max(gaps):.3f}")
+    report(f"INFO upgrade: {len(acks)} commands acked, {len(retried)} resent by id: {retried[:12]}")
+
+    pairs = len(acks) // 2
+    bad = {i: r for i, r in acks.items() if r.get("status") != "ok"}
+    check("10.every-command-ok", not bad, json.dumps(dict(list(bad.items())[:5])))
+    by_location = {}
+    for workout in stored_workouts():
+        by_location.setdefault(str(workout.get("location")), []).append(workout)
+    problems = []
+    for n in range(pairs):
+        stored = by_location.get(f"u-{n}", [])
+        if len(stored) != 1:
+            problems.append(f"u-{n} stored {len(stored)} times")
+        elif stored[0].get("id") != acks[f"u-s{n}"].get("workout_id") or not stored[0].get("endedAt"):
+            problems.append(f"u-{n}: acked {acks[f'u-s{n}']} / {acks[f'u-e{n}']}, stored {stored[0]}")
+    check("10.nothing-lost-no-duplicates", not problems and len(by_location) >= pairs,
+          f"{pairs} pairs acked; " + "; ".join(problems[:8]))
+
+    # The downgrade: apt puts the old package back; its daemon must refuse the newer database, untouched.
+    # Stopped first so the digest is of what the new version left (a running daemon writes at any time).
+    run("systemctl stop workoutd")
+    digest = database_digest()
+    out, _ = apt_install(previous[0], "--allow-downgrades")
+    check("10.downgraded", installed_version() == old_version, out[-1500:].replace("\n", " | "))
+    wait_for("the old daemon to give up", lambda: unit_property("ActiveState") in ("failed", "inactive")
+             and unit_property("SubState") != "auto-restart", timeout=60, interval=0.2)
+    status = unit_property("ExecMainStatus")
+    check("10.downgrade-refused-73", status == "73", f"ExecMainStatus={status} {unit_property('ActiveState')}")
+    said = run("journalctl -b -u workoutd --no-pager -q -o cat", check_rc=False)
+    wanted = f"written by workoutd {new_version}, newer than this version (this is {old_version})"
+    check("10.downgrade-names-version", wanted in said, f"journal lacks '{wanted}'")
+    run("systemctl start workoutd", check_rc=False)  # an operator trying again: refused again
+    wait_for("the second refusal", lambda: unit_property("ActiveState") in ("failed", "inactive"), timeout=60)
+    check("10.downgrade-left-database-alone", digest != "" and database_digest() == digest,
+          f"before: {digest} after: {database_digest()}")
+
+    # Upgrading again serves every workout and takes new ones.
+    out, _ = apt_install(new[0])
+    check("10.upgraded-again", installed_version() == new_version, out[-1500:].replace("\n", " | "))
+    wait_service_ready()
+    wait_for("daemon opens the wearable again", lambda: w.host_tty() in open_ttys(main_pid()), timeout=30)
+    w.open()
+    reply, _ = request_retrying(w, start("u", 9999))
+    check("10.serves-after-reupgrade", reply.get("status") == "ok", json.dumps(reply))
+    locations = {str(workout.get("location")) for workout in stored_workouts()}
+    missing = [n for n in range(pairs) if f"u-{n}" not in locations]
+    check("10.all-workouts-after-reupgrade", not missing, f"missing {missing[:10]}")
+
+
 def early(args):
     """Run by vmtest-early.service, ordered before workoutd: plugs the wearable in before the daemon starts."""
     if args.get("earlyplug") != "1":
@@ -675,7 +839,7 @@ def main():
     report(f"PHASE {phase} {json.dumps(args, sort_keys=True)}")
     try:
         {"install": phase_install, "reboot": phase_reboot, "cut": phase_cut,
-         "purge": lambda a: (phase_cut(a), phase_purge(a))}[phase](args)
+         "purge": lambda a: (phase_cut(a), phase_purge(a)), "upgrade": phase_upgrade}[phase](args)
         report(f"PHASE_OK {phase}")
     except Exception as error:  # every failure, also an unexpected one, must reach the host
         report(f"FAIL {phase} {type(error).__name__}: {error}")

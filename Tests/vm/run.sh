@@ -8,14 +8,18 @@
 #   3-5 cut N   pipelined commands, QEMU SIGKILLed after a different number of acks each time (8);
 #               the next boot checks what survived against the acks the host saw, then resends
 #   6 purge     checks the last cut, then apt-get purge leaves nothing behind (9)
+#   7 upgrade   (with PREVIOUS_DEB) the previous release installed and storing, upgraded to DEB by apt while
+#               the wearable streams and resends by id (nothing lost, nothing twice); then the downgrade back,
+#               whose daemon refuses the newer database (exit 73, named) without altering it; upgraded again (10)
 # The guest reports every check over a virtio-serial port into a host file; this script fails on any FAIL,
 # on a missing PHASE_OK, and on a cut whose acked commands were not all stored exactly once.
 #
 # The package's architecture picks the guest: amd64 boots bookworm under qemu-system-x86_64, arm64 boots
 # trixie arm64 (a Raspberry-Pi-class hub) under qemu-system-aarch64 -M virt -cpu max; both emulated (TCG).
 #
-# Usage: Tests/vm/run.sh [DEB]    (default: the newest dist/workoutd_*.deb)
-# Environment: WORKOUTD_VM_CACHE (image cache), WORKOUTD_VM_KEEP=1 keeps the run directory.
+# Usage: Tests/vm/run.sh [DEB [PREVIOUS_DEB]]    (default: the newest dist/workoutd_*.deb; no upgrade phase)
+# Environment: WORKOUTD_VM_CACHE (image cache), WORKOUTD_VM_KEEP=1 keeps the run directory,
+# WORKOUTD_VM_ONLY=upgrade runs only the upgrade phase (with PREVIOUS_DEB).
 set -euo pipefail
 
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
@@ -23,6 +27,13 @@ repo="$(cd "$here/../.." && pwd)"
 deb="${1:-$(ls -t "$repo"/dist/workoutd_*.deb 2>/dev/null | head -n 1 || true)}"
 [[ -f "$deb" ]] || { echo "test-vm: no package (make deb makes dist/workoutd_<version>_<arch>.deb)" >&2; exit 2; }
 arch="$(dpkg-deb -f "$deb" Architecture)"
+previous_deb="${2:-}"
+if [[ -n "$previous_deb" ]]; then
+    [[ -f "$previous_deb" && "$(dpkg-deb -f "$previous_deb" Architecture)" == "$arch" ]] \
+        || { echo "test-vm: $previous_deb is not a $arch package" >&2; exit 2; }
+    dpkg --compare-versions "$(dpkg-deb -f "$previous_deb" Version)" lt "$(dpkg-deb -f "$deb" Version)" \
+        || { echo "test-vm: $previous_deb is not older than $deb: no upgrade to test" >&2; exit 2; }
+fi
 case "$arch" in
     amd64) qemu=(qemu-system-x86_64) console=ttyS0 limit=420 ;;
     # pauth-impdef: QEMU's own pointer-authentication hash instead of the architected QARMA, much cheaper
@@ -58,6 +69,10 @@ trap 'exit 143' TERM INT  # so that cleanup kills QEMU when the test itself is s
 # The payload disk: the package and the guest-side scripts, nothing else of the project.
 mkdir -p "$run_dir/payload/debs"
 cp "$deb" "$run_dir/payload/debs/"
+if [[ -n "$previous_deb" ]]; then
+    mkdir -p "$run_dir/payload/previous"
+    cp "$previous_deb" "$run_dir/payload/previous/"
+fi
 cp "$here/guest.py" "$here/guest-early" "$here/guest-run" "$run_dir/payload/"
 # The C echo the guest's figures are measured beside (bench/echo-baseline.c), static for the guest's architecture:
 # the arm64 one by the clang of the cross-build root that made the package (scripts/arm64-run.sh).
@@ -81,6 +96,9 @@ fail() { log "FAIL: $*"; failed=1; }
 boot() {
     local name="$1" kill_after="$2"; shift 2
     local report="$run_dir/report-$name.txt" console_log="$run_dir/console-$name.log" t0=$SECONDS
+    # The upgrade phase runs apt-get four times (dpkg syncs every file it unpacks): twice the time.
+    local limit=$limit
+    [[ "$name" == upgrade ]] && limit=$((limit * 2))
     : >"$report"
     # cache=directsync: every write the guest's disk completes is on the host file (O_DIRECT|O_DSYNC), so
     # SIGKILL keeps exactly what the guest kernel wrote out and loses its page cache, as a power cut does.
@@ -137,6 +155,11 @@ check_cut() {  # check_cut CUT: the cut's acks against what the next boot found 
 # A boot that fails stops the run (what follows builds on it); a cut that lost acked commands is a failure
 # too, but the later phases still run and report, so one run shows everything that is wrong.
 phases() {
+    # WORKOUTD_VM_ONLY=upgrade: the upgrade phase alone on a fresh guest (it installs what it needs itself).
+    if [[ "${WORKOUTD_VM_ONLY:-}" == upgrade && -n "$previous_deb" ]]; then
+        boot upgrade 0 vmtest.phase=upgrade
+        return
+    fi
     boot install 0 vmtest.phase=install || return 1
     boot reboot 0 vmtest.phase=reboot vmtest.earlyplug=1 || return 1
     # Three cuts at different moments: early in the stream, mid-way, late.
@@ -147,6 +170,9 @@ phases() {
     check_cut 2 cut3 || true
     boot purge 0 vmtest.phase=purge vmtest.recover=3 || return 1
     check_cut 3 purge || true
+    if [[ -n "$previous_deb" ]]; then
+        boot upgrade 0 vmtest.phase=upgrade || return 1
+    fi
 }
 phases || true
 
