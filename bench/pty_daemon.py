@@ -17,12 +17,22 @@ class PtyDaemon:
         self.state = os.path.join(self.work, "state")
         self.master, self.slave = os.openpty()
         tty.setraw(self.master)
-        argv = [part.replace("{device}", os.ttyname(self.slave)).replace("{state}", self.state)
-                for part in shlex.split(template)]
+        self.argv = [part.replace("{device}", os.ttyname(self.slave)).replace("{state}", self.state)
+                     for part in shlex.split(template)]
         self.log = open(os.path.join(self.work, "log"), "wb")
-        self.process = subprocess.Popen(argv, stdout=self.log, stderr=self.log)
+        self.start()
+
+    def start(self):
+        self.process = subprocess.Popen(self.argv, stdout=self.log, stderr=self.log)
         self.pid = self.process.pid
         self.wait_until_serving()
+
+    def restart(self, between):
+        """Stops the program, calls `between()` (its state directory left as it was), and starts it again."""
+        self.process.send_signal(signal.SIGTERM)
+        self.process.wait(timeout=30)
+        between()
+        self.start()
 
     def wait_until_serving(self):
         """Probes until a reply comes: a line sent before the program set the tty up may be flushed."""
@@ -77,6 +87,17 @@ START = b'{"command_type":"start_workout","location":"Gary\'s Gym","date":"2020-
 END = b'{"command_type":"end_workout"}\n'
 
 
-def durable_commands(count):
-    """Alternating start/end with no id: every one a durable state change that gets an ok."""
-    return [START if index % 2 == 0 else END for index in range(count)]
+def durable_commands(count, ids=False):
+    """Alternating start/end: every one a durable state change that gets an ok. With `ids`, each carries a
+    fresh id, as wearables send them (workoutd then also remembers each reply for retries)."""
+    if not ids:
+        return [START if index % 2 == 0 else END for index in range(count)]
+    lines = []
+    for index in range(count):
+        line = START if index % 2 == 0 else END
+        lines.append(line[:1] + b'"id":%d,' % durable_commands.next_id + line[1:])
+        durable_commands.next_id += 1
+    return lines
+
+
+durable_commands.next_id = 1

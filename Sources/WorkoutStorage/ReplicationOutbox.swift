@@ -198,12 +198,17 @@ extension SQLiteWorkoutStore: ReplicationLog {
                   AND id < (SELECT MAX(id) FROM workout)
                   AND NOT EXISTS (SELECT 1 FROM replicationOutbox o WHERE o.kind = 'workout' AND o.recordID = workout.id AND o.sequence > \(ReplicationOutbox.shippedThrough))
                   AND NOT EXISTS (SELECT 1 FROM share s WHERE s.workoutID = workout.id)
-                  AND NOT EXISTS (SELECT 1 FROM deviceSession d WHERE d.activeWorkoutID = workout.id OR d.lastEndedWorkoutID = workout.id)
+                  AND id NOT IN (SELECT activeWorkoutID FROM (\(ReplyRing.sessionsSQL)) WHERE activeWorkoutID IS NOT NULL)
+                  AND id NOT IN (SELECT lastEndedWorkoutID FROM (\(ReplyRing.sessionsSQL)) WHERE lastEndedWorkoutID IS NOT NULL)
                 """, arguments: [cutoff])
             let removed = db.changesCount
             // committedAt, not the time of shipping: an entry shipped is old enough when it was committed before the cutoff.
+            // The newest entry stays: sequences are one above the largest (no AUTOINCREMENT), and must never go back.
             try db.execute(
-                sql: "DELETE FROM replicationOutbox WHERE sequence <= \(ReplicationOutbox.shippedThrough) AND committedAt < ?",
+                sql: """
+                    DELETE FROM replicationOutbox WHERE sequence <= \(ReplicationOutbox.shippedThrough) AND committedAt < ?
+                      AND sequence < (SELECT MAX(sequence) FROM replicationOutbox)
+                    """,
                 arguments: [cutoff])
             return removed
         }

@@ -47,6 +47,8 @@ extension SQLiteWorkoutStore {
             return database
         }
         openedFile.withLock { $0 = FileIdentity(path: path) }
+        // The rings' cursors were found in the old file.
+        ringCursors.withLock { $0.removeAll() }
         // Its descriptors belong to the old mount; closing them lets that file system go.
         try? old.close()
         measureSize()

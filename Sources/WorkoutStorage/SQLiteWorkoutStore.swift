@@ -35,7 +35,7 @@ public final class SQLiteWorkoutStore: WorkoutStore {
     /// Up to this many bytes the whole file is checked before opening (cheap: one read of it); a larger file
     /// gets only the header and schema checks at open, and its full check from ``checkIntegrity()``.
     public static let defaultIntegrityCheckAtOpenLimit = 4 << 20
-    /// Command ids remembered per device for replays; older ones are trimmed in the same transaction.
+    /// Command ids remembered per device for replays: the slots of each device's ring (``ReplyRing``).
     public let replyWindow: Int
     /// The open database: replaced by ``reopenIfReplaced()`` when the file at ``path`` is another one.
     var database: any DatabaseWriter { openDatabase.withLock { $0 } }
@@ -43,6 +43,11 @@ public final class SQLiteWorkoutStore: WorkoutStore {
     /// What reopening needs besides ``path``, and the file (device, inode) the open database is.
     let reopening: Reopening
     let openedFile: Mutex<FileIdentity?>
+    /// Each device's place in its reply ring, once its first commit found it: commits are this store's only
+    /// writes to the ring, so it stays exact, and a commit needs no read to find its slot. Updated only after a
+    /// commit succeeded (a failed one rolled its rows back); they belong to one open database, and a reopen
+    /// (another file at ``path``) starts again from that file's rings.
+    let ringCursors = Mutex(ReplyRing.Cursors())
     /// Set when replication is on: commits then also append to the outbox, and ring it afterwards.
     let replicationDoorbell: ReplicationDoorbell?
     /// The shipper's newest mark that no transaction has written yet (``markShipped(through:at:)``).
@@ -71,7 +76,7 @@ public final class SQLiteWorkoutStore: WorkoutStore {
             stateDirectory: stateDirectory, mode: mode, integrityCheckAtOpenLimit: integrityCheckAtOpenLimit, softwareVersion: softwareVersion)
         let path = URL(fileURLWithPath: stateDirectory).appendingPathComponent(Self.fileName).path
         self.path = path
-        self.replyWindow = max(1, replyWindow)
+        self.replyWindow = min(max(1, replyWindow), ReplyRing.maximumWindow)
         let exists = FileManager.default.fileExists(atPath: path)
 
         switch mode {
@@ -108,10 +113,11 @@ public final class SQLiteWorkoutStore: WorkoutStore {
         configuration.readonly = mode == .readOnly
         configuration.busyMode = .timeout(5)
         configuration.label = "workoutd"
-        // A commit appends one WAL frame (a page plus 24 bytes) per page it changed: a workout row, its
-        // index entry, the device session. 1 KiB pages write a quarter of what 4 KiB pages do per
-        // single-flight command (SD-card wear; docs/benchmarks.md, part sdcard). The setting takes effect
-        // only when the file is created (before WAL mode is set up); an existing database keeps its size.
+        // A commit appends one WAL frame (a page plus 24 bytes) per page it changed: since migration v7 a start
+        // or an end changes two (the workout row, the device's reply slot), a share three (CommitPagesTests).
+        // 1 KiB pages write a quarter of what 4 KiB pages do per single-flight command for the same pages
+        // (SD-card wear; docs/benchmarks.md, parts sdcard and durable-pages). The setting takes effect only
+        // when the file is created (before WAL mode is set up); an existing database keeps its size.
         configuration.prepareDatabase { db in
             try db.execute(sql: "PRAGMA page_size = \(Self.pageSize)")
             // SQLite's default page cache (2 MB per connection) fills as the database grows and is never
@@ -132,6 +138,18 @@ public final class SQLiteWorkoutStore: WorkoutStore {
                 // The pool has one writer connection for its lifetime, so setting it here holds.
                 // SQLite quietly opens a file it cannot write read-only, and such a connection never
                 // becomes writable again: refuse to start rather than fail every command.
+                // Lock calls (issue 31, counted with strace -f): a commit makes 6 fcntl calls, all on the -shm file,
+                // as many as the Python durable peer's. 3 take the read snapshot: every commit moves the end of the
+                // WAL, so the next transaction finds no read mark at it and moves one (exclusive lock, unlock, shared
+                // lock); 2 are the WAL write lock; 1 drops the read mark. None is for the database file (SQLite keeps
+                // its shared lock there while in WAL mode). They stay because other connections read the same WAL:
+                // the pool's readers (control socket, share delivery, replication) and `workoutd workouts` in
+                // another process beside the daemon. EXCLUSIVE locking mode or the unix-excl VFS would drop them
+                // only by keeping the WAL index in this connection's heap, where no other reader can see it, and a
+                // shim that skipped the write lock would leave a reader process's WAL recovery racing our commits.
+                // Thread hops per single-flight command: two, both needed; the commit and its fdatasync run on
+                // GRDB's writer queue, so a device's event loop keeps serving the other devices meanwhile, and the
+                // reply goes out on the loop that owns the channel (its task executor, one eventfd wake-up).
                 let readOnly = try pool.writeWithoutTransaction { db in
                     try db.execute(sql: "PRAGMA synchronous = FULL")
                     // A checkpoint syncs the WAL and the database: every 4096 frames (4 MiB of 1 KiB pages,
@@ -191,13 +209,19 @@ public final class SQLiteWorkoutStore: WorkoutStore {
     public func restore(_ device: DeviceIdentity) async throws -> DeviceSnapshot {
         let window = replyWindow
         return try await reading { db in
-            guard let session = try DeviceSessionRow.fetchOne(db, key: device.rawValue) else {
-                return DeviceSnapshot(recentReplies: RecentReplies(capacity: window))
-            }
+            let stored = try ReplyRing.stored(device: device.rawValue, in: db)
+            // The active workout is the row its start wrote (ends and starts commit it with the session), with its
+            // clock mark (and boot readings) from `workoutClock`, as every other read has it. The last ended one
+            // stays an id: a share reads it from the store then, with the times ClockCorrection may have changed.
+            var records = try stored.activeWorkoutID.flatMap { try WorkoutRow.fetchOne(db, key: $0) }.map { [try $0.record()] } ?? []
+            try WorkoutClockRow.attach(to: &records, in: db)
+            var active = records.first
+            // An unmarked workout's boot reading is only in the slot.
+            if active?.startedBoot == nil { active?.startedBoot = stored.activeStartedBoot }
             return DeviceSnapshot(
-                state: try StoredJSON.decode(SessionState.self, from: session.state),
-                lastEndedWorkoutID: session.lastEndedWorkoutID,
-                recentReplies: RecentReplies(try ReplyLog.entries(device: device.rawValue, in: db), capacity: window),
+                state: active.map { .active($0) } ?? .idle,
+                lastEndedWorkoutID: stored.lastEndedWorkoutID,
+                recentReplies: RecentReplies(stored.entries, capacity: window),
                 pendingShares: try Self.pendingShares(of: device, in: db))
         }
     }
@@ -206,9 +230,9 @@ public final class SQLiteWorkoutStore: WorkoutStore {
         try await reading { db in try Self.pendingShares(of: device, in: db) }
     }
 
-    /// Through the `share_due` index (status first): only pending shares are looked at.
+    /// Through the `share_pending` index: only pending shares are looked at.
     private static func pendingShares(of device: DeviceIdentity, in db: Database) throws -> Int {
-        try ShareRow.filter(Column("status") == ShareRecord.Status.pending.rawValue && Column("device") == device.rawValue).fetchCount(db)
+        try ShareRow.filter(sql: ShareRow.isPendingSQL).filter(Column("device") == device.rawValue).fetchCount(db)
     }
 
     // MARK: - Size budget
@@ -246,12 +270,16 @@ public final class SQLiteWorkoutStore: WorkoutStore {
     }
 
     public func commit(_ batch: StoreBatch) async throws {
-        let rows = try BatchRows(batch)
+        let rows = try BatchRows(batch, window: replyWindow)
         let window = replyWindow
+        let device = batch.device.rawValue
+        // One database for the whole commit (a reopen may replace the store's meanwhile), and its cursors.
+        let database = self.database
+        let knownCursor = ringCursors.withLock { $0.cursor(of: device, in: database) }
         let replicated = replicationDoorbell != nil
         // The shipper's mark rides along: one row more in a transaction that commits anyway.
         let mark = replicated ? unsavedShippedMark.withLock({ $0 }) : nil
-        let size = try await writing { db in
+        let (size, cursor) = try await database.writeOrUnavailable { db in
             // Cached statements: compiled once per connection, not once per row.
             let upsertWorkout = try db.cachedStatement(sql: WorkoutRow.upsertSQL)
             for workout in rows.workouts { try upsertWorkout.execute(arguments: workout.statementArguments) }
@@ -261,20 +289,13 @@ public final class SQLiteWorkoutStore: WorkoutStore {
             }
             let insertShare = try db.cachedStatement(sql: ShareRow.insertSQL)
             for share in rows.shares { try insertShare.execute(arguments: share.statementArguments) }
-            try db.cachedStatement(sql: """
-                INSERT INTO deviceSession (device, state, activeWorkoutID, lastEndedWorkoutID) VALUES (?, ?, ?, ?)
-                ON CONFLICT (device) DO UPDATE SET
-                    state = excluded.state,
-                    activeWorkoutID = excluded.activeWorkoutID,
-                    lastEndedWorkoutID = COALESCE(excluded.lastEndedWorkoutID, lastEndedWorkoutID)
-                """).execute(arguments: [rows.session.device, rows.session.state, rows.session.activeWorkoutID, rows.session.lastEndedWorkoutID])
-            if let replies = rows.replies {
-                try ReplyLog.append(replies, device: rows.session.device, window: window, in: db)
-            }
+            let cursor = try ReplyRing.write(
+                rows.ring, at: knownCursor ?? ReplyRing.cursor(device: device, window: window, in: db), window: window, in: db)
             if replicated { try ReplicationOutbox.append(rows, in: db) }
             if let mark { try ReplicationOutbox.save(mark, in: db) }
-            return try Self.bytesInUse(db)
+            return (try Self.bytesInUse(db), cursor)
         }
+        ringCursors.withLock { $0.set(cursor, of: device, in: database) }
         recordSize(size)
         if let mark { shippedMarkSaved(mark) }
         if let replicationDoorbell, !rows.workouts.isEmpty || !rows.shares.isEmpty { replicationDoorbell.ring() }
@@ -332,7 +353,7 @@ public final class SQLiteWorkoutStore: WorkoutStore {
     public func dueShares(now: Date, limit: Int) async throws -> [ShareRecord] {
         try await reading { db in
             try ShareRow
-                .filter(Column("status") == ShareRecord.Status.pending.rawValue && Column("nextAttemptAt") <= now.timeIntervalSince1970)
+                .filter(sql: ShareRow.isPendingSQL).filter(Column("nextAttemptAt") <= now.timeIntervalSince1970)
                 .order(Column("id"))
                 .limit(max(0, limit))
                 .fetchAll(db)
@@ -340,11 +361,11 @@ public final class SQLiteWorkoutStore: WorkoutStore {
         }
     }
 
-    /// One lookup in the `share_due` index (status, nextAttemptAt).
+    /// One lookup in the `share_pending` index (nextAttemptAt of pending shares).
     public func nextShareAttempt() async throws -> Date? {
         try await reading { db in
             try Double.fetchOne(
-                db, sql: "SELECT MIN(nextAttemptAt) FROM share WHERE status = ?", arguments: [ShareRecord.Status.pending.rawValue]
+                db, sql: "SELECT MIN(nextAttemptAt) FROM share WHERE \(ShareRow.isPendingSQL)"
             ).map { Date(timeIntervalSince1970: $0) }
         }
     }
@@ -380,13 +401,13 @@ public final class SQLiteWorkoutStore: WorkoutStore {
 
     public func activeSessionCount() async throws -> Int {
         try await reading { db in
-            try DeviceSessionRow.filter(Column("activeWorkoutID") != nil).fetchCount(db)
+            try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM (\(ReplyRing.sessionsSQL)) WHERE activeWorkoutID IS NOT NULL") ?? 0
         }
     }
 
     public func pendingShareCount() async throws -> Int {
         try await reading { db in
-            try ShareRow.filter(Column("status") == ShareRecord.Status.pending.rawValue).fetchCount(db)
+            try ShareRow.filter(sql: ShareRow.isPendingSQL).fetchCount(db)
         }
     }
 
@@ -441,20 +462,14 @@ public final class SQLiteWorkoutStore: WorkoutStore {
 struct BatchRows: Sendable {
     var workouts: [WorkoutRow]
     var shares: [ShareRow]
-    var session: DeviceSessionRow
-    var replies: ReplyLog.Batch?
+    var ring: ReplyRing.Batch
     /// The clock marks of the batch's marked workouts (none while the clock is synchronised).
     var clockMarks: [WorkoutClockRow]
 
-    init(_ batch: StoreBatch) throws {
+    init(_ batch: StoreBatch, window: Int) throws {
         workouts = try batch.workouts.map(WorkoutRow.init)
         clockMarks = batch.workouts.compactMap(WorkoutClockRow.init)
         shares = try batch.shares.map(ShareRow.init)
-        session = DeviceSessionRow(
-            device: batch.device.rawValue,
-            state: try StoredJSON.encode(batch.state),
-            activeWorkoutID: batch.state.activeWorkout?.id,
-            lastEndedWorkoutID: batch.workouts.last(where: { $0.endedAt != nil })?.id)
-        replies = batch.replies.isEmpty ? nil : ReplyLog.Batch(batch.replies)
+        ring = ReplyRing.Batch(batch, window: window)
     }
 }

@@ -24,6 +24,10 @@ struct ShareRow: Codable, FetchableRecord, PersistableRecord {
         case id, workoutID, device, service, queuedAt, status, attempts, lastError, deliveredAt, nextAttemptAt, commandID
     }
 
+    /// The condition of the `share_pending` partial index, written out in every query meant to use it: SQLite
+    /// uses a partial index only for a WHERE that contains its condition literally (not as a bound value).
+    static let isPendingSQL = "status = '\(ShareRecord.Status.pending.rawValue)'"
+
     /// A share is inserted once, when queued; deliveries update it in place.
     static let insertSQL = RowSQL.insert(into: databaseTableName, columns: CodingKeys.allCases.map(\.rawValue))
 

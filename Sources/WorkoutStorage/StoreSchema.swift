@@ -109,6 +109,7 @@ enum StoreSchema {
         migrator.registerMigration("v6: the workoutd version that last wrote the database") { db in
             try WriterVersion.createTable(in: db)
         }
+        migrator.registerMigration(replyRingMigrationName, migrate: migrateToReplyRing)
         return migrator
     }
 }

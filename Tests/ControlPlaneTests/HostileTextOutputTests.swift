@@ -52,9 +52,8 @@ import WorkoutdTesting
             let database = try #require(try FileManager.default.contentsOfDirectory(atPath: state.path).first { $0.hasSuffix(".sqlite") })
             let path = state.appendingPathComponent(database).path
             try Self.sqlite(path, "UPDATE workout SET location = \(Self.storedLocationSQL) WHERE location = 'OLD-ROW'")
-            for (table, column) in [("workout", "location"), ("deviceSession", "state")] {  // the session keeps its own copy
-                try Self.sqlite(path, "UPDATE \(table) SET \(column) = replace(\(column), 'ACTIVE-ROW', 'lane ' || char(8238) || '4 ' || char(8294) || 'evil')")
-            }
+            // The session reads its active workout from this row (since migration v7 it keeps no copy).
+            try Self.sqlite(path, "UPDATE workout SET location = replace(location, 'ACTIVE-ROW', 'lane ' || char(8238) || '4 ' || char(8294) || 'evil')")
             try Self.sqlite(path, "UPDATE share SET lastError = 'HTTP 500' || char(27) || ']0;owned' || char(7) || char(10) || 'ok'")
 
             // `workoutd workouts`, offline: the table and its JSON.

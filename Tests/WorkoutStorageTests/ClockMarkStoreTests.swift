@@ -125,6 +125,28 @@ import ShareDelivery
         try store.close()
     }
 
+    /// The session a restart restores (the reply ring's newest slot) names its workouts; the active one comes with
+    /// its mark and boot readings, the last ended one as its id.
+    @Test func aRestoredSessionKeepsTheMarkOfItsActiveWorkout() async throws {
+        let directory = try TemporaryDirectory()
+        defer { directory.remove() }
+        let clock = SteppedClock(synchronized: false)
+        var stored: [WorkoutRecord] = []
+        do {
+            let store = try SQLiteWorkoutStore(stateDirectory: directory.path)
+            let session = try await WorkoutEngine(store: store, clock: clock.workoutClock).session(for: "band")
+            #expect(await session.handle([Lines.start(1)]).allSatisfy(\.isSuccess))
+            clock.pass(60)
+            #expect(await session.handle([Lines.end(2), Lines.start(3)]).allSatisfy(\.isSuccess))
+            stored = try await store.workouts(device: nil, limit: nil)
+            try store.close()
+        }
+        try #require(stored.count == 2 && stored.allSatisfy { $0.clockMark == .unsynchronized })
+        let snapshot = try await SQLiteWorkoutStore(stateDirectory: directory.path).restore("band")
+        #expect(snapshot.state.activeWorkout == stored[0])
+        #expect(snapshot.lastEndedWorkoutID == stored[1].id)
+    }
+
     @Test func pruningAWorkoutTakesItsMarkAlong() async throws {
         let directory = try TemporaryDirectory()
         defer { directory.remove() }

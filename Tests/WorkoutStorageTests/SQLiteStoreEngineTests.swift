@@ -84,13 +84,13 @@ import WorkoutProtocol
             for chunk in stride(from: Int64(1), through: 1130, by: 100) {
                 _ = await session.handle((chunk..<min(chunk + 100, 1131)).map { Lines.start($0) })
             }
-            let (rows, count) = try await store.database.read { db in
-                (try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM replyLog WHERE device = 'wearable-1'") ?? 0,
-                 try Int.fetchOne(db, sql: "SELECT SUM(count) FROM replyLog WHERE device = 'wearable-1'") ?? 0)
+            let (slots, remembered) = try await store.database.read { db in
+                (try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM reply") ?? 0,
+                 try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM reply WHERE commandID IS NOT NULL") ?? 0)
             }
-            // Kept per batch of 100, whole: 1...100 is gone, 101...200 still holds ids inside the window.
-            #expect(rows == 11)
-            #expect(count == 1030)
+            // One slot per remembered reply, overwritten in place: 1...106 are gone, 107...1130 are the window.
+            #expect(slots == 1024)
+            #expect(remembered == 1024)
             _ = await engine.session(for: "wearable-2").handle([Lines.start(1)])
             try store.close()
         }

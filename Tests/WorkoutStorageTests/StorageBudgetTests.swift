@@ -10,7 +10,9 @@ import WorkoutProtocol
     @Test func beyondTheBudgetNewWorkoutsGetStorageFullWhileEndsSharesAndRetriesWork() async throws {
         let directory = try TemporaryDirectory()
         defer { directory.remove() }
-        let budget: Int64 = 96 * 1024
+        // Room for the two devices' reply rings (laid out whole at a device's first commit, about 150 KiB each)
+        // and a few thousand workouts.
+        let budget: Int64 = 400 * 1024
         let store = try SQLiteWorkoutStore(stateDirectory: directory.path, maximumDatabaseBytes: budget)
         #expect(!store.refusesNewWorkouts)
         let engine = try await WorkoutEngine(store: store)
@@ -37,7 +39,8 @@ import WorkoutProtocol
         // Ends, shares of stored workouts and retries keep working; nothing new starts.
         let kept = await keeper.handle([Lines.end(2), Lines.share(3)])
         #expect(kept.map(\.isSuccess) == [true, true])
-        let retried = await filler.handle([Lines.start(1), Lines.start(id + 1), Lines.share(id + 2)])
+        // id - 3 is the last start before the refusal (the window keeps the newest 1,024 ids).
+        let retried = await filler.handle([Lines.start(id - 3), Lines.start(id + 1), Lines.share(id + 2)])
         #expect(retried[0].replayed && retried[0].isSuccess)
         #expect(retried[1].errorCode == .storageFull)
         #expect(retried[2].isSuccess)

@@ -14,6 +14,8 @@ import WorkoutdTesting
 @Suite(.serialized) struct UpgradeTests {
     static let workouts = 100_000
     static let firstMigration = "v1: workouts, shares, sessions, remembered replies"
+    /// How many migrations a database has once the reply ring (issue 31) replaced `replyLog`.
+    static let replyRingMigrations = (StoreSchema.migrator.migrations.firstIndex(of: StoreSchema.replyRingMigrationName) ?? 0) + 1
 
     /// A configuration file of its own, so nothing on this machine changes what is tested.
     static func configFile(in directory: TemporaryDirectory) throws -> String {
@@ -96,7 +98,10 @@ import WorkoutdTesting
                 #expect(try Self.schema(db) == references[applied], "the schema of exactly \(applied.count) migrations")
                 #expect(try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM workout") == Self.workouts)
                 #expect(try String.fetchAll(db, sql: "PRAGMA quick_check") == ["ok"])
-                if applied.count >= 2 {
+                if applied.count >= Self.replyRingMigrations {
+                    // Ten devices of 10,000 replies each: every device's newest window (1,024) in its ring.
+                    #expect(try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM reply WHERE commandID IS NOT NULL") == 10 * 1024, "each device's newest replies moved")
+                } else if applied.count >= 2 {
                     #expect(try Int.fetchOne(db, sql: "SELECT SUM(count) FROM replyLog") == Self.workouts, "every remembered reply moved")
                 } else {
                     #expect(try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM rememberedReply") == Self.workouts)
@@ -112,6 +117,12 @@ import WorkoutdTesting
         daemon.stop()
         let store = try SQLiteWorkoutStore(stateDirectory: state, mode: .readOnly)
         #expect(try await store.workouts(device: nil, limit: nil).count == Self.workouts)
+        let lastEnded = try await store.database.read { db in
+            try Int64.fetchOne(db, sql: """
+                SELECT lastEndedWorkoutID FROM (\(ReplyRing.sessionsSQL)) JOIN device USING (number) WHERE name = 'band-0'
+                """)
+        }
+        #expect(lastEnded == Int64(Self.workouts), "the sessions moved into the rings")
         #expect(try await store.database.read { db in try WriterVersion.read(db) } != nil, "the version that wrote it is recorded")
         print("UpgradeTests: migrations applied when killed: \(seen)")
     }

@@ -14,6 +14,10 @@ struct BenchmarkOptions {
     var subjects: [ProgramUnderTest.Specification] = []
     var durableSubjects: [ProgramUnderTest.Specification] = []
     var replicatedSubjects: [ProgramUnderTest.Specification] = []
+    /// Issue 31's anchors for the first durable subject: the C durable echo (a write and an fdatasync per read) and
+    /// the Python durable peer (sqlite3, synchronous=FULL). Measured like the baseline, shown beside it.
+    var durableEcho: ProgramUnderTest.Specification?
+    var durablePeer: ProgramUnderTest.Specification?
     var pipelinedCommands = 100_000
     var throughputRounds = 3
     var roundTrips = 20_000
@@ -21,10 +25,13 @@ struct BenchmarkOptions {
 
     static let usage = """
         usage: WorkoutdBenchmarks --baseline NAME=COMMAND [--reference NAME=COMMAND]... --subject NAME=COMMAND
-                                  [--durable NAME=COMMAND]... [--replicated NAME=COMMAND]... [--commands N] [--rounds N] [--round-trips N] [--warm-up N]
+                                  [--durable NAME=COMMAND]... [--replicated NAME=COMMAND]... [--durable-echo NAME=COMMAND]
+                                  [--durable-peer NAME=COMMAND] [--commands N] [--rounds N] [--round-trips N] [--warm-up N]
           COMMAND runs under /bin/sh -c; {device} is replaced by the pty's device path, {run} by the
           number of the start (every round and the latency run start the program afresh).
           --replicated   a durable subject with replication on, held to issue 18's floor against the last --durable
+          --durable-echo the C durable echo: the first --durable is held to issue 31's floors against it
+          --durable-peer the Python durable peer: the first --durable's single-flight p50 must be below its
           --commands     commands per pipelined round (default 100000, rounded up to whole start/end/share cycles)
           --rounds       pipelined rounds per program; the median is reported (default 3)
           --round-trips  single-flight round trips measured after warm-up (default 20000)
@@ -40,6 +47,8 @@ struct BenchmarkOptions {
             case "--subject": options.subjects.append(try .init(parsing: value))
             case "--durable": options.durableSubjects.append(try .init(parsing: value))
             case "--replicated": options.replicatedSubjects.append(try .init(parsing: value))
+            case "--durable-echo": options.durableEcho = try .init(parsing: value)
+            case "--durable-peer": options.durablePeer = try .init(parsing: value)
             case "--commands": options.pipelinedCommands = try CommandLineFlags.positive(value, flag)
             case "--rounds": options.throughputRounds = try CommandLineFlags.positive(value, flag)
             case "--round-trips": options.roundTrips = try CommandLineFlags.positive(value, flag)

@@ -16,6 +16,12 @@ struct BenchmarkTable {
     static let transportP50Ceiling = 1.2
     /// Issue 17: workoutd's single-flight p99 at most this multiple of its own transport's echo.
     static let transportP99Ceiling = 1.3
+    /// Issue 31: the durable store's single-flight p50 at most this multiple of the C durable echo's (and below the
+    /// Python durable peer's), its p99 at most `durableEchoP99Ceiling` times the echo's.
+    static let durableEchoP50Ceiling = 1.2
+    static let durableEchoP99Ceiling = 1.5
+    /// Issue 31: durable pipelined throughput at least this share of the C durable echo's.
+    static let durableEchoThroughputFloor = 0.5
 
     var options: BenchmarkOptions
     var baseline: ProgramFigures
@@ -25,6 +31,9 @@ struct BenchmarkTable {
     var durableSubjects: [ProgramFigures]
     /// Held against the last durable subject (the same store, replication off), or the first subject without one.
     var replicatedSubjects: [ProgramFigures] = []
+    /// Issue 31's anchors for the first durable subject (``BenchmarkOptions/durableEcho``).
+    var durableEcho: ProgramFigures? = nil
+    var durablePeer: ProgramFigures? = nil
 
     /// Each floor's verdict, for the summary line.
     var floors: [(label: String, ratio: Double, requirement: String, passed: Bool)] {
@@ -52,11 +61,33 @@ struct BenchmarkTable {
             floors.append(("throughput \(durable.name) / \(reference.name)", ratio,
                            "≥ \(Self.durableThroughputFloor)", ratio >= Self.durableThroughputFloor))
         }
+        if let durable = durableSubjects.first {
+            floors += durableFloors(durable)
+        }
         let unreplicated = durableSubjects.last ?? reference
         for replicated in replicatedSubjects {
             let ratio = replicated.throughput.commandsPerSecond / unreplicated.throughput.commandsPerSecond
             floors.append(("throughput \(replicated.name) / \(unreplicated.name)", ratio,
                            "≥ \(Self.replicatedThroughputFloor)", ratio >= Self.replicatedThroughputFloor))
+        }
+        return floors
+    }
+
+    /// Issue 31: the durable store against the physical limit of acked-means-durable and the Python peer.
+    private func durableFloors(_ durable: ProgramFigures) -> [(String, Double, String, Bool)] {
+        var floors: [(String, Double, String, Bool)] = []
+        if let echo = durableEcho {
+            for (percentile, ceiling) in [(50.0, Self.durableEchoP50Ceiling), (99.0, Self.durableEchoP99Ceiling)] {
+                let ratio = durable.latency.microseconds(atPercentile: percentile) / echo.latency.microseconds(atPercentile: percentile)
+                floors.append(("p\(Int(percentile)) latency \(durable.name) / \(echo.name) (issue 31)", ratio, "≤ \(ceiling)", ratio <= ceiling))
+            }
+            let throughput = durable.throughput.commandsPerSecond / echo.throughput.commandsPerSecond
+            floors.append(("throughput \(durable.name) / \(echo.name) (issue 31)", throughput,
+                           "≥ \(Self.durableEchoThroughputFloor)", throughput >= Self.durableEchoThroughputFloor))
+        }
+        if let peer = durablePeer {
+            let ratio = durable.latency.microseconds(atPercentile: 50) / peer.latency.microseconds(atPercentile: 50)
+            floors.append(("p50 latency \(durable.name) / \(peer.name) (issue 31)", ratio, "< 1", ratio < 1))
         }
         return floors
     }
@@ -73,7 +104,8 @@ struct BenchmarkTable {
             |---|---:|---:|---:|---|---:|---:|---:|---:|
 
             """
-        for figures in [baseline] + references + subjects + durableSubjects + replicatedSubjects {
+        let anchors = [durableEcho, durablePeer].compactMap { $0 }
+        for figures in [baseline] + references + anchors + subjects + durableSubjects + replicatedSubjects {
             let t = figures.throughput
             let l = figures.latency
             text += "| \(figures.name) | \(Int(t.commandsPerSecond.rounded())) | \(format(t.megabytesPerSecondIn)) | "

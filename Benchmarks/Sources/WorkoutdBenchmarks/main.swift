@@ -27,6 +27,8 @@ do {
     guard let baselineSpecification = options.baseline else { exit(64) }
     let baseline = try run(baselineSpecification, matchIDs: false)
     let references = try options.references.map { try run($0, matchIDs: false) }
+    let durableEcho = try options.durableEcho.map { try run($0, matchIDs: false) }
+    let durablePeer = try options.durablePeer.map { try run($0, matchIDs: false) }
     let subjects = try options.subjects.map { try run($0, matchIDs: true) }
     var durable = try options.durableSubjects.dropLast(options.replicatedSubjects.isEmpty ? 0 : 1).map { try run($0, matchIDs: true) }
     // A replicated subject is held to a ratio against the last durable one: measured with it in turn, round by round.
@@ -46,7 +48,7 @@ do {
     }
     let table = BenchmarkTable(
         options: options, baseline: baseline, references: references, subjects: subjects, durableSubjects: durable,
-        replicatedSubjects: replicated)
+        replicatedSubjects: replicated, durableEcho: durableEcho, durablePeer: durablePeer)
     print(table.markdown, terminator: "")
     for floor in table.floors {
         progress("\(floor.passed ? "PASS" : "MISS") \(floor.label) = \(String(format: "%.3f", floor.ratio)) (\(floor.requirement))")
