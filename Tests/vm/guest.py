@@ -711,7 +711,7 @@ def phase_upgrade(args):
 
     out, _ = apt_install(previous[0])
     old_version = installed_version()
-    check("10.previous-installed", old_version != "", out[-1500:].replace("\n", " | "))
+    check("10.previous-installed", old_version != "", old_version or out[-1500:].replace("\n", " | "))
     wait_service_ready()
     load_gadget_modules()
     w = Gadget("w1", "WRB-0001")
@@ -756,8 +756,9 @@ def phase_upgrade(args):
     old_pid = main_pid()
     out, apt_seconds = apt_install(new[0])
     new_version = installed_version()
-    check("10.upgraded", new_version not in ("", old_version), f"{old_version} -> {new_version}: "
-          + out[-1500:].replace("\n", " | "))
+    upgraded_ok = new_version not in ("", old_version)
+    check("10.upgraded", upgraded_ok, f"{old_version} -> {new_version}"
+          + ("" if upgraded_ok else ": " + out[-1500:].replace("\n", " | ")))
     wait_service_ready()
     new_pid = main_pid()
     check("10.restarted-once", new_pid not in (0, old_pid) and unit_property("NRestarts") == "0",
@@ -790,7 +791,8 @@ def phase_upgrade(args):
     run("systemctl stop workoutd")
     digest = database_digest()
     out, _ = apt_install(previous[0], "--allow-downgrades")
-    check("10.downgraded", installed_version() == old_version, out[-1500:].replace("\n", " | "))
+    check("10.downgraded", installed_version() == old_version,
+          old_version if installed_version() == old_version else out[-1500:].replace("\n", " | "))
     wait_for("the old daemon to give up", lambda: unit_property("ActiveState") in ("failed", "inactive")
              and unit_property("SubState") != "auto-restart", timeout=60, interval=0.2)
     status = unit_property("ExecMainStatus")
@@ -805,7 +807,8 @@ def phase_upgrade(args):
 
     # Upgrading again serves every workout and takes new ones.
     out, _ = apt_install(new[0])
-    check("10.upgraded-again", installed_version() == new_version, out[-1500:].replace("\n", " | "))
+    check("10.upgraded-again", installed_version() == new_version,
+          new_version if installed_version() == new_version else out[-1500:].replace("\n", " | "))
     wait_service_ready()
     wait_for("daemon opens the wearable again", lambda: w.host_tty() in open_ttys(main_pid()), timeout=30)
     w.open()
