@@ -98,11 +98,10 @@ let package = Package(
                 "ControlProtocol", "WorkoutProtocol",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ],
-            path: "Sources/workoutctl",
             swiftSettings: strict
         ),
         // A `workoutctl` of its own in debug builds, which the tests run by path; `make install` installs a symlink.
-        .executableTarget(name: "workoutctl", dependencies: ["WorkoutctlCommands"], path: "Sources/WorkoutctlMain", swiftSettings: strict),
+        .executableTarget(name: "workoutctl", dependencies: ["WorkoutctlCommands"], swiftSettings: strict),
 
         // Test support, one module (as HummingbirdTesting): the daemon as a process and a simulated wearable on a pty
         // (Daemon/, Wearable/), one device's path run in memory with the invariants hostile input must not break
