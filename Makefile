@@ -95,10 +95,10 @@ demo: deps
 	@bash scripts/demo.sh "$$($(SWIFT) build --show-bin-path)/workoutd"
 
 bench:
-	bash scripts/bench.sh
+	bash Benchmarks/bench.sh
 
 soak:
-	bash scripts/soak.sh
+	bash Benchmarks/soak.sh
 
 clean:
 	rm -rf .build .build-release .build-fuzz .build-bench .build-soak fuzz-out

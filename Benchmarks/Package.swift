@@ -1,7 +1,7 @@
 // swift-tools-version: 6.1
 // `make bench` and `make soak` drivers, a package of their own (as swift-nio keeps its benchmarks) so that
 // `swift build` of workoutd builds the product only. They use workoutd's library products through a path
-// dependency; scripts/bench-build.sh builds them (and workoutd) in release mode with a scratch path of their own.
+// dependency; Benchmarks/bench-build.sh builds them (and workoutd) in release mode with a scratch path of their own.
 import PackageDescription
 
 let strict: [SwiftSetting] = [.swiftLanguageMode(.v6)]

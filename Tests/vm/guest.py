@@ -467,7 +467,7 @@ def clock_steps(w):
 
 # ---- issue 29's figures: the installed service beside a C echo in the same guest ----
 
-ECHO = "/run/vmtest/echo-baseline"  # bench/echo-baseline.c, built for this guest's architecture (run.sh)
+ECHO = "/run/vmtest/echo-baseline"  # Benchmarks/peers/echo-baseline.c, built for this guest's architecture (run.sh)
 ROUND_TRIPS = 400
 
 

@@ -74,14 +74,14 @@ if [[ -n "$previous_deb" ]]; then
     cp "$previous_deb" "$run_dir/payload/previous/"
 fi
 cp "$here/guest.py" "$here/guest-early" "$here/guest-run" "$run_dir/payload/"
-# The C echo the guest's figures are measured beside (bench/echo-baseline.c), static for the guest's architecture:
+# The C echo the guest's figures are measured beside (Benchmarks/peers/echo-baseline.c), static for the guest's architecture:
 # the arm64 one by the clang of the cross-build root that made the package (scripts/arm64-run.sh).
 case "$arch" in
-    amd64) cc -O2 -static -o "$run_dir/payload/echo-baseline" "$repo/bench/echo-baseline.c" ;;
+    amd64) cc -O2 -static -o "$run_dir/payload/echo-baseline" "$repo/Benchmarks/peers/echo-baseline.c" ;;
     arm64) echo_dir="$(mktemp -d "$repo/.build-echo.XXXXXX")"
            bash "$repo/scripts/arm64-run.sh" /usr/libexec/swift/bin/clang --target=aarch64-linux-gnu \
                --sysroot=/opt/workoutd-arm64.artifactbundle/trixie-arm64/sysroot -fuse-ld=lld -static -O2 \
-               -o "$echo_dir/echo-baseline" "$repo/bench/echo-baseline.c"
+               -o "$echo_dir/echo-baseline" "$repo/Benchmarks/peers/echo-baseline.c"
            mv "$echo_dir/echo-baseline" "$run_dir/payload/"; rmdir "$echo_dir" ;;
 esac
 payload_mb=$(( $(du -sm "$run_dir/payload" | cut -f1) + 16 ))

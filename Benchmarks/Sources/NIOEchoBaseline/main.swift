@@ -16,7 +16,7 @@ final class FixedReplyHandler: ChannelInboundHandler {
     typealias InboundIn = ByteBuffer
     typealias OutboundOut = ByteBuffer
 
-    /// The same bytes as bench/echo-baseline.c's reply.
+    /// The same bytes as Benchmarks/peers/echo-baseline.c's reply.
     static let reply = Array(#"{"command_type":"start_workout","status":"ok","workout_id":1}"#.utf8) + [UInt8(ascii: "\n")]
 
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {

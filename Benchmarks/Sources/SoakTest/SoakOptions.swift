@@ -10,7 +10,7 @@ struct SoakOptions: Sendable {
     var replugPercent = 2
     /// `SOAK_REPORT`: the markdown file whose soak section is replaced with the results.
     var reportPath: String?
-    /// `SOAK_CONFIGURATION` (set by `scripts/soak.sh`): the build of workoutd under test, for the report.
+    /// `SOAK_CONFIGURATION` (set by `Benchmarks/soak.sh`): the build of workoutd under test, for the report.
     var configuration: String?
     /// Seconds between RSS/descriptor samples.
     var sampleInterval: Duration = .seconds(5)

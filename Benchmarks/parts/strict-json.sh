@@ -1,10 +1,10 @@
 #!/usr/bin/env bash
 # Benchmark part `strict-json` (issue 14): what strict RFC 8259 validation of every line costs, side by side
 # with the parser of the commit before it, and that cost as a share of in-memory pipelined throughput.
-# Run through `bash scripts/bench.sh strict-json` (after `pty`, whose in-memory figure it relates to).
+# Run through `bash Benchmarks/bench.sh strict-json` (after `pty`, whose in-memory figure it relates to).
 #
 # Both builds of WorkoutProtocol (this commit's, and ebc03e8's: the last without the validator) are compiled with
-# bench/strict-json-decode.swift by `swiftc -O -wmo` and decode the pipelined benchmark's command lines; the two
+# Benchmarks/probes/strict-json-decode.swift by `swiftc -O -wmo` and decode the pipelined benchmark's command lines; the two
 # binaries alternate for BENCH_STRICT_ROUNDS rounds (default 7) of BENCH_STRICT_SECONDS each (default 2), and the
 # medians are compared. The extra nanoseconds per line are set against the time per command of the in-memory
 # pipelined figure recorded by the `pty` part (or BENCH_PIPELINED_RATE, commands/s).
@@ -22,7 +22,7 @@ mkdir -p "$work/previous" "$work/current"
 git -C "$root" archive "$previous" Sources/WorkoutProtocol | tar -x -C "$work/previous"
 cp -R "$root/Sources" "$work/current/"
 for side in previous current; do
-    cp "$root/bench/strict-json-decode.swift" "$work/$side/main.swift"
+    cp "$root/Benchmarks/probes/strict-json-decode.swift" "$work/$side/main.swift"
     flags=()
     [ "$side" = current ] && flags=(-D STRICT_VALIDATOR)
     # In its own directory: swiftc leaves the module's interface files where it runs.
@@ -57,7 +57,7 @@ rate=${BENCH_PIPELINED_RATE:-$(sed -n 's/^| workoutd, in-memory store | \([0-9]*
 {
     echo "Decoding the pipelined benchmark's command lines (start/end/share cycles, 3000 lines of 40–130 bytes, keys"
     echo "sorted, ids alternating integer/string): median CPU ns per line of $rounds alternating rounds of ${seconds} s,"
-    echo "both parsers built the same way in this run (\`swiftc -O -wmo\`, bench/strict-json-decode.swift)."
+    echo "both parsers built the same way in this run (\`swiftc -O -wmo\`, Benchmarks/probes/strict-json-decode.swift)."
     echo
     echo "| what | ns per line | rounds (ns per line) |"
     echo "|---|---:|---|"
@@ -74,7 +74,7 @@ rate=${BENCH_PIPELINED_RATE:-$(sed -n 's/^| workoutd, in-memory store | \([0-9]*
         printf "| (strict − previous parser time) / time per command | %.3f | ≤ 0.05 | %s |\n", extra / per, (extra / per <= 0.05 ? "PASS" : "MISS")
     }'
     echo
-    echo "Command: \`make bench\` (\`bash scripts/bench.sh strict-json\`). The in-memory pipelined rate is the \`pty\` part's"
+    echo "Command: \`make bench\` (\`bash Benchmarks/bench.sh strict-json\`). The in-memory pipelined rate is the \`pty\` part's"
     echo "figure in docs/benchmarks.md (BENCH_PIPELINED_RATE overrides it): the share is the CPU time validation adds"
     echo "to a line, set against what one command costs end to end through the daemon. The validator alone is the"
     echo "conservative measure: the strict commit also dropped the previous parser's separate UTF-8 checks and changed"
@@ -86,4 +86,4 @@ rate=${BENCH_PIPELINED_RATE:-$(sed -n 's/^| workoutd, in-memory store | \([0-9]*
     echo "alone, not two whole daemons through the pty: at ±10 % run-to-run spread the pty figure cannot resolve 5 %."
 } > "$work/section.md"
 cat "$work/section.md"
-bash "$root/scripts/bench-record.sh" strict-json "Strict JSON validation cost" "$work/section.md"
+bash "$root/Benchmarks/bench-record.sh" strict-json "Strict JSON validation cost" "$work/section.md"

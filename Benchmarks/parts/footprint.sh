@@ -3,7 +3,7 @@
 #   - installed size: `make install-files` into a scratch root, every binary stripped (as the .deb ships them);
 #   - resident memory of the installed binary serving one pty with the durable store: 15 s after start, right after
 #     BENCH_FOOTPRINT_LOAD durable commands (default 100000), and 60 s later; the Python durable peer
-#     (bench/python-durable-peer.py) measured the same way in the same run.
+#     (Benchmarks/peers/python-durable-peer.py) measured the same way in the same run.
 # It builds the release binary as `make install` does (static Swift runtime, .build-release): size and
 # file-backed memory depend on that link.
 set -euo pipefail
@@ -36,7 +36,7 @@ YAML
 grep -qa limits.commands_per_second "$work/root/usr/bin/workoutd" && printf 'limits:\n  commands_per_second: 0\n' >> "$work/workoutd.yaml"
 load=${BENCH_FOOTPRINT_LOAD:-100000}
 workoutd="$work/root/usr/bin/workoutd serve --config $work/workoutd.yaml --control-socket none --state-dir {state} --device {device}"
-peer="python3 $root/bench/python-durable-peer.py {device} {state}"
+peer="python3 $root/Benchmarks/peers/python-durable-peer.py {device} {state}"
 (cd bench && python3 footprint.py "$workoutd" "$load" 15 60) > "$work/workoutd.json"
 (cd bench && python3 footprint.py "$peer" "$load" 15 60) > "$work/peer.json"
 
@@ -61,11 +61,11 @@ PY
 cat "$work/section.md"
 {
     echo
-    echo "Command: \`make bench\` (\`bash scripts/bench.sh footprint\`). Sizes from \`make install-files\` into a scratch root, each"
+    echo "Command: \`make bench\` (\`bash Benchmarks/bench.sh footprint\`). Sizes from \`make install-files\` into a scratch root, each"
     echo "binary stripped as \`make deb\` strips it; workoutctl is a symlink to workoutd (one binary serves both commands)."
     echo "RSS from /proc/PID/status (VmRSS = RssAnon + RssFile + RssShmem); the load is start/end pairs in batches of 1000"
     echo "in flight. Both programs run on a fresh pty and state directory under /var/tmp, one after the other. Idle is"
     echo "measured 15 s after start: workoutd gives back the code pages a burst faulted in after 10-20 s without"
     echo "commands (Sources/workoutd/QuietCodeRelease.swift), the first command (the probe that finds it serving) included."
 } >> "$work/section.md"
-bash "$root/scripts/bench-record.sh" footprint "Footprint: installed size and resident memory (issue 17)" "$work/section.md"
+bash "$root/Benchmarks/bench-record.sh" footprint "Footprint: installed size and resident memory (issue 17)" "$work/section.md"

@@ -1,4 +1,4 @@
-// `make bench` part strict-json (scripts/bench.d/strict-json.sh): the cost of decoding the pipelined benchmark's
+// `make bench` part strict-json (Benchmarks/parts/strict-json.sh): the cost of decoding the pipelined benchmark's
 // command lines with one build of WorkoutProtocol. Compiled together with that module's sources (one module,
 // `swiftc -O -wmo`), once with the sources of the current commit and once with those of the commit before strict
 // validation, so the two parsers run the same lines in the same way.

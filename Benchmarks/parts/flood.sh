@@ -13,7 +13,7 @@ root=${BENCH_ROOT:-$(cd "$(dirname "$0")/../.." && pwd)}
 cd "$root"
 
 workoutd=${BENCH_WORKOUTD:-}
-[ -n "$workoutd" ] || workoutd="$(bash "$root/scripts/bench-build.sh" workoutd)/workoutd"
+[ -n "$workoutd" ] || workoutd="$(bash "$root/Benchmarks/bench-build.sh" workoutd)/workoutd"
 
 work=$(mktemp -d "${TMPDIR:-/tmp}/workoutd-bench-flood.XXXXXX")
 trap 'rm -rf "$work"' EXIT
@@ -25,7 +25,7 @@ seconds=${BENCH_FLOOD_SECONDS:-20}
 devices=${BENCH_FLOOD_DEVICES:-4}
 
 for run in limited unlimited; do
-    python3 bench/flood_probe.py --workoutd "$workoutd" --config "$work/$run.yaml" --state-dir "$work/state-$run" \
+    python3 Benchmarks/probes/flood_probe.py --workoutd "$workoutd" --config "$work/$run.yaml" --state-dir "$work/state-$run" \
         --flooders "$devices" --seconds "$seconds" | sed "s/^{/{\"run\": \"$run\", /" | tee -a "$work/runs.jsonl"
 done
 
@@ -49,9 +49,9 @@ cat "$work/section.md"
 {
     cat "$work/section.md"
     echo
-    echo "Command: \`make bench\` (\`bash scripts/bench.sh flood\`): bench/flood_probe.py runs the release build on ptys with"
+    echo "Command: \`make bench\` (\`bash Benchmarks/bench.sh flood\`): Benchmarks/probes/flood_probe.py runs the release build on ptys with"
     echo "the shipped defaults (durable SQLite store, discovery off), writes each flooder's lines as fast as its pty takes them and reads"
     echo "every reply, and samples /proc/PID/status every 50 ms (VmHWM for the peak). The quiet device's round trip is"
     echo "from its write to its reply; the probe itself shares the CPUs with the daemon."
 } > "$work/record.md"
-bash "$root/scripts/bench-record.sh" flood "A flooding device beside a quiet one (issue 28)" "$work/record.md"
+bash "$root/Benchmarks/bench-record.sh" flood "A flooding device beside a quiet one (issue 28)" "$work/record.md"

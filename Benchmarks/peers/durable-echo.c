@@ -1,13 +1,13 @@
 /*
  * The C durable echo for `make bench`: the physical limit of "acked means durable" on a pty.
  *
- * Like bench/echo-baseline.c (opens the device the way workoutd does, answers every newline with one fixed
+ * Like Benchmarks/peers/echo-baseline.c (opens the device the way workoutd does, answers every newline with one fixed
  * reply line, everything one read() delivered in one write()), but before it answers it appends what it read
  * to STATE_DIR/durable-echo.log and fdatasync()s that file: one write and one sync per read, so lines that
  * arrive together share one sync, as workoutd's group commit does. What lies between this program and
  * workoutd's durable store is the protocol and the storage format, not the disk.
  *
- * Build: cc -O2 -o durable-echo bench/durable-echo.c    Run: durable-echo /dev/pts/N STATE_DIR
+ * Build: cc -O2 -o durable-echo Benchmarks/peers/durable-echo.c    Run: durable-echo /dev/pts/N STATE_DIR
  */
 #include <sys/stat.h>
 

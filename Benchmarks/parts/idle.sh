@@ -3,7 +3,7 @@
 # with the watchdog on as systemd turns it on (NOTIFY_SOCKET, WATCHDOG_USEC at the unit's WatchdogSec=,
 # WATCHDOG_PID), the shipped configuration (discovery on, spool share sink), the durable store, and 1 and
 # then 64 ptys attached. Wakeups are the kernel's context-switch counters of every thread over the period
-# (bench/daemon_probe.py); threads and open fds are counted at the end. Needs python3.
+# (Benchmarks/probes/daemon_probe.py); threads and open fds are counted at the end. Needs python3.
 #
 # Environment: BENCH_IDLE_SECONDS (measured period, default 30), BENCH_IDLE_DEVICES ("1 64").
 set -euo pipefail
@@ -11,7 +11,7 @@ set -euo pipefail
 root=${BENCH_ROOT:-$(cd "$(dirname "$0")/../.." && pwd)}
 cd "$root"
 
-bin=$(bash "$root/scripts/bench-build.sh" workoutd)
+bin=$(bash "$root/Benchmarks/bench-build.sh" workoutd)
 
 work=$(mktemp -d "${TMPDIR:-/tmp}/workoutd-bench-idle.XXXXXX")
 trap 'rm -rf "$work"' EXIT
@@ -21,7 +21,7 @@ watchdog_sec=${watchdog_sec:-10}
 seconds=${BENCH_IDLE_SECONDS:-30}
 
 for devices in ${BENCH_IDLE_DEVICES:-1 64}; do
-    python3 bench/daemon_probe.py idle --workoutd "${BENCH_WORKOUTD:-$bin/workoutd}" --config "$work/workoutd.yaml" \
+    python3 Benchmarks/probes/daemon_probe.py idle --workoutd "${BENCH_WORKOUTD:-$bin/workoutd}" --config "$work/workoutd.yaml" \
         --state-dir "$work/state-$devices" --devices "$devices" --seconds "$seconds" --watchdog-sec "$watchdog_sec" \
         | tee -a "$work/runs.jsonl"
 done
@@ -50,11 +50,11 @@ cat "$work/section.md"
 {
     cat "$work/section.md"
     echo
-    echo "Command: \`make bench\` (\`bash scripts/bench.sh idle\`): bench/daemon_probe.py starts the release build as systemd does"
+    echo "Command: \`make bench\` (\`bash Benchmarks/bench.sh idle\`): Benchmarks/probes/daemon_probe.py starts the release build as systemd does"
     echo "(NOTIFY_SOCKET on a datagram socket it reads, WATCHDOG_USEC from the unit's \`WatchdogSec=\`, WATCHDOG_PID), with"
     echo "Config/workoutd.yaml (udev discovery on, spool share sink, durable SQLite store), and sums the voluntary and"
     echo "nonvoluntary context switches of every thread in /proc/PID/task over the period, sampling every 0.2 s so a"
     echo "thread that ends during it still counts. A wakeup of another process on this shared machine preempting one of"
     echo "ours counts too (nonvoluntary), so a busy machine raises the figure a little. See \"Threads at idle\" below."
 } > "$work/record.md"
-bash "$root/scripts/bench-record.sh" idle "Idle wakeups, threads and fds (watchdog on)" "$work/record.md"
+bash "$root/Benchmarks/bench-record.sh" idle "Idle wakeups, threads and fds (watchdog on)" "$work/record.md"

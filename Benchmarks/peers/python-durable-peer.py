@@ -5,7 +5,7 @@ the WAL before the reply goes out), one transaction per read batch, one row per 
 start_workout / end_workout / share_workout with workoutd's reply lines (README "Replies"); anything else gets
 an error reply. Single-threaded, no timers: it sleeps in read(2) while nothing arrives.
 
-Usage: bench/python-durable-peer.py DEVICE STATE_DIR
+Usage: Benchmarks/peers/python-durable-peer.py DEVICE STATE_DIR
 """
 import json
 import os

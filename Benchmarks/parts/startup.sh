@@ -2,7 +2,7 @@
 # Benchmark part `startup` (issue 17): exec → READY=1 and READY=1 → the first reply on an attached pty, with
 # 100,000 stored workouts, from a cold page cache (sync; echo 3 > /proc/sys/vm/drop_caches: needs root) and a
 # warm one. The database is made by the daemon (its own schema and migrations) and then filled through
-# Python's sqlite3 in one transaction (bench/daemon_probe.py seed). Needs python3.
+# Python's sqlite3 in one transaction (Benchmarks/probes/daemon_probe.py seed). Needs python3.
 #
 # Environment: BENCH_STARTUP_WORKOUTS (100000), BENCH_STARTUP_ROUNDS (3 of each).
 set -euo pipefail
@@ -10,13 +10,13 @@ set -euo pipefail
 root=${BENCH_ROOT:-$(cd "$(dirname "$0")/../.." && pwd)}
 cd "$root"
 
-bin=$(bash "$root/scripts/bench-build.sh" workoutd)
+bin=$(bash "$root/Benchmarks/bench-build.sh" workoutd)
 workoutd=${BENCH_WORKOUTD:-$bin/workoutd}
 
 work=$(mktemp -d "${TMPDIR:-/tmp}/workoutd-bench-startup.XXXXXX")
 trap 'rm -rf "$work"' EXIT
 cp Config/workoutd.yaml "$work/workoutd.yaml"
-probe=(python3 bench/daemon_probe.py)
+probe=(python3 Benchmarks/probes/daemon_probe.py)
 state=$work/state
 
 "${probe[@]}" startup --workoutd "$workoutd" --config "$work/workoutd.yaml" --state-dir "$state" > /dev/null  # creates the schema
@@ -56,11 +56,11 @@ cat "$work/section.md"
 {
     cat "$work/section.md"
     echo
-    echo "Command: \`make bench\` (\`bash scripts/bench.sh startup\`): bench/daemon_probe.py starts the release build as systemd"
+    echo "Command: \`make bench\` (\`bash Benchmarks/bench.sh startup\`): Benchmarks/probes/daemon_probe.py starts the release build as systemd"
     echo "does (Type=notify, watchdog on) with Config/workoutd.yaml and one pty, times exec → READY=1 on its NOTIFY_SOCKET,"
     echo "then writes one start_workout and times its reply. Cold rows drop the whole page cache first (binary and"
     echo "libraries included). PASS is the median within the floor (the machine is shared: the slowest run shows the noise). A database larger than 4 MiB gets only"
     echo "the header and schema checks before READY=1; SQLite's full \`quick_check\` runs after it, while devices are"
     echo "served (the first reply above competes with it)."
 } > "$work/record.md"
-bash "$root/scripts/bench-record.sh" startup "Start-up with 100,000 stored workouts" "$work/record.md"
+bash "$root/Benchmarks/bench-record.sh" startup "Start-up with 100,000 stored workouts" "$work/record.md"

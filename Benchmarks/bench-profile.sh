@@ -2,7 +2,7 @@
 # Profiles workoutd's hot path with callgrind (instruction counts are repeatable on noisy machines) and
 # records instructions per command in docs/benchmarks.md (section `pty-profile`).
 #
-#   bash scripts/bench-profile.sh [COMMANDS]      (default 20000)
+#   bash Benchmarks/bench-profile.sh [COMMANDS]      (default 20000)
 #
 # Three runs of the daemon under callgrind, driven by WorkoutdBenchmarks over a pty: a minimal one, one
 # with COMMANDS pipelined commands, one with COMMANDS single-flight round trips. The differences divided
@@ -20,11 +20,11 @@ out=${BENCH_PROFILE_DIR:-$scratch/profile}
 cd "$root"
 command -v valgrind > /dev/null || { echo "bench-profile: needs valgrind (apt-get install -y valgrind)" >&2; exit 69; }
 
-bin=$(bash "$root/scripts/bench-build.sh" workoutd WorkoutdBenchmarks)
+bin=$(bash "$root/Benchmarks/bench-build.sh" workoutd WorkoutdBenchmarks)
 mkdir -p "$out"
 work=$(mktemp -d "${TMPDIR:-/tmp}/workoutd-profile.XXXXXX")
 trap 'rm -rf "$work"' EXIT
-cc -O2 -o "$work/echo-baseline" bench/echo-baseline.c
+cc -O2 -o "$work/echo-baseline" Benchmarks/peers/echo-baseline.c
 printf 'log_level: info\n' > "$work/workoutd.yaml"
 # Valgrind 3.19 cannot read the DWARF 5 that Swift 6 emits and gives up; the symbol table is enough for
 # function-level counts, so profile a copy without debug information.
@@ -65,10 +65,10 @@ cat > "$work/profile.md" <<MD
 | pipelined, $count commands | $per_pipelined |
 | single-flight, $count round trips | $per_single |
 
-Marginal counts: (total of the run − total of a minimal run) / $count. Command: \`bash scripts/bench-profile.sh $count\`;
+Marginal counts: (total of the run − total of a minimal run) / $count. Command: \`bash Benchmarks/bench-profile.sh $count\`;
 the annotated profiles are in \`${out#"$root"/}\`.
 MD
 cat "$work/profile.md"
 echo
 echo "hottest functions, single-flight (self):"; sed -n '/^Ir/,$p' "$out/self.single-flight.txt" | head -n 30
-bash "$root/scripts/bench-record.sh" pty-profile "workoutd hot path under callgrind" "$work/profile.md"
+bash "$root/Benchmarks/bench-record.sh" pty-profile "workoutd hot path under callgrind" "$work/profile.md"

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Benchmark part `sdcard` (issue 17): what the storage costs an SD card per durable acked command, workoutd
-# beside the Python durable peer (bench/python-durable-peer.py: sqlite3, WAL, synchronous=FULL, one transaction
+# beside the Python durable peer (Benchmarks/peers/python-durable-peer.py: sqlite3, WAL, synchronous=FULL, one transaction
 # per read batch) in the same run: bytes the kernel wrote (/proc/PID/io write_bytes), state-directory growth,
 # pwrite and fsync-family calls (strace -f -c on every thread), in single flight and pipelined.
 # Environment: BENCH_SDCARD_COMMANDS (commands per phase, default 2000). Needs strace and root (ptrace).
@@ -26,7 +26,7 @@ count=${BENCH_SDCARD_COMMANDS:-2000}
 # Issue 31: the figures beside an empty database and beside 20,000 and 200,000 stored workouts.
 export BENCH_SDCARD_STORED=${BENCH_SDCARD_STORED:-0,20000,200000}
 (cd bench && python3 sdcard-writes.py "$count" \
-    "Python durable peer=python3 $root/bench/python-durable-peer.py {device} {state}" \
+    "Python durable peer=python3 $root/Benchmarks/peers/python-durable-peer.py {device} {state}" \
     "workoutd=$bin/workoutd serve --config $work/workoutd.yaml --control-socket none --state-dir {state} --device {device}") \
     | tee "$work/table.md"
 
@@ -54,7 +54,7 @@ cat "$work/verdict.md"
 {
     cat "$work/table.md" "$work/verdict.md"
     echo
-    echo "Command: \`make bench\` (\`bash scripts/bench.sh sdcard\`, bench/sdcard-writes.py). Each program on a fresh pty and a"
+    echo "Command: \`make bench\` (\`bash Benchmarks/bench.sh sdcard\`, Benchmarks/probes/sdcard-writes.py). Each program on a fresh pty and a"
     echo "fresh state directory under /var/tmp (ext4 here); $count start/end commands in single flight (each after the previous"
     echo "reply), then $count pipelined, after a warm-up of 20. write_bytes counts 4 KiB page-cache pages dirtied (a commit"
     echo "re-dirties the WAL page the previous one synced), so it is at least the WAL frames written, rounded up to pages;"
@@ -64,4 +64,4 @@ cat "$work/verdict.md"
     echo "frames), measured the same way beside the peer: 16.35 KB, 6.11 pwrite and 1.009 fsync per single-flight command"
     echo "(peer 8.15 KB, 2.06, 1.003)."
 } > "$work/section.md"
-bash "$root/scripts/bench-record.sh" sdcard "SD-card writes per durable command: workoutd vs Python durable peer (issue 17)" "$work/section.md"
+bash "$root/Benchmarks/bench-record.sh" sdcard "SD-card writes per durable command: workoutd vs Python durable peer (issue 17)" "$work/section.md"

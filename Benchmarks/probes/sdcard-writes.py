@@ -12,9 +12,9 @@ With BENCH_SDCARD_STORED (e.g. "0,20000,200000"), each program is measured once 
 filled with that many ended workouts of other devices (issue 31: the cost per command must not grow with the
 history); the program is stopped for the fill and started again on the same files.
 
-Prints one markdown table row per program, stored-workout count and phase. Used by scripts/bench.d/sdcard.sh.
+Prints one markdown table row per program, stored-workout count and phase. Used by Benchmarks/parts/sdcard.sh.
 
-Usage: bench/sdcard-writes.py N NAME='COMMAND with {device} and {state}' ...
+Usage: Benchmarks/probes/sdcard-writes.py N NAME='COMMAND with {device} and {state}' ...
 """
 import os
 import signal

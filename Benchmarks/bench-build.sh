@@ -2,7 +2,7 @@
 # Builds products for `make bench` / `make soak` in release mode from the benchmark package (Benchmarks/, which
 # depends on workoutd by path, so workoutd's own products build there too) and prints the directory of the binaries.
 #
-#   bin=$(bash scripts/bench-build.sh PRODUCT...)     e.g. workoutd WorkoutdBenchmarks NIOEchoBaseline
+#   bin=$(bash Benchmarks/bench-build.sh PRODUCT...)     e.g. workoutd WorkoutdBenchmarks NIOEchoBaseline
 # Environment: BENCH_SCRATCH (build directory, default .build-bench), BENCH_CONFIGURATION (release),
 # BENCH_BUILD_FLAGS (extra `swift build` flags, e.g. --ignore-lock). Build output goes to stderr.
 set -euo pipefail

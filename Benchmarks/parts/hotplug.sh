@@ -2,7 +2,7 @@
 # Benchmark part `hotplug` (issue 3): time from the udev add event to the first command acknowledged on
 # that device (p50/p99 over repeated plugs), and aggregate throughput of 16 busy devices vs one device,
 # in the same run. libudev is real; the devices live in a umockdev testbed, so it runs under umockdev-wrapper.
-# Run through `bash scripts/bench.sh hotplug`; needs the Debian packages umockdev and libumockdev-dev.
+# Run through `bash Benchmarks/bench.sh hotplug`; needs the Debian packages umockdev and libumockdev-dev.
 #
 # Environment: BENCH_PLUGS (default 200), BENCH_DEVICES (16), BENCH_DEVICE_COMMANDS (20000 per device).
 set -euo pipefail
@@ -10,7 +10,7 @@ set -euo pipefail
 root=${BENCH_ROOT:-$(cd "$(dirname "$0")/../.." && pwd)}
 cd "$root"
 
-bin=$(bash "$root/scripts/bench-build.sh" HotplugBenchmark)
+bin=$(bash "$root/Benchmarks/bench-build.sh" HotplugBenchmark)
 
 work=$(mktemp -d "${TMPDIR:-/tmp}/workoutd-bench.XXXXXX")
 trap 'rm -rf "$work"' EXIT
@@ -22,8 +22,8 @@ umockdev-wrapper "$bin/HotplugBenchmark" \
 {
     cat "$work/hotplug.md"
     echo
-    echo "Command: \`make bench\` (\`bash scripts/bench.sh hotplug\`). Devices are umockdev mock ttys (ptys) announced"
+    echo "Command: \`make bench\` (\`bash Benchmarks/bench.sh hotplug\`). Devices are umockdev mock ttys (ptys) announced"
     echo "with real uevents to the daemon's libudev monitor; the daemon's DiscoveryService, DeviceManager and"
     echo "engine (in-memory store) run in-process. Floors from issue 3."
 } > "$work/section.md"
-bash "$root/scripts/bench-record.sh" hotplug "Hotplug: udev add to first ack, 16 devices vs 1" "$work/section.md"
+bash "$root/Benchmarks/bench-record.sh" hotplug "Hotplug: udev add to first ack, 16 devices vs 1" "$work/section.md"

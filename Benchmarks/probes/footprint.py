@@ -6,9 +6,9 @@ fresh pty and state directory, and prints as JSON:
 - loaded: the same right after LOAD durable commands (start/end, in batches of 1000 in flight);
 - after: the same REST seconds after the load.
 
-Used by scripts/bench.d/footprint.sh.
+Used by Benchmarks/parts/footprint.sh.
 
-Usage: bench/footprint.py COMMAND [LOAD] [SETTLE] [REST]
+Usage: Benchmarks/probes/footprint.py COMMAND [LOAD] [SETTLE] [REST]
 """
 import json
 import os

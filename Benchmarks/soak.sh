@@ -4,7 +4,7 @@
 # into the soak section of docs/benchmarks.md and exits non-zero if RSS grows, descriptors leak,
 # a reply is missing or malformed, or the daemon dies.
 #
-#   SOAK_SECONDS=600 SOAK_DEVICES=4 SOAK_REPLUG_PERCENT=2 scripts/soak.sh
+#   SOAK_SECONDS=600 SOAK_DEVICES=4 SOAK_REPLUG_PERCENT=2 Benchmarks/soak.sh
 # Long mode (SOAK=long, or SOAK_SECONDS of an hour or more): also replication to a real PostgreSQL that is stopped
 # six times or every 10 minutes, a reload (SIGHUP) every 5 minutes, samples of threads, database and WAL size and
 # reply latency, and the per-hour drift in its own section of docs/benchmarks.md (bench:soak-long):
@@ -17,7 +17,7 @@ root=$(cd "$(dirname "$0")/.." && pwd)
 export SOAK_CONFIGURATION=${SOAK_CONFIGURATION:-release}  # also named in the report
 # The soak driver lives in the benchmark package (Benchmarks/Sources/SoakTest), built beside workoutd.
 bin=$(BENCH_SCRATCH=${SOAK_SCRATCH:-$root/.build-soak} BENCH_CONFIGURATION=$SOAK_CONFIGURATION \
-    bash "$root/scripts/bench-build.sh" workoutd SoakTest)
+    bash "$root/Benchmarks/bench-build.sh" workoutd SoakTest)
 export WORKOUTD_BINARY="$bin/workoutd"
 export SOAK_REPORT="${SOAK_REPORT-$root/docs/benchmarks.md}"
 exec "$bin/SoakTest"

@@ -6,8 +6,8 @@
 #     off, durable store with replication on; floor: on / off ≥ 0.90;
 #   - lag (Benchmarks/Sources/ReplicationLag): 4 devices × 250 commands/s, start/end paced, from each
 #     start_workout reply on its tty to the row being visible in `workouts`; floor: p99 ≤ 1 s;
-#   - the same lag with the server at a distance (bench/delay-proxy.py), one connection against the pool's two.
-# Run through `bash scripts/bench.sh replication`; needs Debian's `postgresql` package and a C compiler (cc).
+#   - the same lag with the server at a distance (Benchmarks/probes/delay-proxy.py), one connection against the pool's two.
+# Run through `bash Benchmarks/bench.sh replication`; needs Debian's `postgresql` package and a C compiler (cc).
 #
 # Environment: BENCH_COMMANDS (pipelined commands per round, default 100000), BENCH_ROUNDS (5),
 # BENCH_ROUND_TRIPS (20000), BENCH_WARM_UP (2000), BENCH_LAG_DEVICES (4), BENCH_LAG_RATE (250 per device),
@@ -20,7 +20,7 @@ cd "$root"
 pgbin=$(ls -d /usr/lib/postgresql/*/bin 2>/dev/null | sort -V | tail -n 1)
 [ -x "$pgbin/initdb" ] || { echo "replication: PostgreSQL is not installed (apt-get install postgresql)" >&2; exit 1; }
 
-bin=$(bash "$root/scripts/bench-build.sh" workoutd WorkoutdBenchmarks ReplicationLag)
+bin=$(bash "$root/Benchmarks/bench-build.sh" workoutd WorkoutdBenchmarks ReplicationLag)
 
 work=$(mktemp -d "${TMPDIR:-/tmp}/workoutd-bench.XXXXXX")
 # The cluster's directory holds its socket; initdb refuses to run as root, so as root it belongs to nobody.
@@ -45,7 +45,7 @@ trap stop_cluster EXIT
     -c "CREATE ROLE workoutd LOGIN" -c "CREATE DATABASE gym OWNER workoutd"
 server=$("$pgbin/postgres" --version)
 
-cc -O2 -Wall -o "$work/echo-baseline" bench/echo-baseline.c
+cc -O2 -Wall -o "$work/echo-baseline" Benchmarks/peers/echo-baseline.c
 
 # Explicit configurations, so /etc/workoutd/workoutd.yaml on this machine cannot change what is measured.
 cat > "$work/workoutd.yaml" <<YAML
@@ -86,7 +86,7 @@ shipped=$("$pgbin/psql" -h "$pg" -U postgres -d gym -At -c "SELECT count(*) FROM
 # that, as to a server in another building. One connection ships a batch at a time; the pool's two overlap them.
 distant="$work/distant"
 mkdir "$distant"
-python3 bench/delay-proxy.py "$distant/.s.PGSQL.5432" "$pg/.s.PGSQL.5432" "${BENCH_DISTANT_DELAY_MS:-15}" &
+python3 Benchmarks/probes/delay-proxy.py "$distant/.s.PGSQL.5432" "$pg/.s.PGSQL.5432" "${BENCH_DISTANT_DELAY_MS:-15}" &
 proxy=$!
 for _ in $(seq 100); do [ -S "$distant/.s.PGSQL.5432" ] && break; sleep 0.05; done
 cat > "$work/distant.yaml" <<YAML
@@ -142,13 +142,13 @@ cat "$work/distant.md"
     echo
     cat "$work/distant.md"
     echo
-    echo "At a distance (bench/delay-proxy.py in front of the same cluster, the same 1,000 commands/s, measured as"
+    echo "At a distance (Benchmarks/probes/delay-proxy.py in front of the same cluster, the same 1,000 commands/s, measured as"
     echo "above), a batch costs five round trips (BEGIN, two upserts, the hub's row, COMMIT). With one connection the"
     echo "next batch waits for all five; with the pool's two, its BEGIN and upserts go out on the second connection"
     echo "once the batch before has its rows, and its COMMIT follows that batch's. While the devices commit flat out"
     echo "(batches of 1,000 changes or more) the shipper keeps to one batch at a time either way."
     echo
-    echo "Command: \`make bench\` (\`bash scripts/bench.sh replication\`). Floors from issue 18: durable pipelined"
+    echo "Command: \`make bench\` (\`bash Benchmarks/bench.sh replication\`). Floors from issue 18: durable pipelined"
     echo "throughput with replication on within 10 % of off (on / off ≥ 0.90), measured in the same run, the two"
     echo "round by round in turn (off, on, off, on…) so the load of a shared machine falls on both alike; lag p99 ≤ 1 s"
     echo "at 1,000 commands/s across the hub's devices. Lag: each device sends start_workout and end_workout alternately,"
@@ -160,4 +160,4 @@ cat "$work/distant.md"
     echo "transaction of each commit — an in-memory store has nowhere to keep a backlog that survives an outage and a"
     echo "restart, which the issue requires (\"the backlog waits in SQLite\")."
 } > "$work/section.md"
-bash "$root/scripts/bench-record.sh" replication "Replication to a central PostgreSQL: device-path cost and lag" "$work/section.md"
+bash "$root/Benchmarks/bench-record.sh" replication "Replication to a central PostgreSQL: device-path cost and lag" "$work/section.md"

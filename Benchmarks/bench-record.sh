@@ -2,7 +2,7 @@
 # Records one benchmark's figures in docs/benchmarks.md, between its own markers, leaving every other
 # benchmark's section as it is:
 #
-#   bash scripts/bench-record.sh NAME TITLE FILE
+#   bash Benchmarks/bench-record.sh NAME TITLE FILE
 #
 # FILE holds the section's markdown body (tables, notes). The section becomes
 #   <!-- bench:NAME:start -->
@@ -49,7 +49,7 @@ if [ ! -e "$doc" ]; then
 # Benchmarks
 
 Figures recorded by `make bench` (release builds). Each section is rewritten only by its own runner, between
-its `<!-- bench:NAME:start -->` and `<!-- bench:NAME:end -->` markers (`scripts/bench-record.sh`); edit
+its `<!-- bench:NAME:start -->` and `<!-- bench:NAME:end -->` markers (`Benchmarks/bench-record.sh`); edit
 outside the markers freely.
 HEADER
 fi

@@ -1,5 +1,5 @@
 /*
- * What the C echoes of `make bench` share (bench/echo-baseline.c, bench/durable-echo.c): the device opened the
+ * What the C echoes of `make bench` share (Benchmarks/peers/echo-baseline.c, Benchmarks/peers/durable-echo.c): the device opened the
  * way workoutd opens it, and one fixed reply line, about as long as a real reply, for every newline of a read,
  * all in one write(), as workoutd batches them.
  */

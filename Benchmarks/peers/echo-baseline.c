@@ -6,7 +6,7 @@
  * read() delivered go out in one write(), as workoutd batches them, so the figures measured against this
  * program are the limit of a pty on this machine, not of a protocol.
  *
- * Build: cc -O2 -o echo-baseline bench/echo-baseline.c    Run: echo-baseline /dev/pts/N
+ * Build: cc -O2 -o echo-baseline Benchmarks/peers/echo-baseline.c    Run: echo-baseline /dev/pts/N
  */
 #include "raw-tty.h"
 

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Starts workoutd the way systemd does (Type=notify, watchdog on) on real ptys and measures it from outside.
 
-Used by scripts/bench.d/idle.sh and scripts/bench.d/startup.sh; prints one JSON object.
+Used by Benchmarks/parts/idle.sh and Benchmarks/parts/startup.sh; prints one JSON object.
 
   daemon_probe.py idle    --workoutd BIN --config FILE --state-dir DIR --devices N --seconds S
   daemon_probe.py startup --workoutd BIN --config FILE --state-dir DIR [--drop-caches]
