@@ -133,7 +133,8 @@ import WorkoutdTesting
         let first = try #require(recovered, "no recovery: \(daemon.log)")
         acked.insert(first)
         #expect(try wearable.request(CommandLines.end(id: 9999)).contains(#""status":"ok""#))
-        #expect(daemon.log.contains("database reopened"), "\(daemon.log)")
+        // Logged once the reopen returned, which is after the swap a retried command may already have used.
+        try daemon.waitForLog("database reopened")
         let after = try Workoutctl.run(["--socket", socket, "status"])
         #expect(!after.stdout.split(separator: "\n").contains { $0.hasPrefix("storage") }, "\(after.stdout)")
 
@@ -204,7 +205,7 @@ import WorkoutdTesting
             }
         }
         #expect(recovered, "no recovery: \(daemon.log)")
-        #expect(daemon.log.contains("database reopened"), "\(daemon.log)")
+        try daemon.waitForLog("database reopened")
         let listed = try Workoutctl.run(["--socket", card.socket, "workouts", "--json"])
         #expect(listed.stdout.split(separator: "\n").count == 2, "the one acknowledged before and the one after: \(listed.stdout)")
     }

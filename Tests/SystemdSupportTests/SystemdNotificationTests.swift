@@ -94,7 +94,7 @@ struct SystemdNotificationTests {
                 let hung = DispatchSemaphore(value: 0)
                 loopsArray[1].execute {
                     hung.signal()
-                    usleep(4_000_000)
+                    usleep(8_000_000)
                 }
                 await withCheckedContinuation { continuation in
                     DispatchQueue.global().async {
@@ -102,8 +102,9 @@ struct SystemdNotificationTests {
                         continuation.resume()
                     }
                 }
-                _ = await listener.all(during: .milliseconds(700))  // a ping already in flight, however late
-                let whileHung = await listener.all(during: .milliseconds(800))
+                // A ping already in flight, however late: at load 7 on 2 cores one came after 700 ms.
+                _ = await listener.all(during: .milliseconds(2_500))
+                let whileHung = await listener.all(during: .milliseconds(2_000))
                 #expect(whileHung.isEmpty, "no ping while a loop is hung: \(whileHung)")
 
                 var afterwards: [String] = []
