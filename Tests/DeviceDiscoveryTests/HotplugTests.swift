@@ -157,6 +157,9 @@ struct HotplugTests {
         // discovery.enabled: false
         harness.service.update(matcher: nil)
         #expect(await harness.waitForDevices { $0.map(\.path) == [configured.tty.devnode] }, "the discovered device is released")
+        // Released from the list at once, its channel closed on its event loop right after: awaited, within a bound.
+        let closeDeadline = ContinuousClock.now + .seconds(5)
+        while found.isNodeOpen, ContinuousClock.now < closeDeadline { try await Task.sleep(for: .milliseconds(5)) }
         #expect(!found.isNodeOpen, "its node is closed")
         #expect(try await configured.exchange(WireCommand.end(id: 2))?.isSuccess == true, "the configured one stays connected")
         // Plugged while discovery is off: nobody announces it to us again, so only the scan on enabling finds it.
