@@ -19,8 +19,13 @@ if [[ -f "$deb" ]]; then
 fi
 
 log() { printf 'previous-release: %s\n' "$*" >&2; }
+# A shallow clone (as some CI systems make) lacks the commit: fetch it from where the clone came from.
+if ! git -C "$repo" cat-file -e "$commit^{commit}" 2>/dev/null; then
+    log "fetching $commit (workoutd $version) from origin"
+    git -C "$repo" fetch --quiet origin "$commit" 2>/dev/null || git -C "$repo" fetch --quiet --unshallow origin 2>/dev/null || true
+fi
 git -C "$repo" cat-file -e "$commit^{commit}" 2>/dev/null \
-    || { log "commit $commit of workoutd $version is not in this clone's history"; exit 2; }
+    || { log "commit $commit of workoutd $version is not in this clone's history, nor at origin"; exit 2; }
 # A worktree of its own, beside the clone (not inside: SwiftPM would see the parent package).
 tree="$(mktemp -d "${TMPDIR:-/var/tmp}/workoutd-$version.XXXXXX")"
 trap 'git -C "$repo" worktree remove --force "$tree" >/dev/null 2>&1 || rm -rf "$tree"' EXIT
