@@ -223,6 +223,9 @@ let package = Package(
         // libsystemd (Debian libsystemd-dev): sd_notify and the watchdog, as a Swift module.
         .systemLibrary(name: "CSystemd", pkgConfig: "libsystemd", providers: [.apt(["libsystemd-dev"])]),
 
+        // glibc's mallopt, for the daemon's allocator limits (Sources/workoutd/AllocatorLimits.swift).
+        .systemLibrary(name: "CMalloc"),
+
         // Running under systemd: READY/STATUS/STOPPING notifications, the watchdog pinger, journal detection.
         .target(
             name: "SystemdSupport",
@@ -248,6 +251,7 @@ let package = Package(
                 "ControlPlane",
                 "ControlProtocol",
                 "SystemdSupport",
+                "CMalloc",
                 "DeviceDiscovery",
                 "WorkoutctlCommands",
                 "WebServer",

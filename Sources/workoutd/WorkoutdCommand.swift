@@ -61,6 +61,7 @@ struct Serve: AsyncParsableCommand {
     }
 
     func run() async throws {
+        let allocatorLimits = AllocatorLimits.apply(environment: ProcessInfo.processInfo.environment)
         let configuration: DaemonConfiguration
         do {
             configuration = try await DaemonConfiguration.load(
@@ -79,6 +80,7 @@ struct Serve: AsyncParsableCommand {
             DaemonLogHandler(label: label, forJournal: forJournal)
         }
         let logger = Logger(label: "workoutd")
+        logger.debug("allocator limits", metadata: ["applied": "\(allocatorLimits.map(\.description).joined(separator: " "))"])
         // One daemon per state directory: a second one would interleave writes to the same database and outbox.
         // (The in-memory store keeps nothing there, so trial and benchmark runs may share the default.)
         var stateLock: HeldStateDirectoryLock?

@@ -152,6 +152,29 @@ struct DaemonEndToEndTests {
         #expect(after - before < 16 * 1024, "RSS grew from \(before) KiB to \(after) KiB")
     }
 
+    @Test("the daemon limits malloc's arenas and thresholds, except where the operator's environment sets them")
+    func allocatorLimits() throws {
+        let wearable = try SimulatedWearable()
+        let daemon = try startDaemon([wearable.devicePath])
+        try daemon.waitForLog("allocator limits")
+        let line = try #require(daemon.log.split(separator: "\n").first { $0.contains("allocator limits") })
+        #expect(line.contains("MALLOC_ARENA_MAX=2"))
+        #expect(line.contains("MALLOC_MMAP_THRESHOLD=262144"))
+        #expect(line.contains("MALLOC_TRIM_THRESHOLD=524288"))
+        #expect(try decode(wearable.request(CommandLines.end())).outcome == .error(.noActiveWorkout))
+
+        // An operator's own setting (a drop-in's Environment=) wins: glibc read it, the daemon leaves it alone.
+        let second = try SimulatedWearable()
+        let tuned = try DaemonProcess(
+            arguments: ["--device", second.devicePath, "--log-level", "debug", "--control-socket", "none", "--in-memory"],
+            environment: ["MALLOC_ARENA_MAX": "4", "GLIBC_TUNABLES": "glibc.malloc.trim_threshold=1048576"])
+        try tuned.waitForLog("allocator limits")
+        let tunedLine = try #require(tuned.log.split(separator: "\n").first { $0.contains("allocator limits") })
+        #expect(!tunedLine.contains("MALLOC_ARENA_MAX"))
+        #expect(!tunedLine.contains("MALLOC_TRIM_THRESHOLD"))
+        #expect(tunedLine.contains("MALLOC_MMAP_THRESHOLD=262144"))
+    }
+
     @Test("a bad configuration exits with status 78 and names the key")
     func badConfiguration() throws {
         let file = FileManager.default.temporaryDirectory.appendingPathComponent("bad-\(UUID().uuidString).yaml").path
