@@ -4,8 +4,13 @@ import WorkoutEngine
 import WorkoutStorage
 
 /// Waits for the system clock to be synchronised, then corrects the workouts stored with times taken
-/// before (``SQLiteWorkoutStore/correctClockMarks(from:)``), once. Until then it says, once, that times are
+/// before (``SQLiteWorkoutStore/correctClockMarks(from:)``). Until then it says, once, that times are
 /// being marked. A correction that fails (storage unavailable) is tried again at the next check.
+///
+/// The correction runs twice, the second time one ``period`` after the first: a command whose times were taken
+/// just before the clock was synchronised may commit just after the first pass (a group commit waits for its
+/// batch), and would otherwise keep its mark for good. Correcting is idempotent: the second pass changes only
+/// such stragglers.
 final class ClockCorrection: Service, Sendable, CustomStringConvertible {
     /// How often the clock's state is looked at while it is not synchronised. A correction within half a minute of
     /// NTP's first step is soon enough, and a hub that never synchronises (no network) wakes for it only this
@@ -25,22 +30,23 @@ final class ClockCorrection: Service, Sendable, CustomStringConvertible {
     }
 
     /// Runs until shutdown (a service that returns early stops the daemon's service group), checking the clock
-    /// every ``period`` until the one correction is done, then only sleeping.
+    /// every ``period`` until both corrections are done, then only sleeping.
     func run() async throws {
         try? await cancelWhenGracefulShutdown { [self] in
             var announced = false
-            var done = false
+            var passesLeft = 2
             while !Task.isCancelled {
-                if !done {
+                if passesLeft > 0 {
                     let reading = clock.read()
                     if reading.synchronized {
                         do {
                             let corrected = try await store.correctClockMarks(from: reading)
-                            if corrected > 0 || announced {
+                            // The first pass always speaks once times were marked; the second only when it found stragglers.
+                            if corrected > 0 || (announced && passesLeft == 2) {
                                 logger.notice("system clock synchronised: times taken before it corrected from the boot-time clock", metadata: [
                                     "workouts": "\(corrected)"])
                             }
-                            done = true
+                            passesLeft -= 1
                         } catch {
                             logger.warning("clock correction could not be stored; retrying", metadata: ["reason": "\(error)"])
                         }
@@ -49,7 +55,7 @@ final class ClockCorrection: Service, Sendable, CustomStringConvertible {
                         logger.notice("system clock not synchronised: workouts are timed on the boot-time clock and their times marked until it is")
                     }
                 }
-                try await Task.sleep(for: done ? .seconds(3600) : Self.period)
+                try await Task.sleep(for: passesLeft == 0 ? .seconds(3600) : Self.period)
             }
         }
     }
