@@ -58,6 +58,7 @@ enum Daemon {
             events: engine.events, configuration: config.shares, logger: logger)
         reloader.register(.shareSinks(delivery, stateDirectory: config.stateDirectory))
         var services: [any Service] = [systemd.watchdog(eventLoopGroup: MultiThreadedEventLoopGroup.singleton), delivery, serial, reloader, eviction]
+        services.append(AllocatorTrim())
         if let sqlite = store as? SQLiteWorkoutStore {
             services.append(ClockCorrection(clock: clock, store: sqlite, logger: logger))
             services.append(StorageRecovery(store: sqlite, lock: stateLock, failures: storageFailures, logger: logger))
