@@ -31,8 +31,8 @@ enum Daemon {
         let engine = try await WorkoutEngine(store: store, clock: clock, sessionExecutor: placement.sessionExecutor, limits: config.limits)
         let eviction = SessionEviction(engine: engine, timeout: config.limits.sessionIdleTimeout, logger: logger)
         observers.observe(engine)
-        let codeRelease = QuietCodeRelease(loop: MultiThreadedEventLoopGroup.singleton.any())
-        _ = engine.events.addBatchObserver { _ in codeRelease.noteActivity() }
+        let memoryRelease = MemoryRelease(loop: MultiThreadedEventLoopGroup.singleton.any())
+        _ = engine.events.addBatchObserver { _ in memoryRelease.noteActivity() }
         let storageFailures = StorageFailureLog(logger: logger)
         storageFailures.observe(engine.events)
         let systemd = SystemdServices(logger: logger)
@@ -58,7 +58,6 @@ enum Daemon {
             events: engine.events, configuration: config.shares, logger: logger)
         reloader.register(.shareSinks(delivery, stateDirectory: config.stateDirectory))
         var services: [any Service] = [systemd.watchdog(eventLoopGroup: MultiThreadedEventLoopGroup.singleton), delivery, serial, reloader, eviction]
-        services.append(AllocatorTrim())
         if let sqlite = store as? SQLiteWorkoutStore {
             services.append(ClockCorrection(clock: clock, store: sqlite, logger: logger))
             services.append(StorageRecovery(store: sqlite, lock: stateLock, failures: storageFailures, logger: logger))
