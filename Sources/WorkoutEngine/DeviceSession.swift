@@ -106,7 +106,17 @@ public actor DeviceSession {
             busy = true
             return
         }
-        await withCheckedContinuation { waiting.append($0) }
+        // Checked again where the continuation is registered. On a session placed on an event loop the call to
+        // `withCheckedContinuation` was seen to suspend before its body ran (FloodEndToEndTests stalled one run in
+        // three with two batches in flight): a holder that released meanwhile would never have resumed this one.
+        await withCheckedContinuation { continuation in
+            if busy {
+                waiting.append(continuation)
+            } else {
+                busy = true
+                continuation.resume()
+            }
+        }
     }
 
     private func release() {
@@ -120,7 +130,14 @@ public actor DeviceSession {
     /// Returns once every batch that joined the chain before `ticket` has finished.
     private func turn(_ ticket: CommitChain.Ticket) async {
         guard !commits.isTurn(ticket) else { return }
-        await withCheckedContinuation { turnWaiters.append((ticket, $0)) }
+        // Checked again where the continuation is registered (see acquire()).
+        await withCheckedContinuation { continuation in
+            if commits.isTurn(ticket) {
+                continuation.resume()
+            } else {
+                turnWaiters.append((ticket, continuation))
+            }
+        }
     }
 
     /// Ends `ticket`'s turn and starts the next batch's.
@@ -138,7 +155,13 @@ public actor DeviceSession {
     /// Returns once every batch that joined the chain has finished (called only while stepping, under the lock).
     private func settled() async {
         guard !commits.isSettled else { return }
-        await withCheckedContinuation { settledWaiter = $0 }
+        await withCheckedContinuation { continuation in
+            if commits.isSettled {
+                continuation.resume()
+            } else {
+                settledWaiter = continuation
+            }
+        }
     }
 
     /// Runs a batch at once when nothing in it has to wait: the session is already restored, no other
