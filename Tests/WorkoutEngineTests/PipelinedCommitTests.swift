@@ -129,6 +129,31 @@ import WorkoutdTesting
         #expect(replay.first?.replayed == true && replay.first?.isSuccess == true, "replayed once the start is stored")
     }
 
+    @Test func nearThePendingShareLimitABatchCountsTheSharesStillCommittingBeforeIt() async throws {
+        let inner = InMemoryWorkoutStore()
+        let store = HeldCommitStore(inner)
+        let limits = DeviceLimits(commandsPerSecond: 0, pendingSharesPerDevice: 2, sessionIdleTimeout: .zero)
+        let session = try await WorkoutEngine(store: store, limits: limits).session(for: "w")
+        let setup = Task { await session.handle([Self.start(1), Self.end(2)]) }
+        await store.nextCommit().succeed()
+        _ = await setup.value
+
+        let first = Task { await session.handle([Self.share(3)]) }
+        let firstCommit = await store.nextCommit()
+        // Two more shares could reach the limit of 2: the batch reads the store's count, which must first hold the
+        // share still committing (else it would count 0 and queue both, 3 pending). Whether it is already waiting
+        // when the first commit finishes or starts after, the outcome is the same; the yields make the wait likely.
+        let second = Task { await session.handle([Self.share(4), Self.share(5)]) }
+        for _ in 0..<100 { await Task.yield() }
+        firstCommit.succeed()
+        #expect(await first.value.first?.isSuccess == true)
+        await store.nextCommit().succeed()
+        let replies = await second.value
+        #expect(replies.first?.isSuccess == true)
+        #expect(replies.last == .error(.tooManyPendingShares(limit: 2), id: .integer(5)))
+        #expect(try await inner.shares(limit: nil).count == 2)
+    }
+
     @Test func theChainCommitsInOrderAndAFailureDiscardsWhatWasSteppedBeforeIt() {
         var chain = CommitChain()
         let first = chain.join(steppedIn: chain.generation)
