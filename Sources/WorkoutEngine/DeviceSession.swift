@@ -217,18 +217,21 @@ public actor DeviceSession {
     /// next batch. Called under the lock.
     private func step(_ lines: [DecodedLine], from origin: CommandOrigin, at started: ContinuousClock.Instant) async -> Stepped {
         var machine: SessionMachine
+        // Read before the state is: a commit that fails while the state is read (an `await` may let one finish)
+        // then discards this batch, rather than the batch stepping on a state the failure dropped.
+        var generation = commits.generation
         do {
             machine = try await restored()
             if mayReachShareLimit(machine, lines: lines.count), !commits.isSettled {
                 // The store's count read below must include this device's shares still committing; a commit
                 // that fails meanwhile drops the state, which is then restored from the store.
                 await settled()
+                generation = commits.generation
                 machine = try await restored()
             }
         } catch {
             return Stepped(ticket: commits.join(steppedIn: commits.generation), step: nil, unrestorable: String(describing: error))
         }
-        let generation = commits.generation
         // Held only by the local while the batch runs, so `run` advances its snapshot without copying it.
         self.machine = nil
         if mayReachShareLimit(machine, lines: lines.count) {
