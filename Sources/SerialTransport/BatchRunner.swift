@@ -5,8 +5,9 @@ import WorkoutProtocol
 /// Lines that arrive in one read form one batch (one store transaction). Up to ``maximumBatchesInFlight`` run
 /// at a time (two by default: the next batch's session step overlaps the previous batch's commit), and later
 /// lines accumulate meanwhile. Replies are written in the order the batches were read, whatever the order they
-/// are answered in: a batch answered early is held until every batch before it is written. Reading pauses when too many lines wait or the device is not taking replies,
-/// so a device that never reads cannot grow the daemon's memory. While draining, it answers every line the
+/// are answered in: a batch answered early is held until every batch before it is written. Reading pauses
+/// when too many lines wait or the device is not taking replies, so a device that never reads cannot grow the
+/// daemon's memory. While draining, it answers every line the
 /// device already sent (also those still in the kernel), then asks for the connection to close.
 ///
 /// ``CommandDispatchHandler`` feeds it what happens on the channel and carries out the ``Actions`` it returns.
@@ -135,7 +136,8 @@ public struct BatchRunner {
         var actions = Actions.none
         // No new batch while the device is not taking replies: every committed but unsent reply is one
         // the wearable may retry, and retries are recognised only within the last remembered ids, so
-        // how far the daemon runs ahead of the device's reading must stay well inside that window.
+        // how far the daemon runs ahead of the device's reading must stay well inside that window (two batches
+        // in flight at most, each bounded by the pending-line limit plus one read).
         if inFlight.count < maximumBatchesInFlight, !pending.isEmpty, isWritable {
             let batch = Batch(number: nextNumber, lines: pending)
             nextNumber &+= 1
