@@ -2,9 +2,12 @@ import WorkoutProtocol
 
 /// The batch runner of a device's pipeline and its back-pressure, as a plain state machine (no I/O).
 ///
-/// Lines that arrive in one read form one batch (one store transaction); one batch runs at a time and the
-/// next accumulates meanwhile. Reading pauses when too many lines wait or the device is not taking replies,
-/// so a device that never reads cannot grow the daemon's memory. While draining, it answers every line the
+/// Lines that arrive in one read form one batch (one store transaction). Up to ``maximumBatchesInFlight`` run
+/// at a time (two by default: the next batch's session step overlaps the previous batch's commit), and later
+/// lines accumulate meanwhile. Replies are written in the order the batches were read, whatever the order they
+/// are answered in: a batch answered early is held until every batch before it is written. Reading pauses
+/// when too many lines wait or the device is not taking replies, so a device that never reads cannot grow the
+/// daemon's memory. While draining, it answers every line the
 /// device already sent (also those still in the kernel), then asks for the connection to close.
 ///
 /// ``CommandDispatchHandler`` feeds it what happens on the channel and carries out the ``Actions`` it returns.
@@ -13,10 +16,25 @@ public struct BatchRunner {
     /// Bytes the device sent that the kernel still holds: while draining, those lines are answered too.
     public typealias UnreadInput = @Sendable () -> Int
 
+    /// Lines run as one batch, numbered in the order they were read.
+    public struct Batch {
+        public let number: Int
+        public let lines: [DecodedLine]
+    }
+
+    /// A batch with its replies, ready to be written.
+    public struct Answered {
+        public let number: Int
+        public let lines: [DecodedLine]
+        public let replies: [Reply]
+    }
+
+    public static let defaultMaximumBatchesInFlight = 2
+
     /// What the handler must do after an input, in this order.
     public struct Actions {
-        /// Lines to run now, as one batch; report its end with ``BatchRunner/batchFinished(isWritable:)``.
-        public var runBatch: [DecodedLine]?
+        /// Lines to run now, as one batch; report its replies with ``BatchRunner/batchAnswered(_:replies:)``.
+        public var runBatch: Batch?
         /// Reading was held and may go on: ask the channel for the next read.
         public var resumeReading = false
         /// Draining and everything read is answered: close once the replies already written are out.
@@ -26,16 +44,25 @@ public struct BatchRunner {
     }
 
     public private(set) var maximumPendingLines: Int
+    /// Batches run but not yet written: one committing while the next steps is what overlaps them.
+    public let maximumBatchesInFlight: Int
     private let unreadInput: UnreadInput
     private var pending: [DecodedLine] = []
-    private var inFlight = false
+    /// Run and not yet handed out for writing, oldest first, with their replies once answered.
+    private var inFlight: [(batch: Batch, replies: [Reply]?)] = []
+    private var nextNumber = 0
     private var readHeld = false
     private var draining = false
     private var closing = false
 
-    public init(maximumPendingLines: Int = PipelineOptions.defaultMaximumPendingLines, unreadInput: @escaping UnreadInput = { 0 }) {
+    public init(
+        maximumPendingLines: Int = PipelineOptions.defaultMaximumPendingLines,
+        maximumBatchesInFlight: Int = BatchRunner.defaultMaximumBatchesInFlight, unreadInput: @escaping UnreadInput = { 0 }
+    ) {
         self.maximumPendingLines = maximumPendingLines
+        self.maximumBatchesInFlight = max(1, maximumBatchesInFlight)
         self.unreadInput = unreadInput
+        inFlight.reserveCapacity(self.maximumBatchesInFlight)
     }
 
     /// Lines waiting for the batch ahead of them (or for the device to take replies again).
@@ -83,25 +110,44 @@ public struct BatchRunner {
         return actions
     }
 
-    /// The batch from the last ``Actions/runBatch`` has been answered and its replies written.
-    public mutating func batchFinished(isWritable: Bool) -> Actions {
-        inFlight = false
-        return advance(isWritable: isWritable)
+    /// Batches run and not yet handed out for writing.
+    public var batchesInFlight: Int { inFlight.count }
+
+    /// A batch from ``Actions/runBatch`` has been answered: take the batches now ready with ``nextAnswered()``.
+    public mutating func batchAnswered(_ number: Int, replies: [Reply]) {
+        guard let index = inFlight.firstIndex(where: { $0.batch.number == number }) else { return }
+        inFlight[index].replies = replies
+    }
+
+    /// The oldest batch in flight if it has been answered: write its replies now. Call it until it returns `nil`,
+    /// then ``repliesWritten(isWritable:)``.
+    public mutating func nextAnswered() -> Answered? {
+        guard let first = inFlight.first, let replies = first.replies else { return nil }
+        inFlight.removeFirst()
+        return Answered(number: first.batch.number, lines: first.batch.lines, replies: replies)
+    }
+
+    /// The replies ``nextAnswered()`` handed out have been written.
+    public mutating func repliesWritten(isWritable: Bool) -> Actions {
+        advance(isWritable: isWritable)
     }
 
     private mutating func advance(isWritable: Bool, mayClose: Bool = true) -> Actions {
         var actions = Actions.none
         // No new batch while the device is not taking replies: every committed but unsent reply is one
         // the wearable may retry, and retries are recognised only within the last remembered ids, so
-        // how far the daemon runs ahead of the device's reading must stay well inside that window.
-        if !inFlight, !pending.isEmpty, isWritable {
-            actions.runBatch = pending
+        // how far the daemon runs ahead of the device's reading must stay well inside that window (two batches
+        // in flight at most, each bounded by the pending-line limit plus one read).
+        if inFlight.count < maximumBatchesInFlight, !pending.isEmpty, isWritable {
+            let batch = Batch(number: nextNumber, lines: pending)
+            nextNumber &+= 1
             // Not reserved: the next read's lines usually arrive as one array, taken as they are.
             pending = []
-            inFlight = true
+            inFlight.append((batch, nil))
+            actions.runBatch = batch
         }
         actions.resumeReading = resumeReadingIfPossible(isWritable: isWritable)
-        if mayClose, draining, !inFlight, pending.isEmpty, !closing, unreadInput() <= 0 {
+        if mayClose, draining, inFlight.isEmpty, pending.isEmpty, !closing, unreadInput() <= 0 {
             closing = true
             actions.close = true
         }

@@ -9,9 +9,10 @@ public struct DrainRequest: Sendable {
 
 /// Runs decoded lines through the device's session and writes the replies, in arrival order.
 ///
-/// A thin shell around ``BatchRunner``, which decides when a batch runs and when reading pauses: this handler
-/// feeds it the channel's events and carries out its actions. A batch that needs no waiting (a session on
-/// an in-memory store) is answered before the handler returns; any other runs as a task on the channel's loop.
+/// A thin shell around ``BatchRunner``, which decides when a batch runs, when reading pauses and in what order
+/// replies are written: this handler feeds it the channel's events and carries out its actions. A batch that
+/// needs no waiting (a session on an in-memory store) is answered before the handler returns; any other runs as
+/// a task on the channel's loop, and the next batch may start while it waits for its commit.
 public final class CommandDispatchHandler: ChannelDuplexHandler {
     /// The lines of one read (see ``LineDecodingHandler``).
     public typealias InboundIn = [DecodedLine]
@@ -37,15 +38,20 @@ public final class CommandDispatchHandler: ChannelDuplexHandler {
     private var lastWrite: EventLoopFuture<Void>?
     /// Batches run as tasks that prefer the channel's loop (made once, on first use).
     private var loopExecutor: EventLoopTaskExecutor?
+    /// The last batch ``ProcessImmediately`` answered, until its replies are written and its events announced.
+    private var unannouncedBatch: Int?
 
     public init(
-        maximumPendingLines: Int = PipelineOptions.defaultMaximumPendingLines, logger: Logger, unreadInput: @escaping UnreadInput = { 0 },
+        maximumPendingLines: Int = PipelineOptions.defaultMaximumPendingLines,
+        maximumBatchesInFlight: Int = BatchRunner.defaultMaximumBatchesInFlight, logger: Logger,
+        unreadInput: @escaping UnreadInput = { 0 },
         processImmediately: ProcessImmediately? = nil, announceImmediate: AnnounceImmediate? = nil, process: @escaping Process
     ) {
         self.process = process
         self.processImmediately = processImmediately
         self.announceImmediate = announceImmediate
-        self.runner = BatchRunner(maximumPendingLines: maximumPendingLines, unreadInput: unreadInput)
+        self.runner = BatchRunner(
+            maximumPendingLines: maximumPendingLines, maximumBatchesInFlight: maximumBatchesInFlight, unreadInput: unreadInput)
         self.logger = logger
     }
 
@@ -93,19 +99,22 @@ public final class CommandDispatchHandler: ChannelDuplexHandler {
         if actions.close { closeAfterLastWrite(context: context) }
     }
 
-    private func run(_ batch: [DecodedLine], context: ChannelHandlerContext) {
-        if let processImmediately, let replies = processImmediately(batch) {
-            batchFinished(replies, for: batch, context: context, announce: announceImmediate)
+    private func run(_ batch: BatchRunner.Batch, context: ChannelHandlerContext) {
+        if let processImmediately, let replies = processImmediately(batch.lines) {
+            unannouncedBatch = batch.number
+            answered(batch.number, replies: replies, context: context)
             return
         }
         let process = self.process
+        let lines = batch.lines
         let promise = context.eventLoop.makePromise(of: [Reply].self)
         let executor = taskExecutor(for: context.eventLoop)
-        Task(executorPreference: executor) { promise.succeed(await process(batch)) }
+        Task(executorPreference: executor) { promise.succeed(await process(lines)) }
         let bound = NIOLoopBound((self, context), eventLoop: context.eventLoop)
+        let number = batch.number
         promise.futureResult.whenSuccess { replies in
             let (handler, context) = bound.value
-            handler.batchFinished(replies, for: batch, context: context)
+            handler.answered(number, replies: replies, context: context)
         }
     }
 
@@ -116,19 +125,27 @@ public final class CommandDispatchHandler: ChannelDuplexHandler {
         return executor
     }
 
-    private func batchFinished(
-        _ replies: [Reply], for batch: [DecodedLine], context: ChannelHandlerContext, announce: AnnounceImmediate? = nil
-    ) {
-        if !replies.isEmpty {
-            let promise = context.eventLoop.makePromise(of: Void.self)
-            context.writeAndFlush(wrapOutboundOut(ReplyBatch(replies: replies, answering: batch, lineEnding: replyLineEnding)), promise: promise)
-            lastWrite = promise.futureResult
+    /// Writes the replies of every batch now answered in read order (a batch answered before the one ahead of it
+    /// waits for it), then lets the runner decide what runs next.
+    private func answered(_ number: Int, replies: [Reply], context: ChannelHandlerContext) {
+        runner.batchAnswered(number, replies: replies)
+        while let ready = runner.nextAnswered() {
+            if !ready.replies.isEmpty {
+                let promise = context.eventLoop.makePromise(of: Void.self)
+                context.writeAndFlush(
+                    wrapOutboundOut(ReplyBatch(replies: ready.replies, answering: ready.lines, lineEnding: replyLineEnding)),
+                    promise: promise)
+                lastWrite = promise.futureResult
+            }
+            // The reply is on its way; what only observes it (events, debug logs) comes after, before the next batch.
+            if ready.number == unannouncedBatch {
+                unannouncedBatch = nil
+                announceImmediate?()
+            }
+            logReplies(ready.replies, for: ready.lines)
         }
-        // The reply is on its way; what only observes it (events, debug logs) comes after, before the next batch.
-        announce?()
-        logReplies(replies, for: batch)
         // After the write: whether the next batch may run depends on the device taking these replies.
-        execute(runner.batchFinished(isWritable: context.channel.isWritable), context: context)
+        execute(runner.repliesWritten(isWritable: context.channel.isWritable), context: context)
     }
 
     private func closeAfterLastWrite(context: ChannelHandlerContext) {

@@ -11,14 +11,18 @@ public struct PipelineOptions: Sendable, Equatable {
     public var maximumLineLength: Int
     public var maximumPendingLines: Int
     public var replyLineEnding: ReplyLineEnding
+    /// Batches of one device run at once (see ``BatchRunner``): with two, the next batch's session step overlaps
+    /// the previous batch's commit. Not a configuration key; a connection keeps the value it opened with.
+    public var maximumBatchesInFlight: Int
 
     public init(
         maximumLineLength: Int = defaultMaximumLineLength, maximumPendingLines: Int = defaultMaximumPendingLines,
-        replyLineEnding: ReplyLineEnding = .auto
+        replyLineEnding: ReplyLineEnding = .auto, maximumBatchesInFlight: Int = BatchRunner.defaultMaximumBatchesInFlight
     ) {
         self.maximumLineLength = maximumLineLength
         self.maximumPendingLines = maximumPendingLines
         self.replyLineEnding = replyLineEnding
+        self.maximumBatchesInFlight = maximumBatchesInFlight
     }
 }
 
@@ -41,7 +45,8 @@ public enum DevicePipeline {
         try pipeline.addHandler(LineDecodingHandler(limit: limit))
         try pipeline.addHandler(MessageToByteHandler(ReplyLineEncoder(lineEnding: options.replyLineEnding)))
         try pipeline.addHandler(CommandDispatchHandler(
-            maximumPendingLines: options.maximumPendingLines, logger: logger, unreadInput: unreadInput,
+            maximumPendingLines: options.maximumPendingLines, maximumBatchesInFlight: options.maximumBatchesInFlight,
+            logger: logger, unreadInput: unreadInput,
             processImmediately: processImmediately, announceImmediate: announceImmediate, process: process))
     }
 }

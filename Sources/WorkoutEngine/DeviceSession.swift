@@ -22,10 +22,19 @@ public actor DeviceSession {
     /// When the session last ran a batch (or was made): what ``WorkoutEngine/evictIdleSessions(idleFor:now:)`` reads.
     nonisolated let lastActive: Mutex<ContinuousClock.Instant>
     private var machine: SessionMachine?
-    /// Batches run one at a time even across suspension points (a replugged device's old and new
-    /// connections may both submit): actor isolation alone would let them interleave at `await`.
+    /// Batches are stepped one at a time even across suspension points (a replugged device's old and new
+    /// connections may both submit): actor isolation alone would let them interleave at `await`. The lock is
+    /// held while a batch steps, not while it commits: the next batch steps while this one's commit syncs.
     private var busy = false
     private var waiting: [CheckedContinuation<Void, Never>] = []
+    /// The order in which stepped batches commit, and whether each may (see ``CommitChain``).
+    private var commits = CommitChain()
+    /// Stepped batches waiting for the batches ahead of them to finish, with their tickets.
+    private var turnWaiters: [(ticket: CommitChain.Ticket, continuation: CheckedContinuation<Void, Never>)] = []
+    /// A batch near the pending-share limit waits here until every commit ahead of it has finished.
+    private var settledWaiter: CheckedContinuation<Void, Never>?
+    /// Why the last commit failed: what the batches stepped on top of it are discarded for.
+    private var lastCommitFailure = ""
     /// The events of the last batch ``answerImmediately(_:from:)`` ran (received, what it caused, answered),
     /// held until ``announceAnswered()`` or the session's next entry, whichever comes first.
     private var unannounced: [EngineEvent]?
@@ -58,21 +67,32 @@ public actor DeviceSession {
         try await restored().snapshot.state
     }
 
-    /// Runs a batch of decoded lines and returns one reply per line, in order.
+    /// Batches stepped whose commit has not finished: committing, or waiting for the batch ahead of them.
+    public var batchesAwaitingCommit: Int { commits.inFlight }
+
+    /// Runs a batch of decoded lines and returns one reply per line, in order, once its commit is durable.
+    ///
+    /// The batch is stepped on the state the batch before it left, which may still be committing, and commits
+    /// after it (see ``CommitChain``). If a batch ahead of it failed to commit, its replies are
+    /// `storage_unavailable`, as are the failed batch's: nothing either changed is stored or kept.
     ///
     /// Its events (``EngineEvent/batchReceived(_:)``, what the commands caused, ``EngineEvent/batchAnswered(_:)``)
-    /// are emitted here, once the batch's turn has come, so batches of one device never interleave in them.
+    /// are emitted here, once the batch's turn to commit has come, so batches of one device never interleave in them.
     public func handle(_ lines: [DecodedLine], from origin: CommandOrigin = .device) async -> [Reply] {
         guard !lines.isEmpty else { return [] }
         await acquire()
-        defer { release() }
         announceAnswered()
-        events.emit(.batchReceived(ReceivedBatch(device: identity, origin: origin, lines: lines)))
         let started = ContinuousClock.now
         lastActive.withLock { $0 = started }
-        var (replies, caused) = await run(lines, from: origin, at: started)
+        let stepped = await step(lines, from: origin, at: started)
+        // The next batch may step now, on the state this one left, while this one waits for its commit.
+        release()
+        await turn(stepped.ticket)
+        events.emit(.batchReceived(ReceivedBatch(device: identity, origin: origin, lines: lines)))
+        var (replies, caused) = await commit(stepped, lines: lines)
         caused.append(answered(lines, replies, from: origin, started: started))
         events.emit(contentsOf: caused)
+        finish(stepped.ticket)
         return replies
     }
 
@@ -86,7 +106,17 @@ public actor DeviceSession {
             busy = true
             return
         }
-        await withCheckedContinuation { waiting.append($0) }
+        // Checked again where the continuation is registered. On a session placed on an event loop the call to
+        // `withCheckedContinuation` was seen to suspend before its body ran (FloodEndToEndTests stalled one run in
+        // three with two batches in flight): a holder that released meanwhile would never have resumed this one.
+        await withCheckedContinuation { continuation in
+            if busy {
+                waiting.append(continuation)
+            } else {
+                busy = true
+                continuation.resume()
+            }
+        }
     }
 
     private func release() {
@@ -94,6 +124,43 @@ public actor DeviceSession {
             busy = false
         } else {
             waiting.removeFirst().resume()
+        }
+    }
+
+    /// Returns once every batch that joined the chain before `ticket` has finished.
+    private func turn(_ ticket: CommitChain.Ticket) async {
+        guard !commits.isTurn(ticket) else { return }
+        // Checked again where the continuation is registered (see acquire()).
+        await withCheckedContinuation { continuation in
+            if commits.isTurn(ticket) {
+                continuation.resume()
+            } else {
+                turnWaiters.append((ticket, continuation))
+            }
+        }
+    }
+
+    /// Ends `ticket`'s turn and starts the next batch's.
+    private func finish(_ ticket: CommitChain.Ticket) {
+        commits.finish(ticket)
+        if let next = turnWaiters.firstIndex(where: { commits.isTurn($0.ticket) }) {
+            turnWaiters.remove(at: next).continuation.resume()
+        }
+        if commits.isSettled, let settledWaiter {
+            self.settledWaiter = nil
+            settledWaiter.resume()
+        }
+    }
+
+    /// Returns once every batch that joined the chain has finished (called only while stepping, under the lock).
+    private func settled() async {
+        guard !commits.isSettled else { return }
+        await withCheckedContinuation { continuation in
+            if commits.isSettled {
+                continuation.resume()
+            } else {
+                settledWaiter = continuation
+            }
         }
     }
 
@@ -107,7 +174,7 @@ public actor DeviceSession {
     /// Any other entry into the session announces them first, so batches never interleave in the events.
     /// Nothing is emitted or held when it returns `nil`.
     public func answerImmediately(_ lines: [DecodedLine], from origin: CommandOrigin = .device) -> [Reply]? {
-        guard !busy, let immediateStore, var machine = self.machine else { return nil }
+        guard !busy, commits.isSettled, let immediateStore, var machine = self.machine else { return nil }
         guard !lines.isEmpty else { return [] }
         // Near the pending-share limit the store's count is read again, which waits: not here.
         guard !mayReachShareLimit(machine, lines: lines.count) else { return nil }
@@ -138,15 +205,32 @@ public actor DeviceSession {
         events.emit(contentsOf: held)
     }
 
-    /// The batch's replies and the events it caused, to be emitted before its ``EngineEvent/batchAnswered(_:)``.
-    private func run(
-        _ lines: [DecodedLine], from origin: CommandOrigin, at started: ContinuousClock.Instant
-    ) async -> (replies: [Reply], caused: [EngineEvent]) {
+    /// A batch stepped and holding its place in the commit chain.
+    private struct Stepped {
+        var ticket: CommitChain.Ticket
+        /// `nil` when the session could not be restored: nothing ran, and `unrestorable` says why.
+        var step: SessionMachine.Step?
+        var unrestorable = ""
+    }
+
+    /// Runs the batch on the session's latest state (durable or not yet) and keeps the advanced state for the
+    /// next batch. Called under the lock.
+    private func step(_ lines: [DecodedLine], from origin: CommandOrigin, at started: ContinuousClock.Instant) async -> Stepped {
         var machine: SessionMachine
+        // Read before the state is: a commit that fails while the state is read (an `await` may let one finish)
+        // then discards this batch, rather than the batch stepping on a state the failure dropped.
+        var generation = commits.generation
         do {
             machine = try await restored()
+            if mayReachShareLimit(machine, lines: lines.count), !commits.isSettled {
+                // The store's count read below must include this device's shares still committing; a commit
+                // that fails meanwhile drops the state, which is then restored from the store.
+                await settled()
+                generation = commits.generation
+                machine = try await restored()
+            }
         } catch {
-            return (SessionMachine.unavailable(lines), [.storageFailed(device: identity, reason: String(describing: error))])
+            return Stepped(ticket: commits.join(steppedIn: commits.generation), step: nil, unrestorable: String(describing: error))
         }
         // Held only by the local while the batch runs, so `run` advances its snapshot without copying it.
         self.machine = nil
@@ -155,11 +239,34 @@ public actor DeviceSession {
             if let count = try? await store.pendingShareCount(device: identity) { machine.pendingSharesCounted(count) }
         }
         let step = machine.run(lines, ids: ids, clock: clock, admission: admission(lines.count, from: origin, at: started))
-        var failure: (any Error)?
-        if step.hasChanges {
-            do { try await store.commit(step.batch) } catch { failure = error }
+        // A state a failed commit has since discarded is not kept (the chain discards this batch too).
+        if generation == commits.generation { self.machine = machine }
+        return Stepped(ticket: commits.join(steppedIn: generation), step: step)
+    }
+
+    /// At the batch's turn: commits its changes unless a batch it was stepped on failed, and returns its replies
+    /// and the events it caused, to be emitted before its ``EngineEvent/batchAnswered(_:)``.
+    private func commit(_ stepped: Stepped, lines: [DecodedLine]) async -> (replies: [Reply], caused: [EngineEvent]) {
+        guard let step = stepped.step else {
+            return (SessionMachine.unavailable(lines), [.storageFailed(device: identity, reason: stepped.unrestorable)])
         }
-        return conclude(step, advanced: machine, lines: lines, failure: failure)
+        guard commits.mayCommit(stepped.ticket) else {
+            // Stepped on a batch whose commit failed: its changes build on ones that are not stored, and its
+            // replays may answer commands that were not kept. Nothing of it is stored; every command is retried.
+            return (SessionMachine.unavailable(lines), [.storageFailed(device: identity, reason: lastCommitFailure)])
+        }
+        guard step.hasChanges else { return (step.replies, step.events) }
+        do {
+            try await store.commit(step.batch)
+        } catch {
+            // The state this batch and any stepped on top of it advanced is dropped; the next batch restores the
+            // session from the store, which the failed transaction left unchanged.
+            machine = nil
+            commits.commitFailed()
+            lastCommitFailure = String(describing: error)
+            return (Self.unstored(step, lines: lines), [.storageFailed(device: identity, reason: lastCommitFailure)])
+        }
+        return (step.replies, step.events)
     }
 
     /// Keeps the advanced machine and returns the step's replies and events if it committed; otherwise forgets
@@ -172,13 +279,17 @@ public actor DeviceSession {
             // session from the store (unchanged by the failed transaction), and the wearable may retry
             // every command that needed storage.
             self.machine = nil
-            let replies: [Reply] = zip(step.replies, zip(lines, step.needsCommit)).map { reply, pair in
-                pair.1 ? .error(.storageUnavailable, id: pair.0.id) : reply
-            }
-            return (replies, [.storageFailed(device: identity, reason: String(describing: failure))])
+            return (Self.unstored(step, lines: lines), [.storageFailed(device: identity, reason: String(describing: failure))])
         }
         self.machine = machine
         return (step.replies, step.events)
+    }
+
+    /// The step's replies with `storage_unavailable` for every one that needed its commit: the wearable may retry them.
+    private static func unstored(_ step: borrowing SessionMachine.Step, lines: [DecodedLine]) -> [Reply] {
+        zip(step.replies, zip(lines, step.needsCommit)).map { reply, pair in
+            pair.1 ? .error(.storageUnavailable, id: pair.0.id) : reply
+        }
     }
 
     /// The limits a batch of `count` lines from `origin` runs under: one bucket update per batch, for device

@@ -81,7 +81,8 @@ public struct AnsweredBatch: Sendable {
     public let origin: CommandOrigin
     public let lines: [DecodedLine]
     public let replies: [Reply]
-    /// When the session started running the batch (after any batch ahead of it), for the handler latency.
+    /// When the session started running the batch, for the handler latency: when it was stepped, which for a
+    /// pipelining device may be while the batch ahead of it still commits (its latency then includes that wait).
     public let started: ContinuousClock.Instant
     /// When its replies were ready: the event itself may come after they were written (see
     /// ``DeviceSession/answerImmediately(_:from:)``), so the handler latency ends here, not at the event.

@@ -134,7 +134,8 @@ struct DispatchTests {
         let gate = AsyncStream<Void>.makeStream()
         let release = gate.continuation
         let started = Atomic<Int>(0)
-        let (channel, counter) = try await makeChannel(options: PipelineOptions(maximumPendingLines: 4), process: { lines in
+        // One batch at a time, so each release answers one batch (two run at once by default: PipelinedDispatchTests).
+        let (channel, counter) = try await makeChannel(options: PipelineOptions(maximumPendingLines: 4, maximumBatchesInFlight: 1), process: { lines in
             started.add(1, ordering: .relaxed)
             for await _ in gate.stream { break }
             return lines.map { _ in Reply.error(.nothingToShare, id: nil) }
