@@ -85,7 +85,7 @@ final class LongModeHarness: @unchecked Sendable {
 
 /// The per-hour drift of a long run: the difference between the samples an hour apart, as the delimited
 /// section of `docs/benchmarks.md` it owns. A run shorter than an hour gets one row for the whole run,
-/// scaled to an hour.
+/// scaled to an hour; a longer one a row per hour, its last hour included (`SampleSelection.hours`).
 struct DriftReport {
     static let startMarker = "<!-- bench:soak-long:start -->"
     static let endMarker = "<!-- bench:soak-long:end -->"
@@ -106,9 +106,10 @@ struct DriftReport {
     }
 
     var rows: [Row] {
-        guard let first = samples.first, let last = samples.last else { return [] }
+        guard let last = samples.last else { return [] }
         // After the first minute (allocator and caches settling), as the short mode does.
-        let start = samples.first { $0.elapsed >= .seconds(60) } ?? first
+        let startIndex = samples.firstIndex { $0.elapsed >= .seconds(60) } ?? 0
+        let start = samples[startIndex]
         func row(_ label: String, _ a: ProcessSample, _ b: ProcessSample, scale: Double) -> Row {
             Row(
                 label: label, rssKiB: Double(b.residentKiB - a.residentKiB) * scale, fds: Double(b.openDescriptors - a.openDescriptors) * scale,
@@ -117,15 +118,10 @@ struct DriftReport {
         }
         let hours = (last.elapsed - start.elapsed).inSeconds / 3600
         guard hours >= 1 else { return [row("whole run, per hour", start, last, scale: hours > 0 ? 1 / hours : 0)] }
-        var result: [Row] = []
-        var from = start
-        var hour = 1
-        for sample in samples where sample.elapsed >= from.elapsed + .seconds(3600) {
-            result.append(row("hour \(hour)", from, sample, scale: 1))
-            from = sample
-            hour += 1
+        return SampleSelection.hours(elapsed: samples.map(\.elapsed), start: startIndex).enumerated().map { hour, span in
+            let (from, to) = (samples[span.from], samples[span.to])
+            return row("hour \(hour + 1) (\(Int(from.elapsed.inSeconds))–\(Int(to.elapsed.inSeconds)) s)", from, to, scale: 1)
         }
-        return result
     }
 
     var markdown: String {
@@ -141,12 +137,11 @@ struct DriftReport {
             text += "| \(row.label) | \(f(row.rssKiB)) | \(f(row.fds)) | \(f(row.threads)) | \(f(row.databaseKiB)) | \(f(row.walKiB)) | \(f(row.p99)) |\n"
         }
         text += "\nSamples:\n\n| t (s) | RSS (KiB) | fds | threads | database (KiB) | WAL (KiB) | reply p50 / p99 (ms) |\n|---|---|---|---|---|---|---|\n"
-        let step = max(1, samples.count / 24)
-        for (index, sample) in samples.enumerated() where index % step == 0 || index == samples.count - 1 {
+        for sample in SampleSelection.evenlySpaced(samples, count: SoakReport.rowsOverTime) {
             text += "| \(Int(sample.elapsed.inSeconds)) | \(sample.residentKiB) | \(sample.openDescriptors) | \(sample.threads) | "
             text += "\(sample.databaseBytes / 1024) | \(sample.walBytes / 1024) | \(f(sample.latencyP50Milliseconds)) / \(f(sample.latencyP99Milliseconds)) |\n"
         }
-        text += "\nVerdict of the run's checks: **\(passed ? "pass" : "FAIL")** (see the soak section above).\n\(Self.endMarker)\n"
+        text += "\nVerdict of the run's checks: **\(passed ? "PASS" : "FAIL")** (see the soak section above).\n\(Self.endMarker)\n"
         return text
     }
 

@@ -5,6 +5,8 @@ import WorkoutProtocol
 struct SoakReport {
     static let startMarker = "<!-- bench:soak:start -->"
     static let endMarker = "<!-- bench:soak:end -->"
+    /// Rows of a table over time (the first and the last sample among them): a 2-hour run samples 240 times.
+    static let rowsOverTime = 8
 
     var options: SoakOptions
     var elapsed: Duration
@@ -39,10 +41,10 @@ struct SoakReport {
         text += "| of which under the state directory (SQLite pool, spool) | \(samples.first?.stateDescriptors ?? 0) → \(final.stateDescriptors) (max \(samples.map(\.stateDescriptors).max() ?? 0)) |\n"
         text += "| failures | \(devices.compactMap(\.failure).isEmpty ? "none" : devices.compactMap(\.failure).joined(separator: "; ")) |\n\n"
         text += "RSS, descriptors and the never-reading device's bytes over time:\n\n| t (s) | RSS (KiB) | fds (state dir) | never-reader bytes in |\n|---|---|---|---|\n"
-        for sample in thinned(samples, to: 21) {
+        for sample in SampleSelection.evenlySpaced(samples, count: Self.rowsOverTime) {
             text += "| \(Int(sample.elapsed.inSeconds)) | \(sample.residentKiB) | \(sample.openDescriptors) (\(sample.stateDescriptors)) | \(sample.stuckDeviceBytes) |\n"
         }
-        text += "\nVerdict: **\(passed ? "pass" : "FAIL")** — \(verdicts.joined(separator: "; ")).\n\(Self.endMarker)\n"
+        text += "\nVerdict: **\(passed ? "PASS" : "FAIL")** — \(verdicts.joined(separator: "; ")).\n\(Self.endMarker)\n"
         return text
     }
 
@@ -58,12 +60,6 @@ struct SoakReport {
             updated = existing + (existing.hasSuffix("\n\n") ? "" : existing.hasSuffix("\n") ? "\n" : "\n\n") + markdown
         }
         try updated.write(toFile: path, atomically: true, encoding: .utf8)
-    }
-
-    private func thinned(_ samples: [ProcessSample], to count: Int) -> [ProcessSample] {
-        guard samples.count > count else { return samples }
-        let step = Double(samples.count - 1) / Double(count - 1)
-        return (0..<count).map { samples[Int((Double($0) * step).rounded())] }
     }
 }
 
