@@ -37,8 +37,8 @@ grep -qa limits.commands_per_second "$work/root/usr/bin/workoutd" && printf 'lim
 load=${BENCH_FOOTPRINT_LOAD:-100000}
 workoutd="$work/root/usr/bin/workoutd serve --config $work/workoutd.yaml --control-socket none --state-dir {state} --device {device}"
 peer="python3 $root/Benchmarks/peers/python-durable-peer.py {device} {state}"
-(cd bench && python3 footprint.py "$workoutd" "$load" 15 60) > "$work/workoutd.json"
-(cd bench && python3 footprint.py "$peer" "$load" 15 60) > "$work/peer.json"
+(cd Benchmarks/probes && python3 footprint.py "$workoutd" "$load" 15 60) > "$work/workoutd.json"
+(cd Benchmarks/probes && python3 footprint.py "$peer" "$load" 15 60) > "$work/peer.json"
 
 python3 - "$installed" "$listing" "$work/workoutd.json" "$work/peer.json" "$load" > "$work/section.md" <<'PY'
 import json, sys

@@ -25,7 +25,7 @@ grep -qa clock.assume_synchronized "$bin/workoutd" && printf 'clock:\n  assume_s
 count=${BENCH_SDCARD_COMMANDS:-2000}
 # Issue 31: the figures beside an empty database and beside 20,000 and 200,000 stored workouts.
 export BENCH_SDCARD_STORED=${BENCH_SDCARD_STORED:-0,20000,200000}
-(cd bench && python3 sdcard-writes.py "$count" \
+(cd Benchmarks/probes && python3 sdcard-writes.py "$count" \
     "Python durable peer=python3 $root/Benchmarks/peers/python-durable-peer.py {device} {state}" \
     "workoutd=$bin/workoutd serve --config $work/workoutd.yaml --control-socket none --state-dir {state} --device {device}") \
     | tee "$work/table.md"
