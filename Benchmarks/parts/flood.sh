@@ -49,9 +49,8 @@ cat "$work/section.md"
 {
     cat "$work/section.md"
     echo
-    echo "Command: \`make bench\` (\`bash Benchmarks/bench.sh flood\`): Benchmarks/probes/flood_probe.py runs the release build on ptys with"
-    echo "the shipped defaults (durable SQLite store, discovery off), writes each flooder's lines as fast as its pty takes them and reads"
-    echo "every reply, and samples /proc/PID/status every 50 ms (VmHWM for the peak). The quiet device's round trip is"
-    echo "from its write to its reply; the probe itself shares the CPUs with the daemon."
+    echo "Command: \`make bench\` (\`bash Benchmarks/bench.sh flood\`): Benchmarks/probes/flood_probe.py runs the release build with the"
+    echo "shipped defaults on ptys, floods as fast as each pty takes lines, reads every reply and samples /proc/PID/status every"
+    echo "50 ms (VmHWM for the peak); docs/systemd.md sizes \`MemoryMax=\` and \`TasksMax=\` from the peaks."
 } > "$work/record.md"
 bash "$root/Benchmarks/bench-record.sh" flood "A flooding device beside a quiet one (issue 28)" "$work/record.md"

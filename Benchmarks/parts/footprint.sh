@@ -61,11 +61,8 @@ PY
 cat "$work/section.md"
 {
     echo
-    echo "Command: \`make bench\` (\`bash Benchmarks/bench.sh footprint\`). Sizes from \`make install-files\` into a scratch root, each"
-    echo "binary stripped as \`make deb\` strips it; workoutctl is a symlink to workoutd (one binary serves both commands)."
-    echo "RSS from /proc/PID/status (VmRSS = RssAnon + RssFile + RssShmem); the load is start/end pairs in batches of 1000"
-    echo "in flight. Both programs run on a fresh pty and state directory under /var/tmp, one after the other. Idle is"
-    echo "measured 15 s after start: workoutd gives back the code pages a burst faulted in after 10-20 s without"
-    echo "commands (Sources/workoutd/QuietCodeRelease.swift), the first command (the probe that finds it serving) included."
+    echo "Command: \`make bench\` (\`bash Benchmarks/bench.sh footprint\`): \`make install-files\` into a scratch root, binaries"
+    echo "stripped as \`make deb\` does; VmRSS from /proc/PID/status, the load start/end pairs 1000 in flight, each program on a"
+    echo "fresh pty and state directory. workoutd gives back code pages after 10-20 s without commands (MemoryRelease.swift)."
 } >> "$work/section.md"
 bash "$root/Benchmarks/bench-record.sh" footprint "Footprint: installed size and resident memory (issue 17)" "$work/section.md"

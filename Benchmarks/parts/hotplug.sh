@@ -22,8 +22,7 @@ umockdev-wrapper "$bin/HotplugBenchmark" \
 {
     cat "$work/hotplug.md"
     echo
-    echo "Command: \`make bench\` (\`bash Benchmarks/bench.sh hotplug\`). Devices are umockdev mock ttys (ptys) announced"
-    echo "with real uevents to the daemon's libudev monitor; the daemon's DiscoveryService, DeviceManager and"
-    echo "engine (in-memory store) run in-process. Floors from issue 3."
+    echo "Command: \`make bench\` (\`bash Benchmarks/bench.sh hotplug\`): umockdev mock ttys announced with real uevents to the"
+    echo "daemon's libudev monitor; discovery, device manager and engine (in-memory store) in-process. Floors from issue 3."
 } > "$work/section.md"
 bash "$root/Benchmarks/bench-record.sh" hotplug "Hotplug: udev add to first ack, 16 devices vs 1" "$work/section.md"

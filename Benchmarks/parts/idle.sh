@@ -37,24 +37,21 @@ for run in runs:
     who = ", ".join(f"{name} {count}" for name, count in sorted(run["switches_by_thread"].items(), key=lambda kv: -kv[1]))
     print(f"| {run['devices']} | {run['wakeups_per_second']:.2f} | {verdict} | {run['threads']} | {run['fds']} | "
           f"{run['watchdog_pings']} (WatchdogSec={run['watchdog_sec']}s) | {who} |")
+notes = [f"Each row: {runs[0]['seconds']:.0f} s without traffic, after every device answered one command and 3 s to settle."]
 if len(runs) >= 2:
     one, many = runs[0], runs[-1]
     verdict = "PASS" if many["wakeups_per_second"] <= max(one["wakeups_per_second"] * 1.1, one["wakeups_per_second"] + 0.2) else "MISS"
-    print()
-    print(f"{many['devices']} devices against {one['devices']}: {many['wakeups_per_second']:.2f} vs {one['wakeups_per_second']:.2f} wakeups/s "
-          f"(floor: no more than one device, within counting noise of 0.2/s): {verdict}.")
+    notes.append(f"{many['devices']} devices against {one['devices']}: {many['wakeups_per_second']:.2f} vs {one['wakeups_per_second']:.2f} wakeups/s "
+                 f"(floor: no more than one device, within counting noise of 0.2/s): {verdict}.")
 print()
-print(f"Each row: {runs[0]['seconds']:.0f} s without traffic, after every device answered one command and 3 s to settle.")
+print(" ".join(notes))
 PY
 cat "$work/section.md"
 {
     cat "$work/section.md"
     echo
-    echo "Command: \`make bench\` (\`bash Benchmarks/bench.sh idle\`): Benchmarks/probes/daemon_probe.py starts the release build as systemd does"
-    echo "(NOTIFY_SOCKET on a datagram socket it reads, WATCHDOG_USEC from the unit's \`WatchdogSec=\`, WATCHDOG_PID), with"
-    echo "Config/workoutd.yaml (udev discovery on, spool share sink, durable SQLite store), and sums the voluntary and"
-    echo "nonvoluntary context switches of every thread in /proc/PID/task over the period, sampling every 0.2 s so a"
-    echo "thread that ends during it still counts. A wakeup of another process on this shared machine preempting one of"
-    echo "ours counts too (nonvoluntary), so a busy machine raises the figure a little. See \"Threads at idle\" below."
+    echo "Command: \`make bench\` (\`bash Benchmarks/bench.sh idle\`): Benchmarks/probes/daemon_probe.py runs the release build as"
+    echo "systemd does (NOTIFY_SOCKET, WATCHDOG_USEC from \`WatchdogSec=\`) with Config/workoutd.yaml and sums the context switches"
+    echo "of every thread in /proc/PID/task (a busy machine's preemptions count too). The threads: \"Threads at idle\" below."
 } > "$work/record.md"
 bash "$root/Benchmarks/bench-record.sh" idle "Idle wakeups, threads and fds (watchdog on)" "$work/record.md"

@@ -55,9 +55,8 @@ rate=${BENCH_PIPELINED_RATE:-$(sed -n 's/^| workoutd, in-memory store | \([0-9]*
 [ -n "$rate" ] || { echo "strict-json: no in-memory pipelined figure (run the pty part first, or set BENCH_PIPELINED_RATE)" >&2; exit 1; }
 
 {
-    echo "Decoding the pipelined benchmark's command lines (start/end/share cycles, 3000 lines of 40–130 bytes, keys"
-    echo "sorted, ids alternating integer/string): median CPU ns per line of $rounds alternating rounds of ${seconds} s,"
-    echo "both parsers built the same way in this run (\`swiftc -O -wmo\`, Benchmarks/probes/strict-json-decode.swift)."
+    echo "Decoding the pipelined benchmark's 3000 command lines (40–130 bytes): median CPU ns per line of $rounds alternating"
+    echo "rounds of ${seconds} s, both parsers built alike (\`swiftc -O -wmo\`, Benchmarks/probes/strict-json-decode.swift)."
     echo
     echo "| what | ns per line | rounds (ns per line) |"
     echo "|---|---:|---|"
@@ -74,16 +73,9 @@ rate=${BENCH_PIPELINED_RATE:-$(sed -n 's/^| workoutd, in-memory store | \([0-9]*
         printf "| (strict − previous parser time) / time per command | %.3f | ≤ 0.05 | %s |\n", extra / per, (extra / per <= 0.05 ? "PASS" : "MISS")
     }'
     echo
-    echo "Command: \`make bench\` (\`bash Benchmarks/bench.sh strict-json\`). The in-memory pipelined rate is the \`pty\` part's"
-    echo "figure in docs/benchmarks.md (BENCH_PIPELINED_RATE overrides it): the share is the CPU time validation adds"
-    echo "to a line, set against what one command costs end to end through the daemon. The validator alone is the"
-    echo "conservative measure: the strict commit also dropped the previous parser's separate UTF-8 checks and changed"
-    echo "how dates are read, so the parsers' difference is smaller than the validator's own time. Since 8050e20 the"
-    echo "decoder does not validate a line that parses as a flat object and is all ASCII (JSON by construction, see"
-    echo "\`FlatJSONObject.isASCII\`; 13 lines in 15 of this mix): the ratio counts the validator on the other lines, spread"
-    echo "over every line of the mix; the validator on every line is shown beside it. Rounds spread ±20 %"
-    echo "on a shared 2-core machine even in CPU time; the medians are what is compared. This is the parser measured"
-    echo "alone, not two whole daemons through the pty: at ±10 % run-to-run spread the pty figure cannot resolve 5 %."
+    echo "Command: \`make bench\` (\`bash Benchmarks/bench.sh strict-json\`); the rate is the \`pty\` part's in-memory figure"
+    echo "(BENCH_PIPELINED_RATE overrides it). The validator alone is the conservative share; an all-ASCII flat object skips"
+    echo "it (\`FlatJSONObject.isASCII\`, 13 lines in 15). The parser alone: the pty run's ±10 % spread cannot resolve 5 %."
 } > "$work/section.md"
 cat "$work/section.md"
 bash "$root/Benchmarks/bench-record.sh" strict-json "Strict JSON validation cost" "$work/section.md"
