@@ -48,7 +48,7 @@ for workouts in stored:
     ours_n, peer_n = rows[("workoutd", "single", workouts)], rows[("Python durable peer", "single", workouts)]
     print(f"| KB written per single-flight command ≤ the peer's, {workouts} workouts stored | {ours_n[0]:.2f} | {peer_n[0]:.2f} | {verdict(ours_n[0] <= peer_n[0])} |")
 print(f"| fsync-family calls per single-flight command ≤ 1 (and ≥ 1: acked means synced) | {ours[3]:.3f} | {peer[3]:.3f} | {verdict(0.99 <= ours[3] <= 1.01)} |")
-print(f"| fsync-family calls per pipelined command well below 1 (≤ 0.1) | {piped[3]:.3f} | {rows[('Python durable peer', 'pipelined')][3]:.3f} | {verdict(piped[3] <= 0.1)} |")
+print(f"| fsync-family calls per pipelined command well below 1 (≤ 0.1) | {piped[3]:.3f} | {rows[('Python durable peer', 'pipelined', stored[0])][3]:.3f} | {verdict(piped[3] <= 0.1)} |")
 PY
 cat "$work/verdict.md"
 {

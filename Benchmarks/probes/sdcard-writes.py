@@ -79,7 +79,7 @@ def fill(state, workouts):
         db.close()
 
 
-def measure(name, template, count, stored):
+def measure(name, template, count, stored, pipelined):
     daemon = PtyDaemon(template, "sdcard-")
     state = daemon.state
     try:
@@ -90,7 +90,9 @@ def measure(name, template, count, stored):
             send(daemon, "single", 20)
         program = daemon.process
         rows = []
-        for mode in ("single", "pipelined"):
+        # Pipelined only beside the first stored count: the peer's end_workout scans its table, so its pipelined
+        # phase beside 200,000 workouts outlasts any sensible wait, and issue 31 asks for single flight there.
+        for mode in ("single", "pipelined") if pipelined else ("single",):
             summary = os.path.join(daemon.work, f"strace-{mode}")
             strace = subprocess.Popen(["strace", "-f", "-c", "-e", "trace=" + ",".join(SYSCALLS), "-o", summary,
                                        "-p", str(program.pid)], stderr=subprocess.PIPE)
@@ -131,7 +133,7 @@ def main():
     print("|---|---|---:|---:|---:|---:|---:|---:|")
     for workouts in stored:
         for name, template in programs:
-            for row in measure(name, template, count, workouts):
+            for row in measure(name, template, count, workouts, workouts == stored[0]):
                 print(f"| {row['name']} | {row['mode']} | {row['stored']} | {row['bytes'] / 1024:.2f} | {row['growth']:.0f} "
                       f"| {row['pwrite']:.2f} | {row['fsync']:.3f} | {row['fcntl']:.2f} |", flush=True)
 
