@@ -40,9 +40,9 @@ enum ReplicationOutbox {
         let insert = try db.cachedStatement(sql: """
             INSERT INTO replicationOutbox (kind, recordID, committedAt) SELECT ?, value, ? FROM json_each(?) ORDER BY key
             """)
-        // A workout started and ended in one commit needs one entry: the shipper ships a record's newest state.
-        var seen = Set<Int64>()
-        let workoutIDs = rows.workouts.map(\.id).filter { seen.insert($0).inserted }
+        // A workout started and ended in one commit is one row of the batch (``BatchRows``), so one entry: the
+        // shipper ships a record's newest state.
+        let workoutIDs = rows.workouts.map(\.id)
         for (kind, ids) in [(Kind.workout, workoutIDs), (Kind.share, rows.shares.map(\.id))] where !ids.isEmpty {
             try insert.execute(arguments: [kind.rawValue, now, "[" + ids.map(String.init).joined(separator: ",") + "]"])
         }

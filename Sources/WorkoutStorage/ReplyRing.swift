@@ -21,10 +21,12 @@ enum ReplyRing {
     /// The largest window the keys leave room for.
     static let maximumWindow = 1 << slotBits
 
-    /// Where a device's ring is: its number, and the newest ordinal written (0: none yet).
+    /// Where a device's ring is: its number, the newest ordinal written (0: none yet), and the last ended workout
+    /// its newest slot holds (so a commit that ends none carries it over without reading the slot back).
     struct Cursor: Sendable, Equatable {
         var number: Int64
         var head: Int64
+        var lastEndedWorkoutID: Int64? = nil
 
         var firstKey: Int64 { number << Int64(ReplyRing.slotBits) }
         var lastKey: Int64 { firstKey | Int64(ReplyRing.maximumWindow - 1) }
@@ -98,9 +100,11 @@ enum ReplyRing {
     static func cursor(device: String, window: Int, in db: Database) throws -> Cursor {
         if let number = try Int64.fetchOne(db, sql: "SELECT number FROM device WHERE name = ?", arguments: [device]) {
             let cursor = Cursor(number: number, head: 0)
-            let head = try Int64.fetchOne(
-                db, sql: "SELECT MAX(ordinal) FROM reply WHERE key BETWEEN ? AND ?", arguments: [cursor.firstKey, cursor.lastKey])
-            return Cursor(number: number, head: head ?? 0)
+            // The bare column comes from the row holding the MAX (as in ``sessionsSQL``).
+            let newest = try Row.fetchOne(
+                db, sql: "SELECT MAX(ordinal), lastEndedWorkoutID FROM reply WHERE key BETWEEN ? AND ?",
+                arguments: [cursor.firstKey, cursor.lastKey])
+            return Cursor(number: number, head: newest?[0] ?? 0, lastEndedWorkoutID: newest?[1])
         }
         try db.execute(sql: "INSERT INTO device (name) VALUES (?)", arguments: [device])
         let number = db.lastInsertedRowID
@@ -111,45 +115,47 @@ enum ReplyRing {
     /// Writes the batch's replies into their slots, the session into the newest; a batch that remembered no
     /// reply (commands without an id) updates the session in the newest slot. Returns the advanced cursor.
     static func write(_ batch: Batch, at cursor: Cursor, window: Int, in db: Database) throws -> Cursor {
-        let headKey = cursor.key(ordinal: cursor.head, window: window)
+        let lastEnded = batch.endedWorkoutID ?? cursor.lastEndedWorkoutID
         guard !batch.entries.isEmpty || cursor.head == 0 else {
             try db.cachedStatement(sql: """
-                UPDATE reply SET activeWorkoutID = ?, activeBootID = ?, activeStartedBoot = ?,
-                    lastEndedWorkoutID = COALESCE(?, lastEndedWorkoutID) WHERE key = ?
+                UPDATE reply SET activeWorkoutID = ?, activeBootID = ?, activeStartedBoot = ?, lastEndedWorkoutID = ? WHERE key = ?
                 """).execute(arguments: [
-                    batch.activeWorkoutID, batch.activeStartedBoot?.bootID, batch.activeStartedBoot?.seconds, batch.endedWorkoutID, headKey,
+                    batch.activeWorkoutID, batch.activeStartedBoot?.bootID, batch.activeStartedBoot?.seconds, lastEnded,
+                    cursor.key(ordinal: cursor.head, window: window),
                 ])
-            return cursor
+            return Cursor(number: cursor.number, head: cursor.head, lastEndedWorkoutID: lastEnded)
         }
-        // Read before the writes: with a window of one the head's own slot is overwritten.
-        var lastEnded = batch.endedWorkoutID
-        if lastEnded == nil, cursor.head > 0 {
-            lastEnded = try Int64.fetchOne(
-                db, sql: "SELECT lastEndedWorkoutID FROM reply WHERE key = ?", arguments: [headKey])
-        }
-        let replace = try db.cachedStatement(sql: """
-            REPLACE INTO reply (key, ordinal, commandID, reply, activeWorkoutID, activeBootID, activeStartedBoot, lastEndedWorkoutID)
-            VALUES (?, ?, ?, ?, ?, ?, ?, ?)
-            """)
+        // An upsert rewrites the slot's row where it is (REPLACE would delete it and insert it again: two B-tree
+        // edits for one row); the slots exist from the device's first commit on (``reserveSlots``).
+        var replace = BoundStatement(try db.cachedStatement(sql: slotUpsertSQL))
         let boot = batch.activeStartedBoot
         let head = cursor.head + Int64(max(batch.count, 1))
-        guard !batch.entries.isEmpty else {  // a session without any remembered reply yet
-            try replace.execute(arguments: [
-                cursor.key(ordinal: head, window: window), head, nil, nil, batch.activeWorkoutID, boot?.bootID, boot?.seconds, lastEnded,
-            ])
-            return Cursor(number: cursor.number, head: head)
-        }
-        var ordinal = head - Int64(batch.entries.count)
-        for (index, entry) in batch.entries.enumerated() {
+        let advanced = Cursor(number: cursor.number, head: head, lastEndedWorkoutID: lastEnded)
+        // A batch without any remembered reply yet still writes the session, into a slot of its own.
+        let slots: [(commandID: String?, reply: String?)] = batch.entries.isEmpty ? [(nil, nil)] : batch.entries.map { ($0, $1) }
+        var ordinal = head - Int64(slots.count)
+        for (index, slot) in slots.enumerated() {
             ordinal += 1
-            let newest = index == batch.entries.count - 1
-            try replace.execute(arguments: [
-                cursor.key(ordinal: ordinal, window: window), ordinal, entry.commandID, entry.reply,
-                newest ? batch.activeWorkoutID : nil, newest ? boot?.bootID : nil, newest ? boot?.seconds : nil, newest ? lastEnded : nil,
-            ])
+            let newest = index == slots.count - 1
+            // In ``slotUpsertSQL``'s column order.
+            replace.bind(cursor.key(ordinal: ordinal, window: window))
+            replace.bind(ordinal)
+            replace.bind(slot.commandID)
+            replace.bind(slot.reply)
+            replace.bind(newest ? batch.activeWorkoutID : nil)
+            replace.bind(newest ? boot?.bootID : nil)
+            replace.bind(newest ? boot?.seconds : nil)
+            replace.bind(newest ? lastEnded : nil)
+            try replace.run(in: db)
         }
-        return Cursor(number: cursor.number, head: head)
+        return advanced
     }
+
+    /// A slot's whole row, written where it is.
+    static let slotUpsertSQL = RowSQL.insert(
+        into: tableName,
+        columns: ["key", "ordinal", "commandID", "reply", "activeWorkoutID", "activeBootID", "activeStartedBoot", "lastEndedWorkoutID"],
+        updatingOnConflictOf: "key")
 
     /// A device's remembered replies, oldest first, and its session ids (from the newest slot).
     struct Stored {

@@ -253,15 +253,13 @@ public final class SQLiteWorkoutStore: WorkoutStore {
 
     /// The pages holding data (free pages are reused before the file grows), in bytes. The WAL is not counted:
     /// checkpoints keep it under `journal_size_limit` (4 MiB).
+    /// Three plain pragmas, each a prepared statement of one opcode: every commit runs them, and the
+    /// table-valued `pragma_page_count()` form sets up a virtual table each time (issue 31's profile).
     static func bytesInUse(_ db: Database) throws -> Int64 {
-        let statement = try db.cachedStatement(sql: """
-            SELECT (SELECT page_count FROM pragma_page_count()) - (SELECT freelist_count FROM pragma_freelist_count()),
-                   (SELECT page_size FROM pragma_page_size())
-            """)
-        guard let row = try Row.fetchOne(statement) else { return 0 }
-        let pages: Int64 = row[0]
-        let pageSize: Int64 = row[1]
-        return pages * pageSize
+        let pages = try Int64.fetchOne(db.cachedStatement(sql: "PRAGMA page_count")) ?? 0
+        let free = try Int64.fetchOne(db.cachedStatement(sql: "PRAGMA freelist_count")) ?? 0
+        let pageSize = try Int64.fetchOne(db.cachedStatement(sql: "PRAGMA page_size")) ?? 0
+        return (pages - free) * pageSize
     }
 
     func recordSize(_ bytes: Int64) {
@@ -281,14 +279,24 @@ public final class SQLiteWorkoutStore: WorkoutStore {
         let mark = replicated ? unsavedShippedMark.withLock({ $0 }) : nil
         let (size, cursor) = try await database.writeOrUnavailable { db in
             // Cached statements: compiled once per connection, not once per row.
-            let upsertWorkout = try db.cachedStatement(sql: WorkoutRow.upsertSQL)
-            for workout in rows.workouts { try upsertWorkout.execute(arguments: workout.statementArguments) }
+            if !rows.workouts.isEmpty {
+                var upsertWorkout = BoundStatement(try db.cachedStatement(sql: WorkoutRow.upsertSQL))
+                for workout in rows.workouts {
+                    workout.bind(to: &upsertWorkout)
+                    try upsertWorkout.run(in: db)
+                }
+            }
             if !rows.clockMarks.isEmpty {
                 let upsertMark = try db.cachedStatement(sql: WorkoutClockRow.upsertSQL)
                 for mark in rows.clockMarks { try upsertMark.execute(arguments: mark.statementArguments) }
             }
-            let insertShare = try db.cachedStatement(sql: ShareRow.insertSQL)
-            for share in rows.shares { try insertShare.execute(arguments: share.statementArguments) }
+            if !rows.shares.isEmpty {
+                var insertShare = BoundStatement(try db.cachedStatement(sql: ShareRow.insertSQL))
+                for share in rows.shares {
+                    share.bind(to: &insertShare)
+                    try insertShare.run(in: db)
+                }
+            }
             let cursor = try ReplyRing.write(
                 rows.ring, at: knownCursor ?? ReplyRing.cursor(device: device, window: window, in: db), window: window, in: db)
             if replicated { try ReplicationOutbox.append(rows, in: db) }
@@ -467,7 +475,11 @@ struct BatchRows: Sendable {
     var clockMarks: [WorkoutClockRow]
 
     init(_ batch: StoreBatch, window: Int) throws {
-        workouts = try batch.workouts.map(WorkoutRow.init)
+        // A workout started and ended in one batch (pipelined) is one row write, its last state: the upsert
+        // overwrites every column, so the earlier write would change nothing that stays.
+        var newest: [Int64: Int] = [:]
+        for (index, workout) in batch.workouts.enumerated() { newest[workout.id] = index }
+        workouts = try batch.workouts.enumerated().filter { newest[$0.element.id] == $0.offset }.map { try WorkoutRow($0.element) }
         clockMarks = batch.workouts.compactMap(WorkoutClockRow.init)
         shares = try batch.shares.map(ShareRow.init)
         ring = ReplyRing.Batch(batch, window: window)

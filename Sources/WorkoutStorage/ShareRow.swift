@@ -31,12 +31,19 @@ struct ShareRow: Codable, FetchableRecord, PersistableRecord {
     /// A share is inserted once, when queued; deliveries update it in place.
     static let insertSQL = RowSQL.insert(into: databaseTableName, columns: CodingKeys.allCases.map(\.rawValue))
 
-    /// The values in ``CodingKeys`` order, dates as seconds since 1970 (see the date strategies).
-    var statementArguments: StatementArguments {
-        [
-            id, workoutID, device, service, queuedAt.timeIntervalSince1970, status, attempts, lastError,
-            deliveredAt?.timeIntervalSince1970, nextAttemptAt.timeIntervalSince1970, commandID,
-        ]
+    /// Binds the values in ``CodingKeys`` order, dates as seconds since 1970 (see the date strategies).
+    func bind(to statement: inout BoundStatement) {
+        statement.bind(id)
+        statement.bind(workoutID)
+        statement.bind(device)
+        statement.bind(service)
+        statement.bind(queuedAt.timeIntervalSince1970)
+        statement.bind(status)
+        statement.bind(attempts)
+        statement.bind(lastError)
+        statement.bind(deliveredAt?.timeIntervalSince1970)
+        statement.bind(nextAttemptAt.timeIntervalSince1970)
+        statement.bind(commandID)
     }
 
     static func databaseDateEncodingStrategy(for column: String) -> DatabaseDateEncodingStrategy { .timeIntervalSince1970 }

@@ -26,12 +26,17 @@ struct WorkoutRow: Codable, FetchableRecord, PersistableRecord {
     /// and again when it ends).
     static let upsertSQL = RowSQL.insert(into: databaseTableName, columns: CodingKeys.allCases.map(\.rawValue), updatingOnConflictOf: "id")
 
-    /// The values in ``CodingKeys`` order, dates as seconds since 1970 (see the date strategies).
-    var statementArguments: StatementArguments {
-        [
-            id, device, location, date.timeIntervalSince1970, intensityLevel, startedAt.timeIntervalSince1970,
-            endedAt?.timeIntervalSince1970, startCommandID, endCommandID,
-        ]
+    /// Binds the values in ``CodingKeys`` order, dates as seconds since 1970 (see the date strategies).
+    func bind(to statement: inout BoundStatement) {
+        statement.bind(id)
+        statement.bind(device)
+        statement.bind(location)
+        statement.bind(date.timeIntervalSince1970)
+        statement.bind(intensityLevel)
+        statement.bind(startedAt.timeIntervalSince1970)
+        statement.bind(endedAt?.timeIntervalSince1970)
+        statement.bind(startCommandID)
+        statement.bind(endCommandID)
     }
 
     // Seconds since 1970 as REAL keep the daemon's clock exact across a restart; text dates stop at milliseconds.
