@@ -125,37 +125,45 @@ enum ReplyRing {
                 ])
             return Cursor(number: cursor.number, head: cursor.head, lastEndedWorkoutID: lastEnded)
         }
-        // An upsert rewrites the slot's row where it is (REPLACE would delete it and insert it again: two B-tree
-        // edits for one row); the slots exist from the device's first commit on (``reserveSlots``).
-        var replace = BoundStatement(try db.cachedStatement(sql: slotUpsertSQL))
+        // An UPDATE by key rewrites the slot's row where it is: one B-tree search (an upsert tries the insert
+        // first; REPLACE deletes and inserts again). Slots exist from the device's first commit on
+        // (``reserveSlots``), up to the window they were reserved with; a larger window's new slots are inserted.
+        var update = BoundStatement(try db.cachedStatement(sql: slotUpdateSQL))
         let boot = batch.activeStartedBoot
         let head = cursor.head + Int64(max(batch.count, 1))
-        let advanced = Cursor(number: cursor.number, head: head, lastEndedWorkoutID: lastEnded)
         // A batch without any remembered reply yet still writes the session, into a slot of its own.
         let slots: [(commandID: String?, reply: String?)] = batch.entries.isEmpty ? [(nil, nil)] : batch.entries.map { ($0, $1) }
         var ordinal = head - Int64(slots.count)
         for (index, slot) in slots.enumerated() {
             ordinal += 1
             let newest = index == slots.count - 1
-            // In ``slotUpsertSQL``'s column order.
-            replace.bind(cursor.key(ordinal: ordinal, window: window))
-            replace.bind(ordinal)
-            replace.bind(slot.commandID)
-            replace.bind(slot.reply)
-            replace.bind(newest ? batch.activeWorkoutID : nil)
-            replace.bind(newest ? boot?.bootID : nil)
-            replace.bind(newest ? boot?.seconds : nil)
-            replace.bind(newest ? lastEnded : nil)
-            try replace.run(in: db)
+            // In ``slotColumns`` order, then the key.
+            func bindSlot(to statement: inout BoundStatement) {
+                statement.bind(ordinal)
+                statement.bind(slot.commandID)
+                statement.bind(slot.reply)
+                statement.bind(newest ? batch.activeWorkoutID : nil)
+                statement.bind(newest ? boot?.bootID : nil)
+                statement.bind(newest ? boot?.seconds : nil)
+                statement.bind(newest ? lastEnded : nil)
+                statement.bind(cursor.key(ordinal: ordinal, window: window))
+            }
+            bindSlot(to: &update)
+            try update.run(in: db)
+            if update.changes(in: db) == 0 {
+                var insert = BoundStatement(try db.cachedStatement(sql: slotInsertSQL))
+                bindSlot(to: &insert)
+                try insert.run(in: db)
+            }
         }
-        return advanced
+        return Cursor(number: cursor.number, head: head, lastEndedWorkoutID: lastEnded)
     }
 
-    /// A slot's whole row, written where it is.
-    static let slotUpsertSQL = RowSQL.insert(
-        into: tableName,
-        columns: ["key", "ordinal", "commandID", "reply", "activeWorkoutID", "activeBootID", "activeStartedBoot", "lastEndedWorkoutID"],
-        updatingOnConflictOf: "key")
+    /// A slot's columns besides its key.
+    static let slotColumns = ["ordinal", "commandID", "reply", "activeWorkoutID", "activeBootID", "activeStartedBoot", "lastEndedWorkoutID"]
+    /// A slot's whole row by its key (the last parameter), and the same as a new row.
+    static let slotUpdateSQL = "UPDATE \(tableName) SET \(slotColumns.map { "\($0) = ?" }.joined(separator: ", ")) WHERE key = ?"
+    static let slotInsertSQL = RowSQL.insert(into: tableName, columns: slotColumns + ["key"])
 
     /// A device's remembered replies, oldest first, and its session ids (from the newest slot).
     struct Stored {
