@@ -268,7 +268,6 @@ public final class SQLiteWorkoutStore: WorkoutStore {
     }
 
     public func commit(_ batch: StoreBatch) async throws {
-        let rows = try BatchRows(batch, window: replyWindow)
         let window = replyWindow
         let device = batch.device.rawValue
         // One database for the whole commit (a reopen may replace the store's meanwhile), and its cursors.
@@ -277,7 +276,9 @@ public final class SQLiteWorkoutStore: WorkoutStore {
         let replicated = replicationDoorbell != nil
         // The shipper's mark rides along: one row more in a transaction that commits anyway.
         let mark = replicated ? unsavedShippedMark.withLock({ $0 }) : nil
-        let (size, cursor) = try await database.writeOrUnavailable { db in
+        let (size, cursor, recorded) = try await database.writeOrUnavailable { db in
+            // Made on the writer's thread: the device's loop meanwhile steps the next batch (pipelined).
+            let rows = try BatchRows(batch, window: window)
             // Cached statements: compiled once per connection, not once per row.
             if !rows.workouts.isEmpty {
                 var upsertWorkout = BoundStatement(try db.cachedStatement(sql: WorkoutRow.upsertSQL))
@@ -301,12 +302,12 @@ public final class SQLiteWorkoutStore: WorkoutStore {
                 rows.ring, at: knownCursor ?? ReplyRing.cursor(device: device, window: window, in: db), window: window, in: db)
             if replicated { try ReplicationOutbox.append(rows, in: db) }
             if let mark { try ReplicationOutbox.save(mark, in: db) }
-            return (try Self.bytesInUse(db), cursor)
+            return (try Self.bytesInUse(db), cursor, !rows.workouts.isEmpty || !rows.shares.isEmpty)
         }
         ringCursors.withLock { $0.set(cursor, of: device, in: database) }
         recordSize(size)
         if let mark { shippedMarkSaved(mark) }
-        if let replicationDoorbell, !rows.workouts.isEmpty || !rows.shares.isEmpty { replicationDoorbell.ring() }
+        if let replicationDoorbell, recorded { replicationDoorbell.ring() }
     }
 
     public func workouts(device: DeviceIdentity?, limit: Int?) async throws -> [WorkoutRecord] {
