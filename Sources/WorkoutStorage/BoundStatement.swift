@@ -54,6 +54,19 @@ struct BoundStatement {
         }
     }
 
+    /// Runs a statement that answers one integer (a pragma's value), and resets it.
+    mutating func integer(in db: Database) throws -> Int64 {
+        precondition(position == sqlite3_bind_parameter_count(handle), "a BoundStatement ran with \(position) of its values bound")
+        position = 0
+        let code = sqlite3_step(handle)
+        let value = code == SQLITE_ROW ? sqlite3_column_int64(handle, 0) : 0
+        sqlite3_reset(handle)
+        guard code == SQLITE_ROW else {
+            throw DatabaseError(resultCode: ResultCode(rawValue: code), message: String(cString: sqlite3_errmsg(db.sqliteConnection)))
+        }
+        return value
+    }
+
     /// How many rows the last run changed.
     func changes(in db: Database) -> Int {
         Int(sqlite3_changes(db.sqliteConnection))

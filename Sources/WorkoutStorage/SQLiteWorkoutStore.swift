@@ -256,10 +256,10 @@ public final class SQLiteWorkoutStore: WorkoutStore {
     /// Three plain pragmas, each a prepared statement of one opcode: every commit runs them, and the
     /// table-valued `pragma_page_count()` form sets up a virtual table each time (issue 31's profile).
     static func bytesInUse(_ db: Database) throws -> Int64 {
-        let pages = try Int64.fetchOne(db.cachedStatement(sql: "PRAGMA page_count")) ?? 0
-        let free = try Int64.fetchOne(db.cachedStatement(sql: "PRAGMA freelist_count")) ?? 0
-        let pageSize = try Int64.fetchOne(db.cachedStatement(sql: "PRAGMA page_size")) ?? 0
-        return (pages - free) * pageSize
+        var pages = BoundStatement(try db.cachedStatement(sql: "PRAGMA page_count"))
+        var free = BoundStatement(try db.cachedStatement(sql: "PRAGMA freelist_count"))
+        var pageSize = BoundStatement(try db.cachedStatement(sql: "PRAGMA page_size"))
+        return (try pages.integer(in: db) - (try free.integer(in: db))) * (try pageSize.integer(in: db))
     }
 
     func recordSize(_ bytes: Int64) {
@@ -276,7 +276,7 @@ public final class SQLiteWorkoutStore: WorkoutStore {
         let replicated = replicationDoorbell != nil
         // The shipper's mark rides along: one row more in a transaction that commits anyway.
         let mark = replicated ? unsavedShippedMark.withLock({ $0 }) : nil
-        let (size, cursor, recorded) = try await database.writeOrUnavailable { db in
+        let (size, cursor, recorded) = try await database.commitOrUnavailable { db in
             // Made on the writer's thread: the device's loop meanwhile steps the next batch (pipelined).
             let rows = try BatchRows(batch, window: window)
             // Cached statements: compiled once per connection, not once per row.
