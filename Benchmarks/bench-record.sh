@@ -8,6 +8,7 @@
 #   <!-- bench:NAME:start -->
 #   ## TITLE
 #   Measured DATE on MACHINE (nproc, CPU model), commit HASH.
+#
 #   BODY
 #   <!-- bench:NAME:end -->
 # replacing the previous one with that NAME, or appended when there is none yet.
@@ -35,11 +36,10 @@ trap 'rm -f "$section" "$section.doc"' EXIT
 {
     echo "<!-- bench:$name:start -->"
     echo "## $title"
-    echo
     echo "Measured $(date -u '+%Y-%m-%d %H:%M UTC') on $(uname -n): $(nproc) CPUs (${model:-unknown model}), $(uname -sr), load average $(cut -d' ' -f1-3 /proc/loadavg) at the end, commit $commit."
     echo
-    cat "$body"
-    echo
+    # The end marker may follow the body's last line directly: an HTML comment ends a paragraph or a table.
+    awk 'NR > 1 { print last } { last = $0 } END { if (NR > 0 && last != "") print last }' "$body"
     echo "<!-- bench:$name:end -->"
 } > "$section"
 

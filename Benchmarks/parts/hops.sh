@@ -26,7 +26,7 @@ count=${BENCH_HOPS_COMMANDS:-2000}
     echo
     echo "Command: \`make bench\` (\`bash Benchmarks/bench.sh hops\`, Benchmarks/probes/thread-hops.py): the release build,"
     echo "durable store, one pty, $count start/end commands with ids in single flight under \`perf record\` of sched_wakeup,"
-    echo "sched_switch and fdatasync (system-wide; tracing slows every step a little, so the phases add up to more than the pty"
-    echo "part's p50). A hop's wait is from the wakeup to the woken thread running; the kernel rows are the pty's worker."
+    echo "sched_switch and fdatasync (tracing slows each step: the phases add up to more than the pty part's p50). A hop waits"
+    echo "from the wakeup to the woken thread running; kernel rows are the pty's worker; hops under 0.005 a command left out."
 } > "$work/section.md"
 bash "$root/Benchmarks/bench-record.sh" hops "Thread hops of a durable single-flight command (issue 31)" "$work/section.md"

@@ -126,18 +126,15 @@ cat "$work/distant.md"
     # The ratios without a floor (against the C echo) are left out: the floors are what this part decides.
     grep -v -E '^\| [^|]+ \| [0-9.]+ \| \| \|$' "$work/throughput.md"
     echo
-    echo "The server shares the hub's cores and disk here (in a deployment it is another machine); under this saturating load"
-    echo "the shipper sends fewer, larger batches and part of the backlog waits in SQLite until the devices leave room."
-    echo "Workouts shipped when the replicated runs were stopped: $shipped (of about 174,000 written)."
+    echo "The server shares the hub's cores and disk here; under this saturating load part of the backlog waits in SQLite"
+    echo "until the devices leave room: $shipped workouts (of about 174,000 written) shipped when the replicated runs stopped."
     echo
     cat "$work/lag.md"
     echo
     cat "$work/distant.md"
     echo
     echo "Command: \`make bench\` (\`bash Benchmarks/bench.sh replication\`). Floors from issue 18: on / off ≥ 0.90 (rounds"
-    echo "alternate off, on, … in one run); lag p99 ≤ 1 s at 1,000 commands/s across the devices, start and end paced, a row seen"
-    echo "by a poller every 5 ms. At a distance (Benchmarks/probes/delay-proxy.py) a batch costs five round trips; the pool's"
-    echo "second connection starts the next batch once the one before has its rows. In-memory with replication on is refused"
-    echo "(the backlog is an outbox in each commit's SQLite transaction)."
+    echo "alternate off, on, … in one run); lag p99 ≤ 1 s at 1,000 commands/s across the devices, start and end paced, a row"
+    echo "seen by a poller every 5 ms. At a distance (Benchmarks/probes/delay-proxy.py) a batch costs five round trips."
 } > "$work/section.md"
 bash "$root/Benchmarks/bench-record.sh" replication "Replication to a central PostgreSQL: device-path cost and lag" "$work/section.md"

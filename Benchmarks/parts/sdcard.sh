@@ -56,7 +56,6 @@ cat "$work/verdict.md"
     echo
     echo "Command: \`make bench\` (\`bash Benchmarks/bench.sh sdcard\`, Benchmarks/probes/sdcard-writes.py): each program on a"
     echo "fresh pty and state directory under /var/tmp (ext4), $count start/end commands single-flight, then $count pipelined."
-    echo "write_bytes counts 4 KiB pages dirtied (at least the WAL frames); fsync counts every thread. 1 KiB pages and"
-    echo "wal_autocheckpoint 4096 were chosen with it (4 KiB pages: 16.35 KB per single-flight command)."
+    echo "write_bytes counts 4 KiB pages dirtied (at least the WAL frames); fsync counts every thread."
 } > "$work/section.md"
 bash "$root/Benchmarks/bench-record.sh" sdcard "SD-card writes per durable command: workoutd vs Python durable peer (issue 17)" "$work/section.md"

@@ -125,6 +125,8 @@ def main():
     print("| waker → woken thread of the program | per command | wait for a CPU, median µs | p99 µs |")
     print("|---|---:|---:|---:|")
     for (who, target), waits in sorted(hops.items(), key=lambda item: -len(item[1])):
+        if len(waits) / count < 0.005:
+            continue  # rarer than 1 in 200 commands (0.00 a command): preemptions, not the command's path
         waits.sort()
         p99 = waits[min(len(waits) - 1, int(len(waits) * 0.99))]
         print(f"| {who} → {target} | {len(waits) / count:.2f} | {statistics.median(waits) * 1e6:.1f} | {p99 * 1e6:.1f} |")
