@@ -7,11 +7,12 @@
 # FILE holds the section's markdown body (tables, notes). The section becomes
 #   <!-- bench:NAME:start -->
 #   ## TITLE
-#   Measured DATE on MACHINE (nproc, CPU model), commit HASH.
-#
 #   BODY
+#   Measured DATE on MACHINE (nproc, CPU model), commit HASH.
 #   <!-- bench:NAME:end -->
-# replacing the previous one with that NAME, or appended when there is none yet.
+# replacing the previous one with that NAME, or appended when there is none yet. The machine line closes the
+# body's last paragraph (its Command note), so no line goes to a blank between it and a table: a table may follow
+# the heading directly.
 set -euo pipefail
 
 if [ $# -ne 3 ]; then
@@ -36,10 +37,12 @@ trap 'rm -f "$section" "$section.doc"' EXIT
 {
     echo "<!-- bench:$name:start -->"
     echo "## $title"
+    # Without the body's blank lines at its start and end; a blank line before the machine line after a table (a
+    # line after a table's rows is one more row).
+    awk 'NF { started = 1 } !started { next } !NF { blanks++; next } { while (blanks) { print ""; blanks-- } print; last = $0 }
+         END { if (last ~ /^\|/) print "" }' "$body"
     echo "Measured $(date -u '+%Y-%m-%d %H:%M UTC') on $(uname -n): $(nproc) CPUs (${model:-unknown model}), $(uname -sr), load average $(cut -d' ' -f1-3 /proc/loadavg) at the end, commit $commit."
-    echo
-    # The end marker may follow the body's last line directly: an HTML comment ends a paragraph or a table.
-    awk 'NR > 1 { print last } { last = $0 } END { if (NR > 0 && last != "") print last }' "$body"
+    # The end marker may follow the machine line directly: an HTML comment ends a paragraph.
     echo "<!-- bench:$name:end -->"
 } > "$section"
 

@@ -48,9 +48,6 @@ PY
 cat "$work/section.md"
 {
     cat "$work/section.md"
-    echo
-    echo "Command: \`make bench\` (\`bash Benchmarks/bench.sh flood\`): Benchmarks/probes/flood_probe.py runs the release build with the"
-    echo "shipped defaults on ptys, floods as fast as each pty takes lines, reads every reply and samples /proc/PID/status every"
-    echo "50 ms (VmHWM for the peak); docs/systemd.md sizes \`MemoryMax=\` and \`TasksMax=\` from the peaks."
+    echo "Command: \`make bench\` (\`bash Benchmarks/bench.sh flood\`): flood_probe.py, the shipped defaults; docs/systemd.md sizes \`MemoryMax=\`, \`TasksMax=\` from the peaks."
 } > "$work/record.md"
 bash "$root/Benchmarks/bench-record.sh" flood "A flooding device beside a quiet one (issue 28)" "$work/record.md"

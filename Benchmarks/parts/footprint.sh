@@ -61,8 +61,7 @@ PY
 cat "$work/section.md"
 {
     echo
-    echo "Command: \`make bench\` (\`bash Benchmarks/bench.sh footprint\`): \`make install-files\` into a scratch root, binaries"
-    echo "stripped as \`make deb\` does; VmRSS from /proc/PID/status, the load start/end pairs 1000 in flight, each program on a"
-    echo "fresh pty and state directory. workoutd gives back code pages after 10-20 s without commands (MemoryRelease.swift)."
+    echo "Command: \`make bench\` (\`bash Benchmarks/bench.sh footprint\`): \`make install-files\` into a scratch root, stripped as \`make deb\`"
+    echo "does; VmRSS from /proc/PID/status, the load start/end pairs 1000 in flight; code pages given back when quiet (MemoryRelease.swift)."
 } >> "$work/section.md"
 bash "$root/Benchmarks/bench-record.sh" footprint "Footprint: installed size and resident memory (issue 17)" "$work/section.md"

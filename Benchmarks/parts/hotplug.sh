@@ -20,9 +20,17 @@ umockdev-wrapper "$bin/HotplugBenchmark" \
     | tee "$work/hotplug.md"
 
 {
-    cat "$work/hotplug.md"
-    echo
-    echo "Command: \`make bench\` (\`bash Benchmarks/bench.sh hotplug\`): umockdev mock ttys announced with real uevents to the"
-    echo "daemon's libudev monitor; discovery, device manager and engine (in-memory store) in-process. Floors from issue 3."
+    # HotplugBenchmark's rows in three: the latency's p50 / p99 / max in one, the two throughputs in one; its closing
+    # note on the commands starts the Command paragraph.
+    awk -F' [|] ' '
+        /^[|] udev add → first ack, p50 / { p50 = $2; next }
+        /^[|] udev add → first ack, p99 / { p99 = $2; floor = $3; next }
+        /^[|] udev add → first ack, max / { printf "| udev add → first ack, p50 / p99 / max | %s / %s / %s | p99 %s\n", p50, p99, $2, floor; next }
+        /^[|] 1 device, commands[/]s / { one = $2; next }
+        /devices at once, aggregate commands[/]s / { sub(/^[|] /, "", $1); sub(/, aggregate commands[/]s$/, " (aggregate)", $1)
+                                                    printf "| commands/s: 1 device / %s | %s / %s | |\n", $1, one, $2; next }
+        { print }' "$work/hotplug.md"
+    echo "Command: \`make bench\` (\`bash Benchmarks/bench.sh hotplug\`): umockdev mock ttys announced with real uevents to the daemon's"
+    echo "libudev monitor; discovery, device manager and engine (in-memory store) in-process. Floors from issue 3."
 } > "$work/section.md"
 bash "$root/Benchmarks/bench-record.sh" hotplug "Hotplug: udev add to first ack, 16 devices vs 1" "$work/section.md"

@@ -38,8 +38,6 @@ python3 - "$work/seed.json" "$work/runs.jsonl" > "$work/section.md" <<'PY'
 import json, statistics, sys
 seed = json.load(open(sys.argv[1]))
 runs = [json.loads(line) for line in open(sys.argv[2])]
-print(f"{seed['workouts']:,} stored workouts, database {seed['bytes'] / 2**20:.1f} MiB.")
-print()
 print("| page cache | runs | exec → READY=1, median (max) | floor ≤ 0.5 s | READY=1 → first reply, median (max) | floor ≤ 0.2 s |")
 print("|---|---|---|---|---|---|")
 for cold in (True, False):
@@ -51,13 +49,13 @@ for cold in (True, False):
     print(f"| {'cold' if cold else 'warm'} | {len(chosen)} | {statistics.median(ready):.3f} s ({max(ready):.3f}) | "
           f"{'PASS' if statistics.median(ready) <= 0.5 else 'MISS'} | {statistics.median(reply):.3f} s ({max(reply):.3f}) | "
           f"{'PASS' if statistics.median(reply) <= 0.2 else 'MISS'} |")
+print()
+print(f"{seed['workouts']:,} stored workouts, database {seed['bytes'] / 2**20:.1f} MiB.", end=" ")
 PY
 cat "$work/section.md"
 {
     cat "$work/section.md"
-    echo
-    echo "Command: \`make bench\` (\`bash Benchmarks/bench.sh startup\`): Benchmarks/probes/daemon_probe.py starts the release"
-    echo "build as systemd does (Type=notify) with one pty and times exec → READY=1, then one start_workout's reply; cold rows"
-    echo "drop the page cache first. PASS is the median. SQLite's full \`quick_check\` of a database over 4 MiB runs after READY=1."
+    echo "Command: \`make bench\` (\`bash Benchmarks/bench.sh startup\`): daemon_probe.py starts the"
+    echo "release build as systemd does (Type=notify) with one pty: exec → READY=1, then one start_workout's reply; cold: page cache dropped first."
 } > "$work/record.md"
 bash "$root/Benchmarks/bench-record.sh" startup "Start-up with 100,000 stored workouts" "$work/record.md"

@@ -125,23 +125,19 @@ struct DriftReport {
     }
 
     var markdown: String {
-        var text = "\(Self.startMarker)\n## Soak, long mode (`make soak SOAK=long`)\n\n"
+        var text = "\(Self.startMarker)\n## Soak, long mode (`make soak SOAK=long`)\n"
         text += "Run \(Date().formatted(.iso8601)), \(Int(elapsed.inSeconds)) s on \(ProcessInfo.processInfo.activeProcessorCount) cores, "
         text += "\(options.readingDevices) reading devices + 1 never reading, replug chance \(options.replugPercent) % per batch "
         text += "(\(replugs) replugs), shares spooled, replication to a real PostgreSQL stopped \(outages) times for "
         text += "\(Int(options.outageLength.inSeconds)) s, \(reloads) reloads (SIGHUP); \(replies) replies checked, "
-        text += "\(centralWorkouts) workouts in the central table at the end.\n\n"
-        text += "Drift (the later sample minus the earlier; latency: the change of the 99th percentile of batch replies):\n\n"
+        text += "\(centralWorkouts) workouts in the central table at the end. "
+        text += "Verdict of the run's checks: **\(passed ? "PASS" : "FAIL")** (see the soak section above). "
+        text += "Drift: the later sample minus the earlier (latency: the change of the 99th percentile of batch replies).\n\n"
         text += "| span | RSS (KiB) | fds | threads | database (KiB) | WAL (KiB) | reply p99 (ms) |\n|---|---|---|---|---|---|---|\n"
         for row in rows {
             text += "| \(row.label) | \(f(row.rssKiB)) | \(f(row.fds)) | \(f(row.threads)) | \(f(row.databaseKiB)) | \(f(row.walKiB)) | \(f(row.p99)) |\n"
         }
-        text += "\nSamples:\n\n| t (s) | RSS (KiB) | fds | threads | database (KiB) | WAL (KiB) | reply p50 / p99 (ms) |\n|---|---|---|---|---|---|---|\n"
-        for sample in SampleSelection.evenlySpaced(samples, count: SoakReport.rowsOverTime) {
-            text += "| \(Int(sample.elapsed.inSeconds)) | \(sample.residentKiB) | \(sample.openDescriptors) | \(sample.threads) | "
-            text += "\(sample.databaseBytes / 1024) | \(sample.walBytes / 1024) | \(f(sample.latencyP50Milliseconds)) / \(f(sample.latencyP99Milliseconds)) |\n"
-        }
-        text += "\nVerdict of the run's checks: **\(passed ? "PASS" : "FAIL")** (see the soak section above).\n\(Self.endMarker)\n"
+        text += "\(Self.endMarker)\n"
         return text
     }
 

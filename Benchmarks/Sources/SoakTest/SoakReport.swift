@@ -17,34 +17,41 @@ struct SoakReport {
     var final: ProcessSample
     var verdicts: [String]
     var passed: Bool
+    /// Whether the report has its table over time: in long mode the long-mode section's drift rows give RSS and
+    /// descriptors over the run's hours instead.
+    var showsOverTime = true
 
     var totalReplies: Int { devices.map(\.replies).reduce(0, +) }
     var repliesPerSecond: Double { Double(totalReplies) / elapsed.inSeconds }
 
     var markdown: String {
-        var text = "\(Self.startMarker)\n## Soak (`make soak`)\n\n"
+        var text = "\(Self.startMarker)\n## Soak (`make soak`)\n"
         text += "Run \(Date().formatted(.iso8601)) on \(ProcessInfo.processInfo.activeProcessorCount) cores: "
         text += "\(options.readingDevices) reading devices + 1 that never reads, one \(options.configuration.map { "\($0) " } ?? "")workoutd, \(Int(elapsed.inSeconds)) s "
         text += "(SOAK_SECONDS=\(Int(options.duration.inSeconds))), replug chance \(options.replugPercent) % per batch. "
         text += "Traffic: valid start/end/share with ids, malformed JSON, unknown commands, invalid fields, invalid UTF-8, "
-        text += "4097–20000-byte lines, blank and CRLF lines, written in random 1–8192-byte pieces.\n\n"
-        text += "| figure | value |\n|---|---|\n"
-        text += "| replies received and checked | \(totalReplies) (\(String(format: "%.0f", repliesPerSecond))/s) |\n"
-        text += "| batches | \(devices.map(\.batches).reduce(0, +)) |\n"
-        text += "| unplug/replug cycles | \(devices.map(\.replugs).reduce(0, +)) |\n"
-        text += "| bytes the never-reading device got in | \(stuckBytesAccepted) (at \(Int(baseline.elapsed.inSeconds)) s: \(baseline.stuckDeviceBytes)) |\n"
-        let stored = devices.map(\.storedRecords).reduce(0, +)
-        text += "| workouts started + shares queued (kept by the store) | \(stored) |\n"
-        text += "| RSS at \(Int(baseline.elapsed.inSeconds)) s → end | \(baseline.residentKiB) KiB → \(final.residentKiB) KiB (\(final.residentKiB - baseline.residentKiB >= 0 ? "+" : "")\(final.residentKiB - baseline.residentKiB) KiB) |\n"
-        text += "| RSS min / max over the run | \(samples.map(\.residentKiB).min() ?? 0) / \(samples.map(\.residentKiB).max() ?? 0) KiB |\n"
-        text += "| open descriptors start → end | \(samples.first?.openDescriptors ?? 0) → \(final.openDescriptors) (max \(samples.map(\.openDescriptors).max() ?? 0)) |\n"
-        text += "| of which under the state directory (SQLite pool, spool) | \(samples.first?.stateDescriptors ?? 0) → \(final.stateDescriptors) (max \(samples.map(\.stateDescriptors).max() ?? 0)) |\n"
-        text += "| failures | \(devices.compactMap(\.failure).isEmpty ? "none" : devices.compactMap(\.failure).joined(separator: "; ")) |\n\n"
-        text += "RSS, descriptors and the never-reading device's bytes over time:\n\n| t (s) | RSS (KiB) | fds (state dir) | never-reader bytes in |\n|---|---|---|---|\n"
-        for sample in SampleSelection.evenlySpaced(samples, count: Self.rowsOverTime) {
-            text += "| \(Int(sample.elapsed.inSeconds)) | \(sample.residentKiB) | \(sample.openDescriptors) (\(sample.stateDescriptors)) | \(sample.stuckDeviceBytes) |\n"
+        text += "4097–20000-byte lines, blank and CRLF lines, written in random 1–8192-byte pieces.\n"
+        // The figures as one sentence: the verdict below says which of them decide.
+        let residentKiB = samples.map(\.residentKiB)
+        let growth = final.residentKiB - baseline.residentKiB
+        let settled = Int(baseline.elapsed.inSeconds)
+        let failures = devices.compactMap(\.failure)
+        text += "\(totalReplies) replies received and checked (\(String(format: "%.0f", repliesPerSecond))/s, in \(devices.map(\.batches).reduce(0, +)) batches); "
+        text += "\(devices.map(\.replugs).reduce(0, +)) unplug/replug cycles; the never-reading device got \(stuckBytesAccepted) bytes in (\(baseline.stuckDeviceBytes) at \(settled) s); "
+        text += "\(devices.map(\.storedRecords).reduce(0, +)) workouts started + shares queued kept by the store; "
+        text += "RSS \(baseline.residentKiB) → \(final.residentKiB) KiB from \(settled) s to the end (\(growth >= 0 ? "+" : "")\(growth) KiB; min / max over the run "
+        text += "\(residentKiB.min() ?? 0) / \(residentKiB.max() ?? 0) KiB); open descriptors \(samples.first?.openDescriptors ?? 0) → \(final.openDescriptors) "
+        text += "(max \(samples.map(\.openDescriptors).max() ?? 0)), of them under the state directory (SQLite pool, spool) "
+        text += "\(samples.first?.stateDescriptors ?? 0) → \(final.stateDescriptors) (max \(samples.map(\.stateDescriptors).max() ?? 0)); "
+        text += "failures: \(failures.isEmpty ? "none" : failures.joined(separator: "; ")).\n"
+        if showsOverTime {
+            text += "\nRSS, descriptors and the never-reading device's bytes over time:\n\n| t (s) | RSS (KiB) | fds (state dir) | never-reader bytes in |\n|---|---|---|---|\n"
+            for sample in SampleSelection.evenlySpaced(samples, count: Self.rowsOverTime) {
+                text += "| \(Int(sample.elapsed.inSeconds)) | \(sample.residentKiB) | \(sample.openDescriptors) (\(sample.stateDescriptors)) | \(sample.stuckDeviceBytes) |\n"
+            }
         }
-        text += "\nVerdict: **\(passed ? "PASS" : "FAIL")** — \(verdicts.joined(separator: "; ")).\n\(Self.endMarker)\n"
+        // The verdict closes the figures' paragraph, or follows the table over time after a blank line.
+        text += "\(showsOverTime ? "\n" : "")Verdict: **\(passed ? "PASS" : "FAIL")** — \(verdicts.joined(separator: "; ")).\n\(Self.endMarker)\n"
         return text
     }
 

@@ -132,7 +132,7 @@ enum SoakTest {
 
         let report = SoakReport(
             options: options, elapsed: elapsed, devices: devices.map(\.tally), stuckBytesAccepted: final.stuckDeviceBytes,
-            samples: samples, baseline: baseline, final: final, verdicts: verdicts, passed: passed)
+            samples: samples, baseline: baseline, final: final, verdicts: verdicts, passed: passed, showsOverTime: !options.long)
         print(report.markdown)
         if let path = options.reportPath {
             try report.write(to: path)
