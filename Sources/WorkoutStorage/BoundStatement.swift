@@ -34,12 +34,22 @@ struct BoundStatement {
 
     mutating func bind(_ value: String?) {
         position += 1
-        guard let value else {
+        guard var value else {
             sqlite3_bind_null(handle, position)
             return
         }
-        // SQLITE_TRANSIENT: SQLite copies the bytes before the C string goes away.
-        _ = value.withCString { sqlite3_bind_text(handle, position, $0, -1, SQLITE_TRANSIENT) }
+        // The UTF-8 bytes with their count (a C string would end at an embedded NUL), copied by SQLite before
+        // they go away (SQLITE_TRANSIENT). An empty string is empty text, not NULL.
+        let (handle, position) = (handle, position)
+        value.withUTF8 { bytes in
+            if let start = bytes.baseAddress, !bytes.isEmpty {
+                start.withMemoryRebound(to: CChar.self, capacity: bytes.count) {
+                    _ = sqlite3_bind_text(handle, position, $0, Int32(bytes.count), SQLITE_TRANSIENT)
+                }
+            } else {
+                _ = sqlite3_bind_text(handle, position, "", 0, SQLITE_TRANSIENT)
+            }
+        }
     }
 
     /// Runs the statement with the values bound so far (every parameter must have been bound), then resets it
