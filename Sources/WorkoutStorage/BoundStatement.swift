@@ -7,9 +7,9 @@ import GRDBSQLite
 /// value as an existential and converts it to a `DatabaseValue` before binding it. In a pipelined profile that
 /// was 12 % of the writer thread's time, about four times SQLite's own work on those statements. The statement
 /// stays GRDB's (compiled once per connection, finalized with it); only binding and stepping skip GRDB, which
-/// is sound for plain INSERT and UPDATE inside a transaction GRDB opened: this store registers no transaction
-/// observers that GRDB's bookkeeping would have to tell, and a failure still throws out of the transaction's
-/// closure, so GRDB rolls it back as before.
+/// is sound for the commit's statements inside its transaction (``DatabaseWriter/commitOrUnavailable(_:)``):
+/// this store registers no transaction observers that GRDB's bookkeeping would have to tell, and a failure
+/// still throws out of the transaction's closure, which rolls it back.
 struct BoundStatement {
     private let handle: SQLiteStatement
     private var position: Int32 = 0
@@ -55,23 +55,22 @@ struct BoundStatement {
     /// Runs the statement with the values bound so far (every parameter must have been bound), then resets it
     /// for the next row. Throws SQLite's error, as GRDB would have.
     mutating func run(in db: Database) throws {
-        precondition(position == sqlite3_bind_parameter_count(handle), "a BoundStatement ran with \(position) of its values bound")
-        position = 0
-        let code = sqlite3_step(handle)
-        sqlite3_reset(handle)
-        guard code == SQLITE_DONE else {
-            throw DatabaseError(resultCode: ResultCode(rawValue: code), message: String(cString: sqlite3_errmsg(db.sqliteConnection)))
-        }
+        _ = try step(expecting: SQLITE_DONE, in: db)
     }
 
     /// Runs a statement that answers one integer (a pragma's value), and resets it.
     mutating func integer(in db: Database) throws -> Int64 {
+        try step(expecting: SQLITE_ROW, in: db)
+    }
+
+    /// One step, then a reset for the next run; returns the first column of the row it answered (0 without one).
+    private mutating func step(expecting expected: Int32, in db: Database) throws -> Int64 {
         precondition(position == sqlite3_bind_parameter_count(handle), "a BoundStatement ran with \(position) of its values bound")
         position = 0
         let code = sqlite3_step(handle)
         let value = code == SQLITE_ROW ? sqlite3_column_int64(handle, 0) : 0
         sqlite3_reset(handle)
-        guard code == SQLITE_ROW else {
+        guard code == expected else {
             throw DatabaseError(resultCode: ResultCode(rawValue: code), message: String(cString: sqlite3_errmsg(db.sqliteConnection)))
         }
         return value
