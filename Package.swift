@@ -55,6 +55,9 @@ let package = Package(
         // termios, TIOCEXCL and pty allocation, which Glibc does not expose to Swift.
         .target(name: "CPosixTTY", cSettings: [.define("_GNU_SOURCE")]),
 
+        // A VFS over SQLite's own that hands a commit's WAL frames to the kernel in one write (issue 31).
+        .target(name: "CWALWriteGathering", linkerSettings: [.linkedLibrary("sqlite3")]),
+
         // Serial devices: opening ttys and the NIO channel pipeline that turns bytes into replies.
         .target(
             name: "SerialTransport",
@@ -122,6 +125,7 @@ let package = Package(
         .target(
             name: "WorkoutStorage",
             dependencies: [
+                "CWALWriteGathering",
                 "WorkoutEngine",
                 "WorkoutProtocol",
                 .product(name: "GRDB", package: "GRDB.swift"),
@@ -285,7 +289,7 @@ let package = Package(
             name: "WorkoutStorageTests",
             dependencies: [
                 "WorkoutStorage", "ShareDelivery", "WorkoutEngine", "WorkoutProtocol", "WorkoutdTesting",
-                "SerialTransport",
+                "SerialTransport", "CWALWriteGathering",
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),

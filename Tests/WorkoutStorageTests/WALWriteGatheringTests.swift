@@ -1,0 +1,106 @@
+import CWALWriteGathering
+import Foundation
+import GRDB
+import Testing
+import WorkoutEngine
+import WorkoutProtocol
+@testable import WorkoutStorage
+
+/// `CWALWriteGathering` (issue 31): SQLite's own VFS writes a WAL frame as two writes, its header and its page;
+/// the store's commits hand their frames to the file system as one. What must hold besides: every committed
+/// frame is in the file before another connection can see the commit, whether or not the commit synced.
+@Suite struct WALWriteGatheringTests {
+    @Test func aSingleFlightCommitsFramesReachTheFileInOneWrite() async throws {
+        let directory = try TemporaryDirectory()
+        defer { directory.remove() }
+        let store = try SQLiteWorkoutStore(stateDirectory: directory.path)
+        let engine = try await WorkoutEngine(store: store, clock: .system(assumeSynchronized: true))
+        let session = engine.session(for: "wearable-1")
+        let walPath = directory.databasePath + "-wal"
+        // The device's first commit lays out its reply ring, over a hundred KiB written in 64 KiB runs: once.
+        #expect(await session.handle([Lines.end(0)]).first?.errorCode == .noActiveWorkout)
+        for id in stride(from: Int64(1), through: 40, by: 2) {
+            for line in [Lines.start(id), Lines.end(id + 1)] {
+                let framesBefore = try WALFrames(path: walPath).commits.joined().count
+                let before = try await Self.writeCounts(store)
+                #expect(await session.handle([line]).first?.isSuccess == true)
+                let after = try await Self.writeCounts(store)
+                let frames = try WALFrames(path: walPath).commits.joined().count - framesBefore
+                // A checkpoint restarts the log now and then: those commits are not counted here.
+                guard frames > 0 else { continue }
+                #expect(after.asked - before.asked >= 2 * frames, "SQLite asked for a header and a page per frame")
+                #expect(after.issued - before.issued == 1, "\(frames) frames issued as one write")
+            }
+        }
+        try store.close()
+    }
+
+    @Test func aLargeBatchIsIssuedIn64KiBWritesAndReadsBackWhole() async throws {
+        let directory = try TemporaryDirectory()
+        defer { directory.remove() }
+        let store = try SQLiteWorkoutStore(stateDirectory: directory.path)
+        let engine = try await WorkoutEngine(store: store, clock: .system(assumeSynchronized: true))
+        let session = engine.session(for: "wearable-1")
+        var lines: [DecodedLine] = []
+        for id in stride(from: Int64(1), through: 1_000, by: 2) { lines += [Lines.start(id), Lines.end(id + 1)] }
+        let before = try await Self.writeCounts(store)
+        let replies = await session.handle(lines)
+        #expect(replies.allSatisfy { $0.isSuccess })
+        let after = try await Self.writeCounts(store)
+        let walBytes = try WALFrames(path: directory.databasePath + "-wal").commits.joined().count * (1024 + 24)
+        // Runs longer than SQLite's unix VFS takes in one call (128 KiB) are split, never cut short.
+        #expect(after.issued - before.issued <= walBytes / 65_536 + 2)
+        #expect(after.asked - before.asked > 10 * (after.issued - before.issued))
+        // Read back by another connection (the pool's readers see only what is in the file).
+        let stored = try await store.workouts(device: nil, limit: nil)
+        #expect(stored.count == 500)
+        #expect(stored.allSatisfy { $0.endedAt != nil })
+        try store.close()
+    }
+
+    /// With synchronous = NORMAL (GRDB's default for a pool, not the store's) a commit does not sync the WAL:
+    /// its frames must still be in the file before the WAL index names them, for a reader opened beside it.
+    @Test func aReaderSeesEveryUnsyncedCommitAtOnce() throws {
+        _ = SQLiteWorkoutStore.walWriteGathering
+        let directory = try TemporaryDirectory()
+        defer { directory.remove() }
+        let path = directory.path + "/normal.sqlite"
+        let writer = try DatabaseQueue(path: path)
+        try writer.writeWithoutTransaction { db in
+            let mode = try String.fetchOne(db, sql: "PRAGMA journal_mode = WAL")
+            #expect(mode == "wal")
+            try db.execute(sql: "PRAGMA synchronous = NORMAL")
+            try db.execute(sql: "CREATE TABLE t (n INTEGER PRIMARY KEY, text TEXT)")
+        }
+        var readerConfiguration = Configuration()
+        readerConfiguration.readonly = true
+        let reader = try DatabaseQueue(path: path, configuration: readerConfiguration)
+        for n in 1...50 {
+            try writer.write { db in
+                try db.execute(sql: "INSERT INTO t VALUES (?, ?)", arguments: [n, String(repeating: "x", count: 700)])
+            }
+            let (count, total) = try reader.read { db in
+                (try Int.fetchOne(db, sql: "SELECT count(*) FROM t") ?? -1, try Int.fetchOne(db, sql: "SELECT sum(length(text)) FROM t") ?? -1)
+            }
+            #expect(count == n)
+            #expect(total == n * 700)
+        }
+        let counts = writer.writeWithoutTransaction { db in
+            var asked: Int64 = 0, issued: Int64 = 0
+            #expect(wd_wal_write_counts(UnsafeMutableRawPointer(db.sqliteConnection), &asked, &issued) == Self.sqliteOK)
+            return (asked: asked, issued: issued)
+        }
+        #expect(counts.issued > 0 && counts.asked >= 2 * counts.issued)
+    }
+
+    static let sqliteOK: Int32 = 0  // SQLITE_OK
+
+    static func writeCounts(_ store: SQLiteWorkoutStore) async throws -> (asked: Int64, issued: Int64) {
+        try await store.database.writeWithoutTransaction { db in
+            var asked: Int64 = 0, issued: Int64 = 0
+            let rc = wd_wal_write_counts(UnsafeMutableRawPointer(db.sqliteConnection), &asked, &issued)
+            #expect(rc == Self.sqliteOK, "the store's connection is opened through the gathering VFS")
+            return (asked, issued)
+        }
+    }
+}
