@@ -22,14 +22,14 @@ public final class CommandDispatchHandler: ChannelDuplexHandler {
     public typealias Process = @Sendable ([DecodedLine]) async -> [Reply]
     /// Answers a batch within the current turn of the loop when it can; `nil` sends the batch to ``Process``.
     public typealias ProcessImmediately = ([DecodedLine]) -> [Reply]?
-    /// Called once the replies of a batch ``ProcessImmediately`` answered are written: the session's events
-    /// for it, held until then so a lone command's reply does not wait for its observers.
-    public typealias AnnounceImmediate = () -> Void
+    /// Called once a batch's replies are written: the session's events for it, held until then so a lone
+    /// command's reply does not wait for its observers.
+    public typealias AnnounceAnswered = () -> Void
     public typealias UnreadInput = BatchRunner.UnreadInput
 
     private let process: Process
     private let processImmediately: ProcessImmediately?
-    private let announceImmediate: AnnounceImmediate?
+    private let announceAnswered: AnnounceAnswered?
     private var runner: BatchRunner
     /// Set once a reload changes `serial.reply_line_ending`; until then the reply encoder's own setting holds.
     private var replyLineEnding: ReplyLineEnding?
@@ -38,18 +38,16 @@ public final class CommandDispatchHandler: ChannelDuplexHandler {
     private var lastWrite: EventLoopFuture<Void>?
     /// Batches run as tasks that prefer the channel's loop (made once, on first use).
     private var loopExecutor: EventLoopTaskExecutor?
-    /// The last batch ``ProcessImmediately`` answered, until its replies are written and its events announced.
-    private var unannouncedBatch: Int?
 
     public init(
         maximumPendingLines: Int = PipelineOptions.defaultMaximumPendingLines,
         maximumBatchesInFlight: Int = BatchRunner.defaultMaximumBatchesInFlight, logger: Logger,
         unreadInput: @escaping UnreadInput = { 0 },
-        processImmediately: ProcessImmediately? = nil, announceImmediate: AnnounceImmediate? = nil, process: @escaping Process
+        processImmediately: ProcessImmediately? = nil, announceAnswered: AnnounceAnswered? = nil, process: @escaping Process
     ) {
         self.process = process
         self.processImmediately = processImmediately
-        self.announceImmediate = announceImmediate
+        self.announceAnswered = announceAnswered
         self.runner = BatchRunner(
             maximumPendingLines: maximumPendingLines, maximumBatchesInFlight: maximumBatchesInFlight, unreadInput: unreadInput)
         self.logger = logger
@@ -101,7 +99,6 @@ public final class CommandDispatchHandler: ChannelDuplexHandler {
 
     private func run(_ batch: BatchRunner.Batch, context: ChannelHandlerContext) {
         if let processImmediately, let replies = processImmediately(batch.lines) {
-            unannouncedBatch = batch.number
             answered(batch.number, replies: replies, context: context)
             return
         }
@@ -138,10 +135,7 @@ public final class CommandDispatchHandler: ChannelDuplexHandler {
                 lastWrite = promise.futureResult
             }
             // The reply is on its way; what only observes it (events, debug logs) comes after, before the next batch.
-            if ready.number == unannouncedBatch {
-                unannouncedBatch = nil
-                announceImmediate?()
-            }
+            announceAnswered?()
             logReplies(ready.replies, for: ready.lines)
         }
         // After the write: whether the next batch may run depends on the device taking these replies.

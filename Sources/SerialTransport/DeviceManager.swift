@@ -347,19 +347,21 @@ public actor DeviceManager {
             .channelInitializer { channel in
                 channel.eventLoop.makeCompletedFuture {
                     // The session runs on this channel's loop, so the handler may enter it directly.
-                    // Its events wait until the replies are written (see DeviceSession.answerImmediately).
+                    // A batch's events wait until its replies are written (see DeviceSession.answerImmediately).
                     let immediately: CommandDispatchHandler.ProcessImmediately? = loop.map { _ in
                         { lines in session.assumeIsolated { $0.answerImmediately(lines) } }
                     }
-                    let announce: CommandDispatchHandler.AnnounceImmediate? = loop.map { _ in
+                    let announce: CommandDispatchHandler.AnnounceAnswered? = loop.map { _ in
                         { session.assumeIsolated { $0.announceAnswered() } }
                     }
-                    // The session emits the batch's events (received, what it caused, answered) itself.
+                    // The session emits the batch's events (received, what it caused, answered) itself: after
+                    // the replies are written when the handler can announce them, else before it returns them.
+                    let holdingEvents = announce != nil
                     try DevicePipeline.addHandlers(
                         to: channel.pipeline.syncOperations, options: options, logger: logger,
                         unreadInput: { Int(wd_bytes_available(fd)) }, processImmediately: immediately,
-                        announceImmediate: announce
-                    ) { lines in await session.handle(lines) }
+                        announceAnswered: announce
+                    ) { lines in await session.handle(lines, holdingEvents: holdingEvents) }
                 }
             }
     }

@@ -36,7 +36,7 @@ public enum DevicePipeline {
         logger: Logger,
         unreadInput: @escaping CommandDispatchHandler.UnreadInput = { 0 },
         processImmediately: CommandDispatchHandler.ProcessImmediately? = nil,
-        announceImmediate: CommandDispatchHandler.AnnounceImmediate? = nil,
+        announceAnswered: CommandDispatchHandler.AnnounceAnswered? = nil,
         process: @escaping CommandDispatchHandler.Process
     ) throws {
         try pipeline.addHandler(ByteCountingHandler())
@@ -47,7 +47,7 @@ public enum DevicePipeline {
         try pipeline.addHandler(CommandDispatchHandler(
             maximumPendingLines: options.maximumPendingLines, maximumBatchesInFlight: options.maximumBatchesInFlight,
             logger: logger, unreadInput: unreadInput,
-            processImmediately: processImmediately, announceImmediate: announceImmediate, process: process))
+            processImmediately: processImmediately, announceAnswered: announceAnswered, process: process))
     }
 }
 

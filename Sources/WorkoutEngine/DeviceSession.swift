@@ -35,8 +35,8 @@ public actor DeviceSession {
     private var settledWaiter: CheckedContinuation<Void, Never>?
     /// Why the last commit failed: what the batches stepped on top of it are discarded for.
     private var lastCommitFailure = ""
-    /// The events of the last batch ``answerImmediately(_:from:)`` ran (received, what it caused, answered),
-    /// held until ``announceAnswered()`` or the session's next entry, whichever comes first.
+    /// The events of the batches ``answerImmediately(_:from:)`` or ``handle(_:from:holdingEvents:)`` answered
+    /// (received, what each caused, answered), held until ``announceAnswered()`` or the session's next entry.
     private var unannounced: [EngineEvent]?
     /// The executor the session was placed on, if any (see ``WorkoutEngine/SessionExecutor``).
     private nonisolated let executor: (any SerialExecutor)?
@@ -78,7 +78,9 @@ public actor DeviceSession {
     ///
     /// Its events (``EngineEvent/batchReceived(_:)``, what the commands caused, ``EngineEvent/batchAnswered(_:)``)
     /// are emitted here, once the batch's turn to commit has come, so batches of one device never interleave in them.
-    public func handle(_ lines: [DecodedLine], from origin: CommandOrigin = .device) async -> [Reply] {
+    /// With `holdingEvents` they are held instead, as ``answerImmediately(_:from:)`` holds its batch's, until the
+    /// caller has written the replies and calls ``announceAnswered()``: observers run after the reply, not before.
+    public func handle(_ lines: [DecodedLine], from origin: CommandOrigin = .device, holdingEvents: Bool = false) async -> [Reply] {
         guard !lines.isEmpty else { return [] }
         await acquire()
         announceAnswered()
@@ -88,10 +90,16 @@ public actor DeviceSession {
         // The next batch may step now, on the state this one left, while this one waits for its commit.
         release()
         await turn(stepped.ticket)
-        events.emit(.batchReceived(ReceivedBatch(device: identity, origin: origin, lines: lines)))
+        let received = EngineEvent.batchReceived(ReceivedBatch(device: identity, origin: origin, lines: lines))
+        if !holdingEvents { events.emit(received) }
         var (replies, caused) = await commit(stepped, lines: lines)
         caused.append(answered(lines, replies, from: origin, started: started))
-        events.emit(contentsOf: caused)
+        if holdingEvents {
+            // Batches finish in read order (the commit chain), so held events stay in that order.
+            unannounced = (unannounced ?? []) + [received] + caused
+        } else {
+            events.emit(contentsOf: caused)
+        }
         finish(stepped.ticket)
         return replies
     }
@@ -198,7 +206,7 @@ public actor DeviceSession {
         return replies
     }
 
-    /// Emits the events of the batch ``answerImmediately(_:from:)`` ran, if they are still held.
+    /// Emits the held events of the batches answered (see ``unannounced``), if any.
     public func announceAnswered() {
         guard let held = unannounced else { return }
         unannounced = nil

@@ -145,4 +145,27 @@ struct ImmediateHandlingTests {
             "received 1 from control", "answered 1 from control",
         ], "the held batch's events come before the next batch's")
     }
+
+    @Test("awaited batches may hold their events too: held batches keep their order until announced")
+    func heldEventsOfAwaitedBatches() async throws {
+        let events = EngineEvents()
+        let trace = EventTrace(events)
+        let session = try await WorkoutEngine(store: InMemoryWorkoutStore(), events: events).session(for: "w")
+        let first = await session.handle([Lines.start(1)], holdingEvents: true)
+        #expect(trace.all.isEmpty, "held until announced")
+        // A batch entering the session announces what is held first (as answerImmediately's are): the
+        // dispatcher announces after writing each batch's replies, so this is only a late announcement.
+        let second = await session.handle([Lines.end(2), Lines.share(3)], holdingEvents: true)
+        #expect((first + second).allSatisfy { $0.isSuccess })
+        #expect(trace.all == ["received 1 from device", "workout_started", "answered 1 from device"])
+        await session.announceAnswered()
+        #expect(trace.all == [
+            "received 1 from device", "workout_started", "answered 1 from device",
+            "received 2 from device", "workout_ended", "share_queued", "answered 2 from device",
+        ])
+        // Not holding (a caller that cannot announce): emitted before the replies are returned.
+        trace.clear()
+        _ = await session.handle([Lines.start(4)])
+        #expect(trace.all == ["received 1 from device", "workout_started", "answered 1 from device"])
+    }
 }
