@@ -13,9 +13,7 @@ import WorkoutProtocol
     @Test func aSingleFlightCommitsFramesReachTheFileInOneWrite() async throws {
         let directory = try TemporaryDirectory()
         defer { directory.remove() }
-        let store = try SQLiteWorkoutStore(stateDirectory: directory.path)
-        let engine = try await WorkoutEngine(store: store, clock: .system(assumeSynchronized: true))
-        let session = engine.session(for: "wearable-1")
+        let (store, session) = try await Self.wearable(in: directory)
         let walPath = directory.databasePath + "-wal"
         // The device's first commit lays out its reply ring, over a hundred KiB written in 64 KiB runs: once.
         #expect(await session.handle([Lines.end(0)]).first?.errorCode == .noActiveWorkout)
@@ -38,16 +36,14 @@ import WorkoutProtocol
     @Test func aLargeBatchIsIssuedIn64KiBWritesAndReadsBackWhole() async throws {
         let directory = try TemporaryDirectory()
         defer { directory.remove() }
-        let store = try SQLiteWorkoutStore(stateDirectory: directory.path)
-        let engine = try await WorkoutEngine(store: store, clock: .system(assumeSynchronized: true))
-        let session = engine.session(for: "wearable-1")
+        let (store, session) = try await Self.wearable(in: directory)
         var lines: [DecodedLine] = []
         for id in stride(from: Int64(1), through: 1_000, by: 2) { lines += [Lines.start(id), Lines.end(id + 1)] }
         let before = try await Self.writeCounts(store)
         let replies = await session.handle(lines)
         #expect(replies.allSatisfy { $0.isSuccess })
         let after = try await Self.writeCounts(store)
-        let walBytes = try WALFrames(path: directory.databasePath + "-wal").commits.joined().count * (1024 + 24)
+        let walBytes = try WALFrames(path: directory.databasePath + "-wal").commits.joined().count * (SQLiteWorkoutStore.pageSize + 24)
         // Runs longer than SQLite's unix VFS takes in one call (128 KiB) are split, never cut short.
         #expect(after.issued - before.issued <= walBytes / 65_536 + 2)
         #expect(after.asked - before.asked > 10 * (after.issued - before.issued))
@@ -85,22 +81,26 @@ import WorkoutProtocol
             #expect(count == n)
             #expect(total == n * 700)
         }
-        let counts = writer.writeWithoutTransaction { db in
-            var asked: Int64 = 0, issued: Int64 = 0
-            #expect(wd_wal_write_counts(UnsafeMutableRawPointer(db.sqliteConnection), &asked, &issued) == Self.sqliteOK)
-            return (asked: asked, issued: issued)
-        }
+        let counts = writer.writeWithoutTransaction { db in Self.writeCounts(of: db) }
         #expect(counts.issued > 0 && counts.asked >= 2 * counts.issued)
     }
 
-    static let sqliteOK: Int32 = 0  // SQLITE_OK
+    /// A store in `directory` and one wearable's session on it.
+    static func wearable(in directory: TemporaryDirectory) async throws -> (SQLiteWorkoutStore, DeviceSession) {
+        let store = try SQLiteWorkoutStore(stateDirectory: directory.path)
+        let engine = try await WorkoutEngine(store: store, clock: .system(assumeSynchronized: true))
+        return (store, engine.session(for: "wearable-1"))
+    }
 
     static func writeCounts(_ store: SQLiteWorkoutStore) async throws -> (asked: Int64, issued: Int64) {
-        try await store.database.writeWithoutTransaction { db in
-            var asked: Int64 = 0, issued: Int64 = 0
-            let rc = wd_wal_write_counts(UnsafeMutableRawPointer(db.sqliteConnection), &asked, &issued)
-            #expect(rc == Self.sqliteOK, "the store's connection is opened through the gathering VFS")
-            return (asked, issued)
-        }
+        try await store.database.writeWithoutTransaction { db in writeCounts(of: db) }
+    }
+
+    /// The connection's WAL writes, asked and issued (``wd_wal_write_counts``).
+    static func writeCounts(of db: Database) -> (asked: Int64, issued: Int64) {
+        var asked: Int64 = 0, issued: Int64 = 0
+        let rc = wd_wal_write_counts(UnsafeMutableRawPointer(db.sqliteConnection), &asked, &issued)
+        #expect(rc == 0, "SQLITE_OK: the connection is opened through the gathering VFS")
+        return (asked, issued)
     }
 }
