@@ -2,7 +2,7 @@
 # Benchmark part `hops` (issue 31): the thread hops of a durable single-flight command and where its time goes,
 # from the scheduler's own events (Benchmarks/probes/thread-hops.py under `perf record`): which thread wakes which,
 # how often per command, how long each woken thread waits for a CPU, and the command's phases from the pty to
-# its reply (the loop's step, the writer's SQL, the fdatasync, the way back).
+# its reply (read, step and the SQL; the fdatasync; the way back), whichever threads they run on.
 # Environment: BENCH_HOPS_COMMANDS (default 2000). Needs root, `perf` (Debian: linux-perf) and tracefs.
 set -euo pipefail
 

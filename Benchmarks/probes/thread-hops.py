@@ -52,11 +52,10 @@ def role(name):
 
 
 PHASES = (
-    ("the command's bytes reach the loop → the loop hands the commit on (read, decode, session step)", "woken", "handed"),
-    ("→ fdatasync begins (the writer thread: the SQL, the WAL frames written)", "handed", "sync"),
+    ("the command's bytes reach the loop → fdatasync begins (read, decode, session step, the SQL, the WAL frames written)",
+     "woken", "sync"),
     ("fdatasync", "sync", "synced"),
-    ("fdatasync returns → the loop is woken (the commit's end)", "synced", "back"),
-    ("→ the reply reaches the client (the loop resumes, encodes, writes; the pty)", "back", "replied"),
+    ("fdatasync returns → the reply reaches the client (the commit's end, encoding, the write; the pty)", "synced", "replied"),
 )
 
 
@@ -88,7 +87,7 @@ def main():
     marks, spans = {}, collections.defaultdict(list)  # one command's moments, and each phase's lengths
     for row in script.splitlines():
         if match := SYNC.match(row):
-            if int(match["tid"]) in names and "handed" in marks:
+            if int(match["tid"]) in names and "woken" in marks:
                 marks["sync" if match["edge"] == "enter" else "synced"] = float(match["time"])
             continue
         if (match := WAKEUP.match(row)) and int(match["target_tid"]) == client:
@@ -105,10 +104,6 @@ def main():
             waker, at = int(match["tid"]), float(match["time"])
             if waker not in names and role(names[target]) == "device event loop" and "woken" not in marks:
                 marks["woken"] = at
-            elif waker in names and role(names[waker]) == "device event loop" and target != waker and "woken" in marks:
-                marks.setdefault("handed", at)
-            elif waker in names and role(names[target]) == "device event loop" and "synced" in marks:
-                marks.setdefault("back", at)
             if waker in names:
                 who = role(names[waker])
             elif waker == client:

@@ -346,10 +346,11 @@ public actor DeviceManager {
             .channelOption(.writeBufferWaterMark, value: .init(low: 8 * 1024, high: 16 * 1024))
             .channelInitializer { channel in
                 channel.eventLoop.makeCompletedFuture {
-                    // The session runs on this channel's loop, so the handler may enter it directly.
+                    // The session runs on this channel's loop, so the handler may enter it directly. Input the
+                    // tty holds unread keeps a pipelining device off a durable store's commit in place.
                     // A batch's events wait until its replies are written (see DeviceSession.answerImmediately).
                     let immediately: CommandDispatchHandler.ProcessImmediately? = loop.map { _ in
-                        { lines in session.assumeIsolated { $0.answerImmediately(lines) } }
+                        { lines in session.assumeIsolated { $0.answerImmediately(lines, inputWaiting: wd_bytes_available(fd) > 0) } }
                     }
                     let announce: CommandDispatchHandler.AnnounceAnswered? = loop.map { _ in
                         { session.assumeIsolated { $0.announceAnswered() } }

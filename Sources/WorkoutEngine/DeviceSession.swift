@@ -173,16 +173,21 @@ public actor DeviceSession {
     }
 
     /// Runs a batch at once when nothing in it has to wait: the session is already restored, no other
-    /// batch is running and the store commits in place (``ImmediatelyCommittingStore``). Returns `nil`
-    /// otherwise, and the caller uses ``handle(_:)``. Same replies, same order, same commit rule.
+    /// batch is running and the store commits in place (``ImmediatelyCommittingStore``); for a store whose
+    /// commit waits for the disk, also no other write underway and no input waiting (`inputWaiting`, asked only
+    /// then), so only a device in single flight holds its loop for its sync. Returns `nil` otherwise, and the
+    /// caller uses ``handle(_:)``. Same replies, same order, same commit rule.
     ///
     /// Its events are the same as ``handle(_:from:)``'s, in the same order, but held until
     /// ``announceAnswered()``: the caller writes the replies first, so a lone command's reply does not wait
     /// for the observers (counters, the latency histogram, the event stream, the share worker's doorbell).
     /// Any other entry into the session announces them first, so batches never interleave in the events.
     /// Nothing is emitted or held when it returns `nil`.
-    public func answerImmediately(_ lines: [DecodedLine], from origin: CommandOrigin = .device) -> [Reply]? {
+    public func answerImmediately(
+        _ lines: [DecodedLine], from origin: CommandOrigin = .device, inputWaiting: @autoclosure () -> Bool = false
+    ) -> [Reply]? {
         guard !busy, commits.isSettled, let immediateStore, var machine = self.machine else { return nil }
+        if immediateStore.immediateCommitWaitsForDisk, !immediateStore.writerIsIdle || inputWaiting() { return nil }
         guard !lines.isEmpty else { return [] }
         // Near the pending-share limit the store's count is read again, which waits: not here.
         guard !mayReachShareLimit(machine, lines: lines.count) else { return nil }

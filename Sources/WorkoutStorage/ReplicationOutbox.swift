@@ -157,7 +157,7 @@ extension SQLiteWorkoutStore: ReplicationLog {
 
     public func saveShippedMark() async throws {
         guard let mark = unsavedShippedMark.withLock({ $0 }) else { return }
-        try await database.writeOrUnavailable { db in try ReplicationOutbox.save(mark, in: db) }
+        try await writing { db in try ReplicationOutbox.save(mark, in: db) }
         shippedMarkSaved(mark)
     }
 
@@ -179,7 +179,7 @@ extension SQLiteWorkoutStore: ReplicationLog {
 
     public func pruneShipped(before date: Date) async throws -> Int {
         let mark = unsavedShippedMark.withLock { $0 }
-        let removed = try await database.writeOrUnavailable { db in
+        let removed = try await writing { db in
             // What this prunes is decided by the written mark: write the newest first.
             if let mark { try ReplicationOutbox.save(mark, in: db) }
             let cutoff = date.timeIntervalSince1970
@@ -222,9 +222,5 @@ extension SQLiteWorkoutStore: ReplicationLog {
 extension DatabaseWriter {
     func readOrUnavailable<T: Sendable>(_ body: @escaping @Sendable (Database) throws -> T) async throws -> T {
         do { return try await read(body) } catch { throw StorageUnavailableError(reason: SQLiteWorkoutStore.describe(error)) }
-    }
-
-    func writeOrUnavailable<T: Sendable>(_ body: @escaping @Sendable (Database) throws -> T) async throws -> T {
-        do { return try await write(body) } catch { throw StorageUnavailableError(reason: SQLiteWorkoutStore.describe(error)) }
     }
 }

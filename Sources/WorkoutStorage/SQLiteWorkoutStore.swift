@@ -14,7 +14,7 @@ import WorkoutProtocol
 /// Every SQLite failure after opening surfaces as ``StorageUnavailableError``; SQLite rolls the
 /// transaction back, so the next commit starts clean and succeeds as soon as the disk is writable again.
 /// The async methods hand their work to GRDB's own dispatch queues and never block Swift's cooperative pool.
-public final class SQLiteWorkoutStore: WorkoutStore {
+public final class SQLiteWorkoutStore: WorkoutStore, ImmediatelyCommittingStore {
     public static let fileName = "workoutd.sqlite"
     /// The page size of a new database, in bytes.
     static let pageSize = 1024
@@ -65,6 +65,10 @@ public final class SQLiteWorkoutStore: WorkoutStore {
     /// every commit (two pragmas on the writer, which SQLite answers from the header it holds: no stat).
     let maximumBytes: Atomic<Int64>
     private let overBudget = Atomic<Bool>(false)
+    /// When a commit measures the pages in use against ``maximumBytes``.
+    let sizeWatch = DatabaseSizeWatch()
+    /// The store's writes queued for or running on the writer connection (``writerIsIdle``).
+    private let writesUnderway = Atomic<Int>(0)
 
     /// Opens (creating it in `readWrite` mode) the database in `stateDirectory`.
     ///
@@ -255,20 +259,27 @@ public final class SQLiteWorkoutStore: WorkoutStore {
         measureSize()
     }
 
-    /// Measures the database again (after a reload, and after pruning freed pages).
+    /// Measures the database again (after a reload, and after pruning freed pages); the next commit measures too.
     func measureSize() {
+        sizeWatch.forget()
         if let bytes = try? database.read({ db in try Self.bytesInUse(db) }) { recordSize(bytes) }
     }
 
     /// The pages holding data (free pages are reused before the file grows), in bytes. The WAL is not counted:
     /// checkpoints keep it under `journal_size_limit` (4 MiB).
-    /// Three plain pragmas, each a prepared statement of one opcode: every commit runs them, and the
-    /// table-valued `pragma_page_count()` form sets up a virtual table each time (issue 31's profile).
     static func bytesInUse(_ db: Database) throws -> Int64 {
+        let (pages, pageSize) = try pagesInUse(db)
+        return pages * pageSize
+    }
+
+    /// Three plain pragmas, each a statement of one opcode (the table-valued `pragma_page_count()` form sets up
+    /// a virtual table each time); SQLite compiles each anew on every run, so commits run them only when
+    /// ``DatabaseSizeWatch`` says the budget could be reached.
+    static func pagesInUse(_ db: Database) throws -> (pages: Int64, pageSize: Int64) {
         var pages = BoundStatement(try db.cachedStatement(sql: "PRAGMA page_count"))
         var free = BoundStatement(try db.cachedStatement(sql: "PRAGMA freelist_count"))
         var pageSize = BoundStatement(try db.cachedStatement(sql: "PRAGMA page_size"))
-        return (try pages.integer(in: db) - (try free.integer(in: db))) * (try pageSize.integer(in: db))
+        return (try pages.integer(in: db) - (try free.integer(in: db)), try pageSize.integer(in: db))
     }
 
     func recordSize(_ bytes: Int64) {
@@ -277,16 +288,63 @@ public final class SQLiteWorkoutStore: WorkoutStore {
     }
 
     public func commit(_ batch: StoreBatch) async throws {
-        let window = replyWindow
-        let device = batch.device.rawValue
-        // One database for the whole commit (a reopen may replace the store's meanwhile), and its cursors.
-        let database = self.database
-        let knownCursor = ringCursors.withLock { $0.cursor(of: device, in: database) }
-        let replicated = replicationDoorbell != nil
-        // The shipper's mark rides along: one row more in a transaction that commits anyway.
-        let mark = replicated ? unsavedShippedMark.withLock({ $0 }) : nil
-        let (size, cursor, recorded) = try await database.commitOrUnavailable { db in
-            // Made on the writer's thread: the device's loop meanwhile steps the next batch (pipelined).
+        let commit = PreparedCommit(batch, in: self)
+        writesUnderway.add(1, ordering: .relaxed)
+        defer { writesUnderway.subtract(1, ordering: .relaxed) }
+        // Made on the writer's thread: the device's loop meanwhile steps the next batch (pipelined).
+        let outcome = try await commit.database.commitOrUnavailable(commit.write, then: commit.measure)
+        committed(commit, outcome)
+    }
+
+    /// The same transaction as ``commit(_:)``, on the calling thread: GRDB's writer queue runs a synchronous
+    /// access in place when it is idle (libdispatch), so a lone command's commit costs no hop to the writer's
+    /// thread and back. The caller's thread waits for the sync, so a session asks for it only when the device
+    /// waits for it too (single flight) and ``writerIsIdle``; a write that starts meanwhile delays it by one transaction.
+    public func commitImmediately(_ batch: StoreBatch) throws {
+        let commit = PreparedCommit(batch, in: self)
+        writesUnderway.add(1, ordering: .relaxed)
+        defer { writesUnderway.subtract(1, ordering: .relaxed) }
+        let outcome = try commit.database.commitNowOrUnavailable(commit.write, then: commit.measure)
+        committed(commit, outcome)
+    }
+
+    public var immediateCommitWaitsForDisk: Bool { true }
+
+    public var writerIsIdle: Bool { writesUnderway.load(ordering: .relaxed) == 0 }
+
+    /// What a commit reads from the store before its transaction: one database for the whole commit (a reopen
+    /// may replace the store's meanwhile), the device's ring cursor, and the shipper's mark.
+    struct PreparedCommit: Sendable {
+        let batch: StoreBatch
+        let window: Int
+        let database: any DatabaseWriter
+        let knownCursor: ReplyRing.Cursor?
+        let replicated: Bool
+        /// The shipper's mark rides along: one row more in a transaction that commits anyway.
+        let mark: ReplicationOutbox.ShippedMark?
+        let sizeWatch: DatabaseSizeWatch
+        let budget: Int64
+
+        init(_ batch: StoreBatch, in store: SQLiteWorkoutStore) {
+            self.batch = batch
+            window = store.replyWindow
+            let database = store.database
+            self.database = database
+            knownCursor = store.ringCursors.withLock { $0.cursor(of: batch.device.rawValue, in: database) }
+            replicated = store.replicationDoorbell != nil
+            mark = replicated ? store.unsavedShippedMark.withLock({ $0 }) : nil
+            sizeWatch = store.sizeWatch
+            budget = store.maximumBytes.load(ordering: .relaxed)
+        }
+
+        struct Outcome: Sendable {
+            /// The bytes in use, when the commit measured them (``DatabaseSizeWatch``).
+            var size: Int64?
+            var cursor: ReplyRing.Cursor
+            var recorded: Bool
+        }
+
+        func write(in db: Database) throws -> Outcome {
             let rows = try BatchRows(batch, window: window)
             // Cached statements: compiled once per connection, not once per row.
             if !rows.workouts.isEmpty {
@@ -307,16 +365,25 @@ public final class SQLiteWorkoutStore: WorkoutStore {
                     try insertShare.run(in: db)
                 }
             }
+            let device = batch.device.rawValue
             let cursor = try ReplyRing.write(
                 rows.ring, at: knownCursor ?? ReplyRing.cursor(device: device, window: window, in: db), window: window, in: db)
             if replicated { try ReplicationOutbox.append(rows, in: db) }
             if let mark { try ReplicationOutbox.save(mark, in: db) }
-            return (try Self.bytesInUse(db), cursor, !rows.workouts.isEmpty || !rows.shares.isEmpty)
+            return Outcome(size: nil, cursor: cursor, recorded: !rows.workouts.isEmpty || !rows.shares.isEmpty)
         }
-        ringCursors.withLock { $0.set(cursor, of: device, in: database) }
-        recordSize(size)
-        if let mark { shippedMarkSaved(mark) }
-        if let replicationDoorbell, recorded { replicationDoorbell.ring() }
+
+        /// After the transaction committed, on the writer connection: its WAL frames are counted by now.
+        func measure(in db: Database, _ outcome: inout Outcome) {
+            outcome.size = sizeWatch.bytesInUseIfNeeded(db, budget: budget)
+        }
+    }
+
+    private func committed(_ commit: PreparedCommit, _ outcome: PreparedCommit.Outcome) {
+        ringCursors.withLock { $0.set(outcome.cursor, of: commit.batch.device.rawValue, in: commit.database) }
+        if let size = outcome.size { recordSize(size) }
+        if let mark = commit.mark { shippedMarkSaved(mark) }
+        if let replicationDoorbell, outcome.recorded { replicationDoorbell.ring() }
     }
 
     public func workouts(device: DeviceIdentity?, limit: Int?) async throws -> [WorkoutRecord] {
@@ -460,7 +527,10 @@ public final class SQLiteWorkoutStore: WorkoutStore {
         }
     }
 
-    private func writing<T: Sendable>(_ body: @escaping @Sendable (Database) throws -> T) async throws -> T {
+    /// Every write of the store but a device's commit, in a transaction of its own, counted in ``writerIsIdle``.
+    func writing<T: Sendable>(_ body: @escaping @Sendable (Database) throws -> T) async throws -> T {
+        writesUnderway.add(1, ordering: .relaxed)
+        defer { writesUnderway.subtract(1, ordering: .relaxed) }
         do {
             return try await database.write(body)
         } catch {

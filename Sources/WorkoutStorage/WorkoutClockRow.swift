@@ -79,7 +79,7 @@ extension SQLiteWorkoutStore {
     public func correctClockMarks(from reading: ClockReading) async throws -> Int {
         guard reading.synchronized, let boot = reading.boot else { return 0 }
         let replicated = replicationDoorbell != nil
-        let corrected = try await database.writeOrUnavailable { db in
+        let corrected = try await writing { db in
             let ids = try Int64.fetchAll(db, sql: """
                 SELECT workoutID FROM workoutClock WHERE mark = ? AND bootID = ? AND endedBoot IS NOT NULL
                 """, arguments: [WorkoutClockMark.unsynchronized.rawValue, boot.bootID])

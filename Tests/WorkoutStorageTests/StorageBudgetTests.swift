@@ -1,5 +1,6 @@
 import Foundation
 import GRDB
+import Synchronization
 import Testing
 import WorkoutEngine
 import WorkoutProtocol
@@ -50,6 +51,31 @@ import WorkoutProtocol
         #expect(await filler.handle([Lines.end(id + 3)]).first?.errorCode == .noActiveWorkout)
         #expect(await filler.handle([Lines.start(id + 1)]).first?.acknowledgedCommand == .startWorkout)
         #expect(!store.refusesNewWorkouts)
+    }
+
+    /// Issue 31: the three size pragmas are compiled anew on every run, so a commit measures only when the pages its
+    /// WAL writes may have added could reach the budget (``DatabaseSizeWatch``); the refusal above stays exact.
+    @Test func aCommitFarFromTheBudgetSkipsMeasuringAndOneWithinReachMeasures() async throws {
+        let directory = try TemporaryDirectory()
+        defer { directory.remove() }
+        let store = try SQLiteWorkoutStore(stateDirectory: directory.path, maximumDatabaseBytes: 1 << 30)
+        let session = try await WorkoutEngine(store: store).session(for: "w")
+        #expect(await session.handle([Lines.start(1)]).first?.isSuccess == true)
+        let measured = Mutex(0)
+        try await store.database.writeWithoutTransaction { db in
+            db.trace { event in
+                if case .statement(let statement) = event, statement.sql == "PRAGMA page_count" { measured.withLock { $0 += 1 } }
+            }
+        }
+        for id in Int64(2)..<22 { #expect(await session.handle([id % 2 == 0 ? Lines.end(id) : Lines.start(id)]).first?.isSuccess == true) }
+        #expect(measured.withLock { $0 } == 0, "a gibibyte away, no commit measures")
+
+        // One page short of the budget: every commit's frames could reach it.
+        let bytes = try await store.database.read { try SQLiteWorkoutStore.bytesInUse($0) }
+        store.update(maximumDatabaseBytes: bytes + Int64(SQLiteWorkoutStore.pageSize))
+        #expect(!store.refusesNewWorkouts)
+        for id in Int64(22)..<26 { _ = await session.handle([id % 2 == 0 ? Lines.end(id) : Lines.start(id)]) }
+        #expect(measured.withLock { $0 } == 4, "within reach of the budget, each commit measures")
     }
 
     @Test func aDatabaseOverItsBudgetAtOpenRefusesFromTheFirstCommand() async throws {

@@ -67,6 +67,34 @@ def traced(pid, summary):
     return strace
 
 
+def traced_threads(pid, log):
+    """Attaches strace to every thread of `pid`, logging each read and sync with the thread that made it."""
+    strace = subprocess.Popen(
+        ["strace", "-f", "-e", "trace=read,fsync,fdatasync", "-s", "24", "-o", log, "-p", str(pid)],
+        stderr=subprocess.PIPE)
+    line = strace.stderr.readline()
+    if b"attached" not in line:
+        raise SystemExit(f"FAIL  strace could not attach: {line!r}")
+    return strace
+
+
+def threads_of(strace, log):
+    """Stops tracing; returns the threads that read the commands and the threads that synced, as sets of ids."""
+    strace.send_signal(signal.SIGINT)
+    strace.wait(timeout=60)
+    readers, syncers = set(), set()
+    with open(log) as text:
+        for row in text:
+            fields = row.split(None, 1)
+            if len(fields) < 2 or not fields[0].isdigit():
+                continue
+            if fields[1].startswith("read(") and "command_type" in fields[1]:
+                readers.add(int(fields[0]))
+            elif fields[1].startswith(("fsync(", "fdatasync(")):
+                syncers.add(int(fields[0]))
+    return readers, syncers
+
+
 def detach(strace, summary):
     """Stops tracing (the daemon keeps running) and returns the calls counted, by name ("sync": the fsync family)."""
     strace.send_signal(signal.SIGINT)
@@ -133,6 +161,12 @@ def main():
                 figures[mode] = detach(strace, summary)
                 if acked != count:
                     raise SystemExit(f"FAIL  {mode}: {acked} of {count} commands acked")
+            log = os.path.join(work, "strace-threads.txt")
+            strace = traced_threads(daemon.pid, log)
+            acked = send(master, "single", count)
+            readers, syncers = threads_of(strace, log)
+            if acked != count:
+                raise SystemExit(f"FAIL  single flight, traced by thread: {acked} of {count} commands acked")
         finally:
             daemon.terminate()
             daemon.wait(timeout=60)
@@ -140,7 +174,8 @@ def main():
     pwrites, locks = figures["single"]["pwrite64"], figures["single"]["fcntl"]
     print(f"fsync-family calls for {count} durable commands: single flight {single} "
           f"({single / count:.2f} per command), pipelined {pipelined} ({pipelined / count:.2f} per command)")
-    print(f"single flight, per command: {pwrites / count:.2f} pwrite64, {locks / count:.2f} fcntl")
+    print(f"single flight, per command: {pwrites / count:.2f} pwrite64, {locks / count:.2f} fcntl; "
+          f"threads reading commands {sorted(readers)}, syncing {sorted(syncers)}")
     failed = 0
     for name, passed in [
         ("every single-flight ack waited for a sync of its own (>= 1 fsync per command)", single >= count),
@@ -149,6 +184,9 @@ def main():
          pwrites <= MAX_PWRITES_PER_COMMAND * count),
         (f"a single-flight command takes no lock call beyond one WAL transaction's (<= {MAX_FCNTL_PER_COMMAND} fcntl)",
          locks <= MAX_FCNTL_PER_COMMAND * count),
+        # Issue 31: no hop to the writer's thread and back for a lone command (SQLiteWorkoutStore.commitImmediately).
+        ("a single-flight command commits on the thread that read it (no hop to a writer thread and back)",
+         len(readers) == 1 and syncers == readers),
     ]:
         print(("PASS  " if passed else "FAIL  ") + name)
         failed += not passed
