@@ -29,6 +29,9 @@ public actor DeviceSession {
     private var waiting: [CheckedContinuation<Void, Never>] = []
     /// The order in which stepped batches commit, and whether each may (see ``CommitChain``).
     private var commits = CommitChain()
+    /// Runs the stepped batches' commits in that order, each as soon as the one before it succeeded, on a store
+    /// that queues commits; on any other a batch commits when its turn comes.
+    private nonisolated let pipeline: CommitPipeline?
     /// Stepped batches waiting for the batches ahead of them to finish, with their tickets.
     private var turnWaiters: [(ticket: CommitChain.Ticket, continuation: CheckedContinuation<Void, Never>)] = []
     /// A batch near the pending-share limit waits here until every commit ahead of it has finished.
@@ -60,6 +63,7 @@ public actor DeviceSession {
         self.clock = clock
         self.events = events
         self.executor = executor
+        self.pipeline = (store as? any QueueingCommitStore).map { CommitPipeline(store: $0) }
     }
 
     /// The current state, restoring it from the store on first use.
@@ -87,12 +91,14 @@ public actor DeviceSession {
         let started = ContinuousClock.now
         lastActive.withLock { $0 = started }
         let stepped = await step(lines, from: origin, at: started)
+        // Handed over under the lock, so in step order: it commits once every batch stepped before it has.
+        let pending = stepped.step.flatMap { $0.hasChanges ? pipeline?.submit($0.batch, steppedIn: stepped.ticket.generation) : nil }
         // The next batch may step now, on the state this one left, while this one waits for its commit.
         release()
         await turn(stepped.ticket)
         let received = EngineEvent.batchReceived(ReceivedBatch(device: identity, origin: origin, lines: lines))
         if !holdingEvents { events.emit(received) }
-        var (replies, caused) = await commit(stepped, lines: lines)
+        var (replies, caused) = await commit(stepped, pending, lines: lines)
         caused.append(answered(lines, replies, from: origin, started: started))
         if holdingEvents {
             // Batches finish in read order (the commit chain), so held events stay in that order.
@@ -257,9 +263,12 @@ public actor DeviceSession {
         return Stepped(ticket: commits.join(steppedIn: generation), step: step)
     }
 
-    /// At the batch's turn: commits its changes unless a batch it was stepped on failed, and returns its replies
-    /// and the events it caused, to be emitted before its ``EngineEvent/batchAnswered(_:)``.
-    private func commit(_ stepped: Stepped, lines: [DecodedLine]) async -> (replies: [Reply], caused: [EngineEvent]) {
+    /// At the batch's turn: its commit's outcome (`pending`, from ``CommitPipeline``; without one, it commits now
+    /// unless a batch it was stepped on failed), and its replies and the events it caused, to be emitted before
+    /// its ``EngineEvent/batchAnswered(_:)``.
+    private func commit(
+        _ stepped: Stepped, _ pending: OneShot<Void>?, lines: [DecodedLine]
+    ) async -> (replies: [Reply], caused: [EngineEvent]) {
         guard let step = stepped.step else {
             return (SessionMachine.unavailable(lines), [.storageFailed(device: identity, reason: stepped.unrestorable)])
         }
@@ -270,7 +279,10 @@ public actor DeviceSession {
         }
         guard step.hasChanges else { return (step.replies, step.events) }
         do {
-            try await store.commit(step.batch)
+            if let pending { try await pending.value() } else { try await store.commit(step.batch) }
+        } catch is CommitPipeline.Discarded {
+            // The pipeline met the failure first; the batch that failed set `lastCommitFailure` at its turn.
+            return (SessionMachine.unavailable(lines), [.storageFailed(device: identity, reason: lastCommitFailure)])
         } catch {
             // The state this batch and any stepped on top of it advanced is dropped; the next batch restores the
             // session from the store, which the failed transaction left unchanged.

@@ -116,6 +116,14 @@ extension ImmediatelyCommittingStore {
     public var writerIsIdle: Bool { true }
 }
 
+/// A store that runs its commits one at a time in the order they were queued (SQLite's single writer), and can
+/// be handed the next one by the thread that finished the one before (``CommitPipeline``).
+public protocol QueueingCommitStore: SessionStore {
+    /// Queues `batch`'s commit behind every commit queued before it and returns at once; `completion` gets the
+    /// outcome, on the store's thread, once the commit is durable or failed (``SessionStore/commit(_:)``'s contract).
+    func enqueueCommit(_ batch: StoreBatch, completion: @escaping @Sendable (Result<Void, any Error>) -> Void)
+}
+
 /// Durable home of sessions, workouts, shares and remembered replies: the three faces one store offers
 /// to its three users (the sessions, the share delivery worker, read-only queries).
 public typealias WorkoutStore = SessionStore & ShareQueueStore & RecordQueries

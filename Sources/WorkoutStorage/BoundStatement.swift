@@ -7,7 +7,7 @@ import GRDBSQLite
 /// value as an existential and converts it to a `DatabaseValue` before binding it. In a pipelined profile that
 /// was 12 % of the writer thread's time, about four times SQLite's own work on those statements. The statement
 /// stays GRDB's (compiled once per connection, finalized with it); only binding and stepping skip GRDB, which
-/// is sound for the commit's statements inside its transaction (``DatabaseWriter/commitOrUnavailable(_:)``):
+/// is sound for the commit's statements inside its transaction (``GRDB/Database/commitOrUnavailable(_:then:)``):
 /// this store registers no transaction observers that GRDB's bookkeeping would have to tell, and a failure
 /// still throws out of the transaction's closure, which rolls it back.
 struct BoundStatement {

@@ -14,7 +14,7 @@ import WorkoutProtocol
 /// Every SQLite failure after opening surfaces as ``StorageUnavailableError``; SQLite rolls the
 /// transaction back, so the next commit starts clean and succeeds as soon as the disk is writable again.
 /// The async methods hand their work to GRDB's own dispatch queues and never block Swift's cooperative pool.
-public final class SQLiteWorkoutStore: WorkoutStore, ImmediatelyCommittingStore {
+public final class SQLiteWorkoutStore: WorkoutStore, ImmediatelyCommittingStore, QueueingCommitStore {
     public static let fileName = "workoutd.sqlite"
     /// The page size of a new database, in bytes.
     static let pageSize = 1024
@@ -288,12 +288,27 @@ public final class SQLiteWorkoutStore: WorkoutStore, ImmediatelyCommittingStore 
     }
 
     public func commit(_ batch: StoreBatch) async throws {
-        let commit = PreparedCommit(batch, in: self)
+        try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, any Error>) in
+            enqueueCommit(batch) { continuation.resume(with: $0) }
+        }
+    }
+
+    /// Queued on GRDB's writer queue, which runs its accesses one at a time in order: a device's loop meanwhile
+    /// steps its next batch, and ``CommitPipeline`` queues that one's commit from this completion, on the writer's
+    /// thread, which goes on with it without waking the loop first.
+    public func enqueueCommit(_ batch: StoreBatch, completion: @escaping @Sendable (Result<Void, any Error>) -> Void) {
         writesUnderway.add(1, ordering: .relaxed)
-        defer { writesUnderway.subtract(1, ordering: .relaxed) }
-        // Made on the writer's thread: the device's loop meanwhile steps the next batch (pipelined).
-        let outcome = try await commit.database.commitOrUnavailable(commit.write, then: commit.measure)
-        committed(commit, outcome)
+        let database = self.database
+        database.asyncWriteWithoutTransaction { db in
+            // Prepared here: the commit queued before it has set the device's ring cursor by now.
+            let commit = PreparedCommit(batch, in: self, database: database)
+            let result = Result { () throws -> Void in
+                let outcome = try db.commitOrUnavailable(commit.write, then: commit.measure)
+                self.committed(commit, outcome)
+            }
+            self.writesUnderway.subtract(1, ordering: .relaxed)
+            completion(result)
+        }
     }
 
     /// The same transaction as ``commit(_:)``, on the calling thread: GRDB's writer queue runs a synchronous
@@ -304,7 +319,14 @@ public final class SQLiteWorkoutStore: WorkoutStore, ImmediatelyCommittingStore 
         let commit = PreparedCommit(batch, in: self)
         writesUnderway.add(1, ordering: .relaxed)
         defer { writesUnderway.subtract(1, ordering: .relaxed) }
-        let outcome = try commit.database.commitNowOrUnavailable(commit.write, then: commit.measure)
+        let outcome: PreparedCommit.Outcome
+        do {
+            outcome = try commit.database.writeWithoutTransaction { db in try db.commitOrUnavailable(commit.write, then: commit.measure) }
+        } catch let error as StorageUnavailableError {
+            throw error
+        } catch {
+            throw StorageUnavailableError(reason: Self.describe(error))
+        }
         committed(commit, outcome)
     }
 
@@ -325,10 +347,10 @@ public final class SQLiteWorkoutStore: WorkoutStore, ImmediatelyCommittingStore 
         let sizeWatch: DatabaseSizeWatch
         let budget: Int64
 
-        init(_ batch: StoreBatch, in store: SQLiteWorkoutStore) {
+        init(_ batch: StoreBatch, in store: SQLiteWorkoutStore, database: (any DatabaseWriter)? = nil) {
             self.batch = batch
             window = store.replyWindow
-            let database = store.database
+            let database = database ?? store.database
             self.database = database
             knownCursor = store.ringCursors.withLock { $0.cursor(of: batch.device.rawValue, in: database) }
             replicated = store.replicationDoorbell != nil
