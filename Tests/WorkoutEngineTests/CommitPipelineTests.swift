@@ -35,6 +35,14 @@ import WorkoutProtocol
         return nil
     }
 
+    struct DiskFull: Error {}
+
+    /// Fails the commit `store` was handed first, which `result` is the outcome of.
+    static func failFirst(_ result: OneShot<Void>, of store: ManualQueueStore) async throws {
+        try #require(store.takeFirst()).completion(.failure(DiskFull()))
+        await #expect(throws: DiskFull.self) { try await result.value() }
+    }
+
     @Test("one commit at a time, in the order handed over, each queued by the completion of the one before it")
     func oneAtATimeInOrder() async throws {
         let store = ManualQueueStore()
@@ -61,9 +69,7 @@ import WorkoutProtocol
         let pipeline = CommitPipeline(store: store)
         let failing = pipeline.submit(Self.batch(1), steppedIn: 0)
         let steppedOnIt = [pipeline.submit(Self.batch(2), steppedIn: 0), pipeline.submit(Self.batch(3), steppedIn: 0)]
-        struct DiskFull: Error {}
-        try #require(store.takeFirst()).completion(.failure(DiskFull()))
-        await #expect(throws: DiskFull.self) { try await failing.value() }
+        try await Self.failFirst(failing, of: store)
         for result in steppedOnIt {
             await #expect(throws: CommitPipeline.Discarded.self) { try await result.value() }
         }
@@ -81,10 +87,7 @@ import WorkoutProtocol
     func lateSubmissionOfTheOldGenerationIsDiscarded() async throws {
         let store = ManualQueueStore()
         let pipeline = CommitPipeline(store: store)
-        let failing = pipeline.submit(Self.batch(1), steppedIn: 0)
-        struct DiskFull: Error {}
-        try #require(store.takeFirst()).completion(.failure(DiskFull()))
-        await #expect(throws: DiskFull.self) { try await failing.value() }
+        try await Self.failFirst(pipeline.submit(Self.batch(1), steppedIn: 0), of: store)
         let late = pipeline.submit(Self.batch(2), steppedIn: 0)
         await #expect(throws: CommitPipeline.Discarded.self) { try await late.value() }
         #expect(store.count == 0)

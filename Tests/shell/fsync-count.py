@@ -56,26 +56,23 @@ def read_replies(master, count, buffer):
     return replies, buffer
 
 
-def traced(pid, summary):
-    """Attaches strace to every thread of `pid`; returns once it is attached."""
-    strace = subprocess.Popen(
-        ["strace", "-f", "-c", "-e", "trace=" + ",".join(COUNTED), "-o", summary, "-p", str(pid)],
-        stderr=subprocess.PIPE)
+def traced(pid, options):
+    """Attaches strace with `options` to every thread of `pid`; returns once it is attached."""
+    strace = subprocess.Popen(["strace", "-f", *options, "-p", str(pid)], stderr=subprocess.PIPE)
     line = strace.stderr.readline()
     if b"attached" not in line:
         raise SystemExit(f"FAIL  strace could not attach: {line!r}")
     return strace
+
+
+def counted(pid, summary):
+    """Counts the calls in COUNTED into `summary`."""
+    return traced(pid, ["-c", "-e", "trace=" + ",".join(COUNTED), "-o", summary])
 
 
 def traced_threads(pid, log):
-    """Attaches strace to every thread of `pid`, logging each read and sync with the thread that made it."""
-    strace = subprocess.Popen(
-        ["strace", "-f", "-e", "trace=read,fsync,fdatasync", "-s", "24", "-o", log, "-p", str(pid)],
-        stderr=subprocess.PIPE)
-    line = strace.stderr.readline()
-    if b"attached" not in line:
-        raise SystemExit(f"FAIL  strace could not attach: {line!r}")
-    return strace
+    """Logs each read and sync into `log` with the thread that made it."""
+    return traced(pid, ["-e", "trace=read,fsync,fdatasync", "-s", "24", "-o", log])
 
 
 def threads_of(strace, log):
@@ -156,7 +153,7 @@ def main():
             figures = {}
             for mode in ("single", "pipelined"):
                 summary = os.path.join(work, f"strace-{mode}.txt")
-                strace = traced(daemon.pid, summary)
+                strace = counted(daemon.pid, summary)
                 acked = send(master, mode, count)
                 figures[mode] = detach(strace, summary)
                 if acked != count:
