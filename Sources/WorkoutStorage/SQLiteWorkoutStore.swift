@@ -61,8 +61,8 @@ public final class SQLiteWorkoutStore: WorkoutStore, ImmediatelyCommittingStore,
     let unsavedShippedMark = Mutex<ReplicationOutbox.ShippedMark?>(nil)
     /// Workouts and shares queued for replication at open because they were committed without it (0 when none).
     public let backFilledForReplication: Int
-    /// `storage.max_database_bytes` (0: no budget) and whether the pages in use exceed it, measured after
-    /// every commit (two pragmas on the writer, which SQLite answers from the header it holds: no stat).
+    /// `storage.max_database_bytes` (0: no budget) and whether the pages in use exceed it, measured after any
+    /// commit that could have reached it (``DatabaseSizeWatch``), at open, after a reload and after pruning.
     let maximumBytes: Atomic<Int64>
     private let overBudget = Atomic<Bool>(false)
     /// When a commit measures the pages in use against ``maximumBytes``.
