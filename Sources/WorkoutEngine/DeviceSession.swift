@@ -275,14 +275,13 @@ public actor DeviceSession {
         guard commits.mayCommit(stepped.ticket) else {
             // Stepped on a batch whose commit failed: its changes build on ones that are not stored, and its
             // replays may answer commands that were not kept. Nothing of it is stored; every command is retried.
+            // (The batches ``CommitPipeline`` discards end here: the failed batch's turn came first and ended
+            // their generation, so their result, ``CommitPipeline/Discarded``, is never awaited.)
             return (SessionMachine.unavailable(lines), [.storageFailed(device: identity, reason: lastCommitFailure)])
         }
         guard step.hasChanges else { return (step.replies, step.events) }
         do {
             if let pending { try await pending.value() } else { try await store.commit(step.batch) }
-        } catch is CommitPipeline.Discarded {
-            // The pipeline met the failure first; the batch that failed set `lastCommitFailure` at its turn.
-            return (SessionMachine.unavailable(lines), [.storageFailed(device: identity, reason: lastCommitFailure)])
         } catch {
             // The state this batch and any stepped on top of it advanced is dropped; the next batch restores the
             // session from the store, which the failed transaction left unchanged.

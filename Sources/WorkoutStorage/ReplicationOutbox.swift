@@ -112,7 +112,7 @@ extension SQLiteWorkoutStore: ReplicationLog {
 
     public func pendingChanges(after sequence: Int64?, limit: Int) async throws -> ReplicationBatch {
         let unsaved = unsavedShippedThrough
-        return try await database.readOrUnavailable { db in
+        return try await reading { db in
             let mark = try Int64.fetchOne(db, sql: "SELECT \(ReplicationOutbox.shippedThroughOrUnsaved)", arguments: [unsaved]) ?? 0
             let shipped = max(mark, sequence ?? 0)
             guard let through = try Int64.fetchOne(db, sql: """
@@ -170,7 +170,7 @@ extension SQLiteWorkoutStore: ReplicationLog {
 
     public func pendingChangeCount() async throws -> Int {
         let unsaved = unsavedShippedThrough
-        return try await database.readOrUnavailable { db in
+        return try await reading { db in
             try Int.fetchOne(
                 db, sql: "SELECT COUNT(*) FROM replicationOutbox WHERE sequence > \(ReplicationOutbox.shippedThroughOrUnsaved)",
                 arguments: [unsaved]) ?? 0
@@ -216,11 +216,5 @@ extension SQLiteWorkoutStore: ReplicationLog {
         // Freed pages count against storage.max_database_bytes no more: a full hub takes new workouts again.
         if removed > 0 { measureSize() }
         return removed
-    }
-}
-
-extension DatabaseWriter {
-    func readOrUnavailable<T: Sendable>(_ body: @escaping @Sendable (Database) throws -> T) async throws -> T {
-        do { return try await read(body) } catch { throw StorageUnavailableError(reason: SQLiteWorkoutStore.describe(error)) }
     }
 }

@@ -160,9 +160,10 @@ public final class SQLiteWorkoutStore: WorkoutStore, ImmediatelyCommittingStore,
                 // another process beside the daemon. EXCLUSIVE locking mode or the unix-excl VFS would drop them
                 // only by keeping the WAL index in this connection's heap, where no other reader can see it, and a
                 // shim that skipped the write lock would leave a reader process's WAL recovery racing our commits.
-                // Thread hops per single-flight command: two, both needed; the commit and its fdatasync run on
-                // GRDB's writer queue, so a device's event loop keeps serving the other devices meanwhile, and the
-                // reply goes out on the loop that owns the channel (its task executor, one eventfd wake-up).
+                // Thread hops per single-flight command: none. A lone command on an idle writer commits, and syncs,
+                // on the device's loop that read it (``commitImmediately(_:)``), since the device waits for that sync
+                // anyway; a pipelining device's batches go to GRDB's writer queue (``enqueueCommit(_:completion:)``),
+                // so its loop steps the next batch meanwhile.
                 let readOnly = try pool.writeWithoutTransaction { db in
                     try db.execute(sql: "PRAGMA synchronous = FULL")
                     // A checkpoint syncs the WAL and the database: every 4096 frames (4 MiB of 1 KiB pages,
@@ -541,7 +542,8 @@ public final class SQLiteWorkoutStore: WorkoutStore, ImmediatelyCommittingStore,
 
     // MARK: - Access
 
-    private func reading<T: Sendable>(_ body: @escaping @Sendable (Database) throws -> T) async throws -> T {
+    /// Every read of the store (the pool's readers, beside the writer); a failure is ``StorageUnavailableError``.
+    func reading<T: Sendable>(_ body: @escaping @Sendable (Database) throws -> T) async throws -> T {
         do {
             return try await database.read(body)
         } catch {

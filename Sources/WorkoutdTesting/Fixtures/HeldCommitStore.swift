@@ -68,3 +68,31 @@ public final class HeldCommitStore: SessionStore {
     public func pendingShareCount(device: DeviceIdentity) async throws -> Int { try await inner.pendingShareCount(device: device) }
     public var refusesNewWorkouts: Bool { inner.refusesNewWorkouts }
 }
+
+/// A ``HeldCommitStore`` that queues its commits as SQLite's store does (``QueueingCommitStore``), so a session
+/// hands its stepped batches to ``CommitPipeline``: the same held commits, reached the way a durable store's are.
+public final class HeldQueueingCommitStore: QueueingCommitStore {
+    public let held: HeldCommitStore
+
+    public init(_ held: HeldCommitStore) {
+        self.held = held
+    }
+
+    /// The pipeline queues one commit at a time, so each runs in the order queued.
+    public func enqueueCommit(_ batch: StoreBatch, completion: @escaping @Sendable (Result<Void, any Error>) -> Void) {
+        Task { [held] in
+            do {
+                try await held.commit(batch)
+                completion(.success(()))
+            } catch {
+                completion(.failure(error))
+            }
+        }
+    }
+
+    public func commit(_ batch: StoreBatch) async throws { try await held.commit(batch) }
+    public func watermark() async throws -> IDWatermark { try await held.watermark() }
+    public func restore(_ device: DeviceIdentity) async throws -> DeviceSnapshot { try await held.restore(device) }
+    public func pendingShareCount(device: DeviceIdentity) async throws -> Int { try await held.pendingShareCount(device: device) }
+    public var refusesNewWorkouts: Bool { held.refusesNewWorkouts }
+}
