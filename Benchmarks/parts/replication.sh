@@ -64,9 +64,12 @@ replication:
   hub_id: "bench-lag"
 YAML
 # Measured without the per-device rate limit (issue 28) where the binary has one: a benchmark floods on purpose.
-grep -qa limits.commands_per_second "$bin/workoutd" && printf 'limits:\n  commands_per_second: 0\n' >> "$work/workoutd.yaml"
-grep -qa limits.commands_per_second "$bin/workoutd" && printf 'limits:\n  commands_per_second: 0\n' >> "$work/replicated.yaml"
-grep -qa limits.commands_per_second "$bin/workoutd" && printf 'limits:\n  commands_per_second: 0\n' >> "$work/lag.yaml"
+# Nor the pending-share limit: a pipelined round queues a share every third command, faster than delivery waits for.
+limits=""
+grep -qa limits.commands_per_second "$bin/workoutd" && limits+="  commands_per_second: 0\n"
+grep -qa limits.pending_shares_per_device "$bin/workoutd" && limits+="  pending_shares_per_device: 0\n"
+unlimited() { if [ -n "$limits" ]; then printf 'limits:\n%b' "$limits" >> "$1"; fi; }
+for config in workoutd replicated lag; do unlimited "$work/$config.yaml"; done
 
 workoutd="$bin/workoutd serve --control-socket $work/control-{run}.sock"
 programs=(--baseline "echo baseline (C)=$work/echo-baseline {device}")
@@ -94,7 +97,7 @@ log_level: info
 replication:
   postgres_url: "postgresql://workoutd@localhost/gym?host=$distant&sslmode=disable"
 YAML
-grep -qa limits.commands_per_second "$bin/workoutd" && printf 'limits:\n  commands_per_second: 0\n' >> "$work/distant.yaml"
+unlimited "$work/distant.yaml"
 for connections in 1 2; do
     "$bin/ReplicationLag" --socket-dir "$pg" --hub-id "bench-distant-$connections" \
         --devices "${BENCH_LAG_DEVICES:-4}" --rate "${BENCH_LAG_RATE:-250}" --seconds "${BENCH_LAG_SECONDS:-12}" \
