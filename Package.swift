@@ -274,7 +274,11 @@ let package = Package(
         ),
 
         .testTarget(name: "WorkoutProtocolTests", dependencies: ["WorkoutProtocol"], swiftSettings: strict),
-        .testTarget(name: "WorkoutEngineTests", dependencies: ["WorkoutEngine", "WorkoutProtocol", "WorkoutdTesting"], swiftSettings: strict),
+        .testTarget(
+            name: "WorkoutEngineTests",
+            dependencies: ["WorkoutEngine", "WorkoutProtocol", "WorkoutdTesting"],
+            swiftSettings: strict
+        ),
         .testTarget(
             name: "SerialTransportTests",
             dependencies: [
@@ -301,7 +305,8 @@ let package = Package(
         .testTarget(
             name: "DeviceDiscoveryTests",
             dependencies: [
-                "DeviceDiscovery", "WorkoutdTesting", "ControlProtocol", "SerialTransport", "WorkoutEngine", "WorkoutProtocol",
+                "DeviceDiscovery", "WorkoutdTesting", "ControlProtocol", "SerialTransport", "WorkoutEngine",
+                "WorkoutProtocol",
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
@@ -321,7 +326,9 @@ let package = Package(
         ),
         .testTarget(
             name: "ControlPlaneTests",
-            dependencies: ["WorkoutdTesting", "WorkoutctlCommands", "ControlProtocol", "WorkoutProtocol", "WorkoutEngine"],
+            dependencies: [
+                "WorkoutdTesting", "WorkoutctlCommands", "ControlProtocol", "WorkoutProtocol", "WorkoutEngine",
+            ],
             swiftSettings: strict
         ),
         // Issue 32: the HTTP API through its generated client against the real daemon, and the web server's parts.
@@ -364,7 +371,12 @@ let package = Package(
 
         // libFuzzer target (scripts/fuzz.sh builds it with -sanitize=fuzzer); a plain build replays corpus files.
         .systemLibrary(name: "CLibFuzzer", path: "Fuzz/CLibFuzzer"),
-        .executableTarget(name: "WorkoutdFuzzer", dependencies: ["WorkoutdTesting", "CLibFuzzer"], path: "Fuzz/WorkoutdFuzzer", swiftSettings: strict),
+        .executableTarget(
+            name: "WorkoutdFuzzer",
+            dependencies: ["WorkoutdTesting", "CLibFuzzer"],
+            path: "Fuzz/WorkoutdFuzzer",
+            swiftSettings: strict
+        ),
         .testTarget(
             name: "PropertyTests",
             dependencies: [

@@ -1,3 +1,5 @@
+import Foundation
+
 // `make bench` part strict-json (Benchmarks/parts/strict-json.sh): the cost of decoding the pipelined benchmark's
 // command lines with one build of WorkoutProtocol. Compiled together with that module's sources (one module,
 // `swiftc -O -wmo`), once with the sources of the current commit and once with those of the commit before strict
@@ -8,7 +10,6 @@
 #if canImport(Glibc)
 import Glibc
 #endif
-import Foundation
 
 /// The pipelined benchmark's load (Sources/WorkoutdBenchmarks/CommandMix.swift): start/end/share cycles, ids
 /// alternating between integers and strings, keys sorted as the simulated wearable writes them.
@@ -28,9 +29,18 @@ func commandMix(cycles: Int) -> [[UInt8]] {
     for cycle in 0..<cycles {
         let date = formatter.string(from: Date(timeIntervalSince1970: 1_584_387_913 + Double(cycle) * 3600))
         let location = locations[cycle % locations.count]
-        lines.append(Array(#"{"command_type":"start_workout","date":"\#(date)","id":\#(id()),"intensityLevel":\#(cycle % 10 + 1),"location":"\#(location)"}"#.utf8))
+        lines.append(
+            Array(
+                #"{"command_type":"start_workout","date":"\#(date)","id":\#(id()),"intensityLevel":\#(cycle % 10 + 1),"location":"\#(location)"}"#
+                    .utf8
+            )
+        )
         lines.append(Array(#"{"command_type":"end_workout","id":\#(id())}"#.utf8))
-        lines.append(Array(#"{"command_type":"share_workout","id":\#(id()),"service":"\#(services[cycle % services.count])"}"#.utf8))
+        lines.append(
+            Array(
+                #"{"command_type":"share_workout","id":\#(id()),"service":"\#(services[cycle % services.count])"}"#.utf8
+            )
+        )
     }
     return lines
 }
@@ -74,8 +84,13 @@ let validate: ([UInt8]) -> Void = { line in
 }
 validating = String(format: "%.1f", nanosecondsPerLine(lines, seconds: seconds, validate))
 let needed = lines.filter { line in line.withUnsafeBufferPointer { FlatJSONObject(parsing: $0)?.isASCII != true } }
-validatingNeeded = needed.isEmpty ? "0.0" : String(
-    format: "%.1f", nanosecondsPerLine(needed, seconds: seconds, validate) * Double(needed.count) / Double(lines.count))
+validatingNeeded =
+    needed.isEmpty
+    ? "0.0"
+    : String(
+        format: "%.1f",
+        nanosecondsPerLine(needed, seconds: seconds, validate) * Double(needed.count) / Double(lines.count)
+    )
 if refused > 0 { validating = "refused" }
 #endif
 print(String(format: "%.1f", decoding), validating, validatingNeeded, failures == 0 ? "ok" : "refused")

@@ -1,8 +1,9 @@
+import Foundation
+import WorkoutdTesting
+
 #if canImport(Glibc)
 import Glibc
 #endif
-import WorkoutdTesting
-import Foundation
 #if FUZZING
 import CLibFuzzer
 #endif

@@ -57,7 +57,9 @@ public final class ActivityTally: Sendable {
             state.counters.sharesDelivered += emitted.sharesDelivered
             state.counters.shareFailures += emitted.shareFailures
             let counters = perSlot.map { (counter(for: $0.slot, in: &state), $0.count) }
-            return (counters, state.counters.invalidLines - before.invalidLines, state.counters.replays - before.replays)
+            return (
+                counters, state.counters.invalidLines - before.invalidLines, state.counters.replays - before.replays
+            )
         }
         for (counter, count) in newCounters { counter.increment(by: Int64(count)) }
         if invalid > 0 { invalidLines.increment(by: Int64(invalid)) }
@@ -81,19 +83,34 @@ public final class ActivityTally: Sendable {
     /// Counts one handled command in `state` and in `perSlot` (its Prometheus counter's slot, in first-seen order).
     /// Counts a batch's handled lines. By index and through accessors that read in place: a line or reply bound
     /// to a local is copied whole (a retain per string it holds), for three small facts.
-    private func count(_ lines: [DecodedLine], _ replies: [Reply], into state: inout State, perSlot: inout [(slot: Int, count: Int)]) {
+    private func count(
+        _ lines: [DecodedLine],
+        _ replies: [Reply],
+        into state: inout State,
+        perSlot: inout [(slot: Int, count: Int)]
+    ) {
         // (Written so: with the reads as plain arguments, Swift 6.3.1's optimizer fails an ownership check and
         // the release build stops.)
         for index in lines.indices where index < replies.count {
             let error = replies[index].isSuccess ? nil : replies[index].errorCode
-            count(type: lines[index].commandType, error: error, replayed: replies[index].replayed, into: &state, perSlot: &perSlot)
+            count(
+                type: lines[index].commandType,
+                error: error,
+                replayed: replies[index].replayed,
+                into: &state,
+                perSlot: &perSlot
+            )
         }
     }
 
     /// - Parameters: type: the line's command type, nil for a line that did not decode; error: the reply's
     ///   error code, nil for a success.
     private func count(
-        type: CommandType?, error: ErrorCode?, replayed: Bool, into state: inout State, perSlot: inout [(slot: Int, count: Int)]
+        type: CommandType?,
+        error: ErrorCode?,
+        replayed: Bool,
+        into state: inout State,
+        perSlot: inout [(slot: Int, count: Int)]
     ) {
         let typeIndex: Int
         if let type {

@@ -10,7 +10,11 @@ final class ClientCount: Sendable {
     func admit(limit: Int) -> Bool {
         var current = value.load(ordering: .relaxed)
         while current < limit {
-            let (exchanged, original) = value.compareExchange(expected: current, desired: current + 1, ordering: .relaxed)
+            let (exchanged, original) = value.compareExchange(
+                expected: current,
+                desired: current + 1,
+                ordering: .relaxed
+            )
             if exchanged { return true }
             current = original
         }

@@ -1,8 +1,9 @@
+import CPosixTTY
+import ControlProtocol
+
 #if canImport(Glibc)
 import Glibc
 #endif
-import CPosixTTY
-import ControlProtocol
 
 /// Who may use the control socket, by the peer's credentials (`SO_PEERCRED`), never by the socket file's mode:
 /// root and the daemon's own user may do everything, members of the reader group (`control_socket_group`,
@@ -43,9 +44,15 @@ public struct ControlAuthorization: Sendable, Hashable {
         let owners = "root or the daemon's user (uid \(daemonUID))"
         let readers = readerGroup.flatMap { $0.isEmpty ? nil : "members of group '\($0)'" }
         if access == .read {
-            return ControlError(.permissionDenied, "permission denied: send needs \(owners); uid \(peer.uid) may only read")
+            return ControlError(
+                .permissionDenied,
+                "permission denied: send needs \(owners); uid \(peer.uid) may only read"
+            )
         }
         let who = readers.map { "\(owners); \($0) may read" } ?? owners
-        return ControlError(.permissionDenied, "permission denied: uid \(peer.uid) may not use the control socket (allowed: \(who))")
+        return ControlError(
+            .permissionDenied,
+            "permission denied: uid \(peer.uid) may not use the control socket (allowed: \(who))"
+        )
     }
 }

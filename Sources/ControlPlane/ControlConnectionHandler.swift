@@ -81,8 +81,16 @@ final class ControlConnectionHandler: ChannelDuplexHandler {
         while !inFlight, !closing, !queue.isEmpty {
             switch queue.removeFirst() {
             case .tooLong:
-                write(ControlResponder.errorLine(id: nil, ControlError(
-                    .requestTooLong, "Request lines are limited to \(ControlSocket.maximumRequestBytes) bytes.")), context: context)
+                write(
+                    ControlResponder.errorLine(
+                        id: nil,
+                        ControlError(
+                            .requestTooLong,
+                            "Request lines are limited to \(ControlSocket.maximumRequestBytes) bytes."
+                        )
+                    ),
+                    context: context
+                )
             case .line(let buffer, _):
                 switch decoder.decode(buffer.readableBytesView) {
                 case .failure(let failure):
@@ -128,7 +136,8 @@ final class ControlConnectionHandler: ChannelDuplexHandler {
         let bound = NIOLoopBound((self, context), eventLoop: context.eventLoop)
         let limit = options.maximumBufferedBytes
         let subscriber = EventSubscriber(
-            eventLoop: context.eventLoop, limit: limit,
+            eventLoop: context.eventLoop,
+            limit: limit,
             write: { bytes in
                 let (handler, context) = bound.value
                 handler.write(bytes, context: context)
@@ -136,7 +145,8 @@ final class ControlConnectionHandler: ChannelDuplexHandler {
             overflow: { waiting in
                 let (handler, context) = bound.value
                 handler.drop(context: context, reason: "\(waiting) bytes of events waiting (limit \(limit))")
-            })
+            }
+        )
         self.subscriber = subscriber
         responder.eventHub.add(subscriber)
     }
@@ -154,7 +164,10 @@ final class ControlConnectionHandler: ChannelDuplexHandler {
         guard !closing, context.channel.isActive else { return }
         let buffered = (try? context.channel.syncOptions?.getOption(.bufferedWritableBytes)) ?? 0
         if buffered + bytes.count > options.maximumBufferedBytes {
-            drop(context: context, reason: "\(buffered + bytes.count) bytes waiting (limit \(options.maximumBufferedBytes))")
+            drop(
+                context: context,
+                reason: "\(buffered + bytes.count) bytes waiting (limit \(options.maximumBufferedBytes))"
+            )
             return
         }
         context.writeAndFlush(wrapOutboundOut(context.channel.allocator.buffer(bytes: bytes)), promise: nil)
@@ -179,4 +192,3 @@ final class ControlConnectionHandler: ChannelDuplexHandler {
         context.close(promise: nil)
     }
 }
-

@@ -64,7 +64,14 @@ public final class ControlEventHub: Sendable {
 
     private func publishReceived(_ device: DeviceIdentity, _ lines: [DecodedLine], origin: ControlEvent.Origin) {
         for line in lines {
-            broadcast(.commandReceived(device: device.rawValue, commandType: try? line.command.get().type, id: line.id, origin: origin))
+            broadcast(
+                .commandReceived(
+                    device: device.rawValue,
+                    commandType: try? line.command.get().type,
+                    id: line.id,
+                    origin: origin
+                )
+            )
         }
     }
 

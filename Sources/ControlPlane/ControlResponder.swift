@@ -36,8 +36,14 @@ public final class ControlResponder: Sendable {
     private let storageProblem: (@Sendable () -> StorageProblem?)?
 
     public init(
-        identity: Identity, engine: WorkoutEngine, records: any RecordQueries, manager: DeviceManager, tally: ActivityTally, hub: ControlEventHub,
-        maximumLineLength: Int, metricsText: @escaping @Sendable () -> String,
+        identity: Identity,
+        engine: WorkoutEngine,
+        records: any RecordQueries,
+        manager: DeviceManager,
+        tally: ActivityTally,
+        hub: ControlEventHub,
+        maximumLineLength: Int,
+        metricsText: @escaping @Sendable () -> String,
         replication: (@Sendable () async -> ReplicationReport)? = nil,
         storageProblem: (@Sendable () -> StorageProblem?)? = nil
     ) {
@@ -66,7 +72,11 @@ public final class ControlResponder: Sendable {
             case .devices:
                 return try reply(request, await devices(), encoder)
             case .workouts(let device, let limit):
-                return try reply(request, WorkoutList(workouts: try await workouts(WorkoutQuery(limit: limit), device: device)), encoder)
+                return try reply(
+                    request,
+                    WorkoutList(workouts: try await workouts(WorkoutQuery(limit: limit), device: device)),
+                    encoder
+                )
             case .shares(let limit):
                 return try reply(request, try await shares(limit: limit), encoder)
             case .send(let device, let line, let create):
@@ -79,7 +89,10 @@ public final class ControlResponder: Sendable {
         } catch let error as ControlError {
             return Self.errorLine(id: request.id, error)
         } catch {
-            return Self.errorLine(id: request.id, ControlError(.unavailable, "The reply could not be produced: \(error)."))
+            return Self.errorLine(
+                id: request.id,
+                ControlError(.unavailable, "The reply could not be produced: \(error).")
+            )
         }
     }
 
@@ -87,7 +100,8 @@ public final class ControlResponder: Sendable {
     static func errorLine(id: ControlRequestID?, _ error: ControlError) -> [UInt8] {
         let response = ControlResponse<Subscription>(id: id, outcome: .failure(error))
         return (try? ControlSocket.line(response, encoder: ControlSocket.makeEncoder()))
-            ?? Array(#"{"error":{"code":"unavailable","message":"The reply could not be encoded."},"id":null}"#.utf8) + [UInt8(ascii: "\n")]
+            ?? Array(#"{"error":{"code":"unavailable","message":"The reply could not be encoded."},"id":null}"#.utf8)
+            + [UInt8(ascii: "\n")]
     }
 
     /// A reload's `serial.max_line_bytes`: lines sent from now on are held to it, as a device's new connections are.
@@ -95,7 +109,11 @@ public final class ControlResponder: Sendable {
         maximumLineLengthSetting.store(maximumLineLength, ordering: .relaxed)
     }
 
-    private func reply<Value: Codable & Sendable>(_ request: ControlRequest, _ value: Value, _ encoder: JSONEncoder) throws -> [UInt8] {
+    private func reply<Value: Codable & Sendable>(
+        _ request: ControlRequest,
+        _ value: Value,
+        _ encoder: JSONEncoder
+    ) throws -> [UInt8] {
         try ControlSocket.line(ControlResponse(id: request.id, outcome: .success(value)), encoder: encoder)
     }
 
@@ -109,13 +127,21 @@ public final class ControlResponder: Sendable {
             (try await self.records.activeSessionCount(), try await self.records.pendingShareCount())
         }
         return StatusReport(
-            version: identity.version, pid: getpid(), startedAt: identity.startedAt,
+            version: identity.version,
+            pid: getpid(),
+            startedAt: identity.startedAt,
             uptimeSeconds: (Date().timeIntervalSince(identity.startedAt) * 1000).rounded() / 1000,
-            devicesAttached: devices.count, devicesConnected: devices.filter { $0.snapshot.connected }.count,
-            activeWorkouts: active, queuedShares: queued, controlClients: clients.current,
+            devicesAttached: devices.count,
+            devicesConnected: devices.filter { $0.snapshot.connected }.count,
+            activeWorkouts: active,
+            queuedShares: queued,
+            controlClients: clients.current,
             eventSubscribers: hub.subscribers,
-            counters: tally.counters, pendingRestart: tally.pendingRestart, replication: await replication?(),
-            storageProblem: storageProblem?())
+            counters: tally.counters,
+            pendingRestart: tally.pendingRestart,
+            replication: await replication?(),
+            storageProblem: storageProblem?()
+        )
     }
 
     /// `devices`: served devices, then refused ones, and the unknown identities seen since start.
@@ -147,7 +173,10 @@ public final class ControlResponder: Sendable {
     /// `eventLoop`, until the returned subscription is cancelled. A client whose lines pile up beyond `limit`
     /// bytes gets `overflow` instead and no more lines.
     public func subscribeToEvents(
-        on eventLoop: any EventLoop, limit: Int, write: @escaping @Sendable ([UInt8]) -> Void, overflow: @escaping @Sendable (Int) -> Void
+        on eventLoop: any EventLoop,
+        limit: Int,
+        write: @escaping @Sendable ([UInt8]) -> Void,
+        overflow: @escaping @Sendable (Int) -> Void
     ) -> EventSubscription {
         let subscriber = EventSubscriber(eventLoop: eventLoop, limit: limit, write: write, overflow: overflow)
         hub.add(subscriber)
@@ -158,7 +187,8 @@ public final class ControlResponder: Sendable {
         let identity = create ? await resolve(device) : try await connectedDevice(device)
         let bytes = Array(line.utf8)
         // The same limit the device's framing applies, so an injected line behaves like a real one.
-        let decoded = bytes.count > maximumLineLength
+        let decoded =
+            bytes.count > maximumLineLength
             ? DecodedLine(id: nil, command: .failure(.lineTooLong(limit: maximumLineLength)))
             : CommandLineDecoder().decode(bytes)
         // Its session publishes the command and its reply, as `origin: control`.
@@ -191,7 +221,10 @@ public final class ControlResponder: Sendable {
             return device.identity
         }
         let names = connected.map { "\($0.identity.rawValue) (\($0.path))" }
-        throw ControlError(.unknownDevice, "no connected device '\(name)'; connected: \(names.isEmpty ? "none" : names.joined(separator: ", "))")
+        throw ControlError(
+            .unknownDevice,
+            "no connected device '\(name)'; connected: \(names.isEmpty ? "none" : names.joined(separator: ", "))"
+        )
     }
 
     private func storage<T: Sendable>(_ body: @Sendable () async throws -> T) async throws(ControlError) -> T {
@@ -204,21 +237,38 @@ public final class ControlResponder: Sendable {
 
     private static func report(_ device: RefusedDevice) -> DeviceReport {
         DeviceReport(
-            identity: device.identity.rawValue, node: device.path, connected: false, connectedSince: nil, commands: 0, errors: 0,
-            connections: 0, refused: device.refusal.description)
+            identity: device.identity.rawValue,
+            node: device.path,
+            connected: false,
+            connectedSince: nil,
+            commands: 0,
+            errors: 0,
+            connections: 0,
+            refused: device.refusal.description
+        )
     }
 
     private static func report(_ device: UnknownDevice) -> UnknownDeviceReport {
         UnknownDeviceReport(
-            identity: device.identity.rawValue, node: device.path, firstSeen: device.firstSeen, lastSeen: device.lastSeen,
-            sightings: device.sightings)
+            identity: device.identity.rawValue,
+            node: device.path,
+            firstSeen: device.firstSeen,
+            lastSeen: device.lastSeen,
+            sightings: device.sightings
+        )
     }
 
     private static func report(_ stats: DeviceStats) -> DeviceReport {
         let snapshot = stats.snapshot
         return DeviceReport(
-            identity: stats.identity.rawValue, node: stats.path, connected: snapshot.connected,
-            connectedSince: snapshot.connectedSince, commands: snapshot.commands, errors: snapshot.errors,
-            connections: snapshot.connections, waitingReason: snapshot.connected ? nil : snapshot.waitingReason)
+            identity: stats.identity.rawValue,
+            node: stats.path,
+            connected: snapshot.connected,
+            connectedSince: snapshot.connectedSince,
+            commands: snapshot.commands,
+            errors: snapshot.errors,
+            connections: snapshot.connections,
+            waitingReason: snapshot.connected ? nil : snapshot.waitingReason
+        )
     }
 }

@@ -34,7 +34,10 @@ public final class ControlServer: Service, Sendable {
         do {
             server = try await bind()
         } catch {
-            logger.error("control socket unavailable; workoutctl will not reach this daemon", metadata: ["error": "\(error)"])
+            logger.error(
+                "control socket unavailable; workoutctl will not reach this daemon",
+                metadata: ["error": "\(error)"]
+            )
             try? await gracefulShutdown()
             return
         }
@@ -50,7 +53,9 @@ public final class ControlServer: Service, Sendable {
     private func bind() async throws -> any Channel {
         let path = options.path
         try FileManager.default.createDirectory(
-            atPath: URL(fileURLWithPath: path).deletingLastPathComponent().path, withIntermediateDirectories: true)
+            atPath: URL(fileURLWithPath: path).deletingLastPathComponent().path,
+            withIntermediateDirectories: true
+        )
         // A socket file nobody answers on is stale (a crash) and is replaced; a live one is another daemon's.
         if let other = try? await ClientBootstrap(group: group).connect(unixDomainSocketPath: path).get() {
             try? await other.close()
@@ -73,9 +78,14 @@ public final class ControlServer: Service, Sendable {
         // packaged unit the daemon's primary group is the readers' (Group=workoutd), so the socket is theirs
         // from the start: the unit's system call filter refuses chown (@privileged).
         if let group = options.authorization.readerGroupID(), Self.fileGroup(of: path) != group,
-           chown(path, uid_t.max, group) != 0 {
-            logger.notice("control socket left in the daemon's group; readers of group \(options.authorization.readerGroup ?? "") cannot connect", metadata: [
-                "error": "\(String(cString: strerror(errno)))"])
+            chown(path, uid_t.max, group) != 0
+        {
+            logger.notice(
+                "control socket left in the daemon's group; readers of group \(options.authorization.readerGroup ?? "") cannot connect",
+                metadata: [
+                    "error": "\(String(cString: strerror(errno)))"
+                ]
+            )
         }
         return channel
     }
@@ -88,7 +98,10 @@ public final class ControlServer: Service, Sendable {
     private func configure(_ channel: any Channel) throws {
         let counter = responder.clientCount
         guard counter.admit(limit: options.maximumClients) else {
-            logger.warning("refusing control client: too many connected", metadata: ["limit": "\(options.maximumClients)"])
+            logger.warning(
+                "refusing control client: too many connected",
+                metadata: ["limit": "\(options.maximumClients)"]
+            )
             try channel.pipeline.syncOperations.addHandler(RefusingHandler(limit: options.maximumClients))
             return
         }
@@ -99,10 +112,12 @@ public final class ControlServer: Service, Sendable {
             _ = clients.withLock { $0.removeValue(forKey: key) }
         }
         try channel.pipeline.syncOperations.addHandler(
-            ByteToMessageHandler(LineFrameDecoder(maximumLineLength: ControlSocket.maximumRequestBytes)))
+            ByteToMessageHandler(LineFrameDecoder(maximumLineLength: ControlSocket.maximumRequestBytes))
+        )
         let access = PeerAccess(channel: channel, authorization: options.authorization, logger: logger)
         try channel.pipeline.syncOperations.addHandler(
-            ControlConnectionHandler(responder: responder, options: options, access: access, logger: logger))
+            ControlConnectionHandler(responder: responder, options: options, access: access, logger: logger)
+        )
     }
 }
 
@@ -115,8 +130,12 @@ private final class RefusingHandler: ChannelInboundHandler {
     init(limit: Int) { self.limit = limit }
 
     func channelActive(context: ChannelHandlerContext) {
-        let line = ControlResponder.errorLine(id: nil, ControlError(.tooManyClients, "workoutd already has \(limit) control clients; try again later."))
-        context.writeAndFlush(wrapOutboundOut(context.channel.allocator.buffer(bytes: line))).whenComplete { [context = NIOLoopBound(context, eventLoop: context.eventLoop)] _ in
+        let line = ControlResponder.errorLine(
+            id: nil,
+            ControlError(.tooManyClients, "workoutd already has \(limit) control clients; try again later.")
+        )
+        context.writeAndFlush(wrapOutboundOut(context.channel.allocator.buffer(bytes: line))).whenComplete {
+            [context = NIOLoopBound(context, eventLoop: context.eventLoop)] _ in
             context.value.close(promise: nil)
         }
     }

@@ -14,9 +14,12 @@ public struct ControlServerOptions: Sendable, Hashable {
     public var maximumBufferedBytes: Int
 
     public init(
-        path: String = ControlSocket.defaultPath, mode: UInt32 = 0o660, authorization: ControlAuthorization = ControlAuthorization(),
+        path: String = ControlSocket.defaultPath,
+        mode: UInt32 = 0o660,
+        authorization: ControlAuthorization = ControlAuthorization(),
         maximumClients: Int = 32,
-        unwritableTimeout: Duration = .seconds(2), maximumBufferedBytes: Int = 1 << 20
+        unwritableTimeout: Duration = .seconds(2),
+        maximumBufferedBytes: Int = 1 << 20
     ) {
         self.path = path
         self.mode = mode

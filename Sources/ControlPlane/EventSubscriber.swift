@@ -20,7 +20,12 @@ final class EventSubscriber: Sendable {
     private let overflow: @Sendable (Int) -> Void
 
     /// `write` and `overflow` run on `eventLoop`.
-    init(eventLoop: any EventLoop, limit: Int, write: @escaping @Sendable ([UInt8]) -> Void, overflow: @escaping @Sendable (Int) -> Void) {
+    init(
+        eventLoop: any EventLoop,
+        limit: Int,
+        write: @escaping @Sendable ([UInt8]) -> Void,
+        overflow: @escaping @Sendable (Int) -> Void
+    ) {
         self.eventLoop = eventLoop
         self.limit = limit
         self.write = write
@@ -28,7 +33,10 @@ final class EventSubscriber: Sendable {
     }
 
     func enqueue(_ line: [UInt8]) {
-        enum Action { case none, flush, overflow(Int) }
+        enum Action {
+            case none, flush
+            case overflow(Int)
+        }
         let action: Action = pending.withLock { pending in
             guard !pending.overflowed else { return .none }
             pending.bytes.append(contentsOf: line)

@@ -3,6 +3,7 @@ import ControlProtocol
 import Logging
 import NIOCore
 import Synchronization
+
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -26,7 +27,9 @@ final class PeerAccess: Sendable {
     init(channel: any Channel, authorization: ControlAuthorization, logger: Logger) {
         let provider = channel as? any SocketOptionProvider
         credentials = provider?.unsafeGetSocketOption(
-            level: NIOBSDSocket.OptionLevel(rawValue: CInt(SOL_SOCKET)), name: NIOBSDSocket.Option(rawValue: CInt(SO_PEERCRED)))
+            level: NIOBSDSocket.OptionLevel(rawValue: CInt(SOL_SOCKET)),
+            name: NIOBSDSocket.Option(rawValue: CInt(SO_PEERCRED))
+        )
         self.authorization = authorization
         self.logger = logger
     }
@@ -35,7 +38,10 @@ final class PeerAccess: Sendable {
     func check(_ method: ControlMethod) async -> Refusal? {
         guard let credentials, let peer = try? await credentials.get() else {
             // Without credentials nobody can be told apart: refuse.
-            return Refusal(error: ControlError(.permissionDenied, "permission denied: the peer's credentials could not be read"), closesConnection: true)
+            return Refusal(
+                error: ControlError(.permissionDenied, "permission denied: the peer's credentials could not be read"),
+                closesConnection: true
+            )
         }
         let access = decided.withLock { $0 } ?? decide(peer)
         guard access < method.requiredAccess else { return nil }
@@ -46,9 +52,12 @@ final class PeerAccess: Sendable {
         let access = authorization.access(for: peer)
         decided.withLock { $0 = access }
         if access == .none {
-            logger.notice("refusing control client: permission denied", metadata: [
-                "uid": "\(peer.uid)", "gid": "\(peer.gid)", "pid": "\(peer.pid)",
-            ])
+            logger.notice(
+                "refusing control client: permission denied",
+                metadata: [
+                    "uid": "\(peer.uid)", "gid": "\(peer.gid)", "pid": "\(peer.pid)",
+                ]
+            )
         }
         return access
     }

@@ -55,8 +55,8 @@ public struct ControlEvent: Hashable, Sendable {
         public var device: String {
             switch self {
             case .deviceAdded(let device, _), .deviceRemoved(let device, _),
-                 .commandReceived(let device, _, _, _), .replySent(let device, _, _),
-                 .storageFailed(let device, _):
+                .commandReceived(let device, _, _, _), .replySent(let device, _, _),
+                .storageFailed(let device, _):
                 device
             case .workoutStarted(let workout), .workoutEnded(let workout):
                 workout.device.rawValue
@@ -83,7 +83,10 @@ public struct ControlEvent: Hashable, Sendable {
 
 extension ControlEvent: Codable {
     enum CodingKeys: String, CodingKey {
-        case sequence = "seq", time, type, device, node, commandType = "command_type", id, origin, reply
+        case sequence = "seq"
+        case time, type, device, node
+        case commandType = "command_type"
+        case id, origin, reply
         case workout, share, error, reason
     }
 
@@ -127,13 +130,17 @@ extension ControlEvent: Codable {
             detail = .deviceRemoved(device: device, node: try container.decode(String.self, forKey: .node))
         case .commandReceived:
             detail = .commandReceived(
-                device: device, commandType: try container.decodeIfPresent(CommandType.self, forKey: .commandType),
+                device: device,
+                commandType: try container.decodeIfPresent(CommandType.self, forKey: .commandType),
                 id: try container.decodeIfPresent(CommandID.self, forKey: .id),
-                origin: try container.decode(Origin.self, forKey: .origin))
+                origin: try container.decode(Origin.self, forKey: .origin)
+            )
         case .replySent:
             detail = .replySent(
-                device: device, reply: try container.decode(Reply.self, forKey: .reply),
-                origin: try container.decode(Origin.self, forKey: .origin))
+                device: device,
+                reply: try container.decode(Reply.self, forKey: .reply),
+                origin: try container.decode(Origin.self, forKey: .origin)
+            )
         case .workoutStarted:
             detail = .workoutStarted(try container.decode(WorkoutRecord.self, forKey: .workout))
         case .workoutEnded:
@@ -144,7 +151,9 @@ extension ControlEvent: Codable {
             detail = .shareDelivered(try container.decode(ShareRecord.self, forKey: .share))
         case .shareFailed:
             detail = .shareFailed(
-                try container.decode(ShareRecord.self, forKey: .share), error: try container.decode(String.self, forKey: .error))
+                try container.decode(ShareRecord.self, forKey: .share),
+                error: try container.decode(String.self, forKey: .error)
+            )
         case .storageFailed:
             detail = .storageFailed(device: device, reason: try container.decode(String.self, forKey: .reason))
         }

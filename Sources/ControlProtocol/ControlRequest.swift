@@ -68,28 +68,44 @@ extension ControlRequest: Codable {
         case .workouts:
             call = .workouts(
                 device: try params?.decodeIfPresent(String.self, forKey: .device),
-                limit: try Self.limit(in: params))
+                limit: try Self.limit(in: params)
+            )
         case .shares:
             call = .shares(limit: try Self.limit(in: params))
         case .send:
             guard let params else {
-                throw DecodingError.keyNotFound(CodingKeys.params, .init(
-                    codingPath: container.codingPath, debugDescription: "send needs params.device and params.line."))
+                throw DecodingError.keyNotFound(
+                    CodingKeys.params,
+                    .init(
+                        codingPath: container.codingPath,
+                        debugDescription: "send needs params.device and params.line."
+                    )
+                )
             }
             let device = try params.decode(String.self, forKey: .device)
             guard !device.isEmpty else {
-                throw DecodingError.dataCorruptedError(forKey: .device, in: params, debugDescription: "params.device must not be empty.")
+                throw DecodingError.dataCorruptedError(
+                    forKey: .device,
+                    in: params,
+                    debugDescription: "params.device must not be empty."
+                )
             }
             call = .send(
-                device: device, line: try params.decode(String.self, forKey: .line),
-                create: try params.decodeIfPresent(Bool.self, forKey: .create) ?? false)
+                device: device,
+                line: try params.decode(String.self, forKey: .line),
+                create: try params.decodeIfPresent(Bool.self, forKey: .create) ?? false
+            )
         }
     }
 
     private static func limit(in params: KeyedDecodingContainer<ParameterKeys>?) throws -> Int? {
         guard let params, let limit = try params.decodeIfPresent(Int.self, forKey: .limit) else { return nil }
         guard limit > 0 else {
-            throw DecodingError.dataCorruptedError(forKey: .limit, in: params, debugDescription: "params.limit must be positive.")
+            throw DecodingError.dataCorruptedError(
+                forKey: .limit,
+                in: params,
+                debugDescription: "params.limit must be positive."
+            )
         }
         return limit
     }

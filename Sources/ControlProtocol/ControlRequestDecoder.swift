@@ -23,11 +23,20 @@ public struct ControlRequestDecoder {
             return .failure(Failure(id: nil, error: ControlError(.parseError, "The request is not a JSON object.")))
         }
         guard let method = header.method else {
-            return .failure(Failure(id: header.id, error: ControlError(.invalidRequest, "The request has no string 'method'.")))
+            return .failure(
+                Failure(id: header.id, error: ControlError(.invalidRequest, "The request has no string 'method'."))
+            )
         }
         guard ControlMethod(rawValue: method) != nil else {
-            return .failure(Failure(id: header.id, error: ControlError(
-                .unknownMethod, "Unknown method '\(method)'; expected one of \(ControlMethod.allCases.map(\.rawValue).joined(separator: ", ")).")))
+            return .failure(
+                Failure(
+                    id: header.id,
+                    error: ControlError(
+                        .unknownMethod,
+                        "Unknown method '\(method)'; expected one of \(ControlMethod.allCases.map(\.rawValue).joined(separator: ", "))."
+                    )
+                )
+            )
         }
         do {
             return .success(try decoder.decode(ControlRequest.self, from: data))

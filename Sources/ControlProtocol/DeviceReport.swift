@@ -19,8 +19,15 @@ public struct DeviceReport: Codable, Hashable, Sendable {
     public var refused: String?
 
     public init(
-        identity: String, node: String, connected: Bool, connectedSince: Date?, commands: Int, errors: Int, connections: Int,
-        waitingReason: String? = nil, refused: String? = nil
+        identity: String,
+        node: String,
+        connected: Bool,
+        connectedSince: Date?,
+        commands: Int,
+        errors: Int,
+        connections: Int,
+        waitingReason: String? = nil,
+        refused: String? = nil
     ) {
         self.refused = refused
         self.identity = identity

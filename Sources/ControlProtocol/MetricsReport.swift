@@ -3,4 +3,3 @@ public struct MetricsReport: Codable, Hashable, Sendable {
     public var text: String
     public init(text: String) { self.text = text }
 }
-

@@ -24,8 +24,16 @@ public struct ReplicationReport: Codable, Hashable, Sendable {
     public var serverIdentity: String?
 
     public init(
-        state: String, since: Date, pending: Int, lastShippedAt: Date?, lastError: String?, hubID: String, server: String,
-        connections: Int, maxConnections: Int, serverIdentity: String? = nil
+        state: String,
+        since: Date,
+        pending: Int,
+        lastShippedAt: Date?,
+        lastError: String?,
+        hubID: String,
+        server: String,
+        connections: Int,
+        maxConnections: Int,
+        serverIdentity: String? = nil
     ) {
         self.serverIdentity = serverIdentity
         self.state = state

@@ -24,9 +24,19 @@ public struct StatusReport: Codable, Hashable, Sendable {
     public var storageProblem: StorageProblem?
 
     public init(
-        version: String, pid: Int32, startedAt: Date, uptimeSeconds: Double, devicesAttached: Int,
-        devicesConnected: Int, activeWorkouts: Int, queuedShares: Int, controlClients: Int, eventSubscribers: Int,
-        counters: ActivityCounters, pendingRestart: [String] = [], replication: ReplicationReport? = nil,
+        version: String,
+        pid: Int32,
+        startedAt: Date,
+        uptimeSeconds: Double,
+        devicesAttached: Int,
+        devicesConnected: Int,
+        activeWorkouts: Int,
+        queuedShares: Int,
+        controlClients: Int,
+        eventSubscribers: Int,
+        counters: ActivityCounters,
+        pendingRestart: [String] = [],
+        replication: ReplicationReport? = nil,
         storageProblem: StorageProblem? = nil
     ) {
         self.version = version

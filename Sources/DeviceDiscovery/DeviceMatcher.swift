@@ -7,7 +7,7 @@ public struct DeviceMatcher: Sendable, Hashable {
 
     /// ``defaultRules``, parsed.
     public static let standard = DeviceMatcher(rules: [
-        MatchRule(conditions: [PropertyCondition(property: "WORKOUTD_DEVICE", pattern: "1")]),
+        MatchRule(conditions: [PropertyCondition(property: "WORKOUTD_DEVICE", pattern: "1")])
     ])
 
     public var rules: [MatchRule]
@@ -20,7 +20,10 @@ public struct DeviceMatcher: Sendable, Hashable {
     public init(parsing texts: [String] = DeviceMatcher.defaultRules) throws(MatchRuleError) {
         guard !texts.isEmpty else {
             throw MatchRuleError(
-                rule: "", reason: "discovery.match is empty, so no device could ever match; set discovery.enabled: false to turn discovery off")
+                rule: "",
+                reason:
+                    "discovery.match is empty, so no device could ever match; set discovery.enabled: false to turn discovery off"
+            )
         }
         var rules: [MatchRule] = []
         for text in texts {

@@ -17,6 +17,7 @@ extension DiscoveredDevice {
             action: action,
             syspath: String(cString: syspath),
             devnode: udev_device_get_devnode(device).map { String(cString: $0) },
-            properties: properties)
+            properties: properties
+        )
     }
 }

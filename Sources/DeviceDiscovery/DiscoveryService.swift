@@ -1,7 +1,7 @@
 import Logging
-import Synchronization
 import SerialTransport
 import ServiceLifecycle
+import Synchronization
 import WorkoutEngine
 import WorkoutProtocol
 
@@ -26,8 +26,11 @@ public final class DiscoveryService: Service, Sendable {
 
     /// With `matcher` `nil` the service starts disabled: it touches no udev until a reload enables it.
     public init(
-        manager: DeviceManager, matcher: DeviceMatcher?, baud: UInt32 = SerialTransportConfiguration.defaultBaud,
-        policy: ReconnectPolicy = .discovered, logger: Logger
+        manager: DeviceManager,
+        matcher: DeviceMatcher?,
+        baud: UInt32 = SerialTransportConfiguration.defaultBaud,
+        policy: ReconnectPolicy = .discovered,
+        logger: Logger
     ) {
         self.manager = manager
         self.matcher = Mutex(matcher)
@@ -113,10 +116,13 @@ public final class DiscoveryService: Service, Sendable {
         for device in present {
             await handle(device, served: &served)
         }
-        logger.info("device discovery ready", metadata: [
-            "present": "\(present.count)", "served": "\(served.count)",
-            "rules": "\(matcher.withLock { $0 }?.rules.map(\.description) ?? [])",
-        ])
+        logger.info(
+            "device discovery ready",
+            metadata: [
+                "present": "\(present.count)", "served": "\(served.count)",
+                "rules": "\(matcher.withLock { $0 }?.rules.map(\.description) ?? [])",
+            ]
+        )
         readiness.signal()
 
         for await device in monitor.events.cancelOnGracefulShutdown() {
@@ -155,8 +161,15 @@ public final class DiscoveryService: Service, Sendable {
                 logger.info("serving discovered device", metadata: ["rule": "\(rule)", "syspath": "\(device.syspath)"])
             }
             served[node] = identity
-            await manager.attach(DeviceSpec(
-                path: node, identity: identity, baud: baud.withLock { $0 }, policy: policy, requiresEnrolment: true))
+            await manager.attach(
+                DeviceSpec(
+                    path: node,
+                    identity: identity,
+                    baud: baud.withLock { $0 },
+                    policy: policy,
+                    requiresEnrolment: true
+                )
+            )
         case .remove:
             guard let identity = served.removeValue(forKey: node) else { return }
             logger.info("device removed", metadata: ["device": "\(identity)"])

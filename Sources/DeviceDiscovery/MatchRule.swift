@@ -34,7 +34,10 @@ public struct MatchRule: Sendable, Hashable, CustomStringConvertible {
     public init(parsing text: String) throws(MatchRuleError) {
         let tokens = text.split(whereSeparator: { $0 == " " || $0 == "\t" })
         guard !tokens.isEmpty else {
-            throw MatchRuleError(rule: text, reason: "the rule is empty; write PROPERTY=glob conditions separated by spaces")
+            throw MatchRuleError(
+                rule: text,
+                reason: "the rule is empty; write PROPERTY=glob conditions separated by spaces"
+            )
         }
         var conditions: [PropertyCondition] = []
         for token in tokens {
@@ -45,7 +48,9 @@ public struct MatchRule: Sendable, Hashable, CustomStringConvertible {
             let pattern = String(token[token.index(after: equals)...])
             guard !property.isEmpty, property.allSatisfy(Self.isPropertyNameCharacter) else {
                 throw MatchRuleError(
-                    rule: text, reason: "'\(property)' is not a udev property name (letters, digits and _ only)")
+                    rule: text,
+                    reason: "'\(property)' is not a udev property name (letters, digits and _ only)"
+                )
             }
             guard !pattern.isEmpty else {
                 throw MatchRuleError(rule: text, reason: "'\(token)' has an empty pattern; use * to match any value")

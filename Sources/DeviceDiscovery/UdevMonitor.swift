@@ -1,5 +1,6 @@
 import CLibudev
 import Dispatch
+
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -87,7 +88,9 @@ public final class UdevMonitor: @unchecked Sendable {
         defer { udev_enumerate_unref(enumerate) }
         var status = udev_enumerate_add_match_subsystem(enumerate, subsystem)
         if status >= 0 { status = udev_enumerate_scan_devices(enumerate) }
-        guard status >= 0 else { return .failure(UdevError(operation: "enumerating \(subsystem) devices", errno: -status)) }
+        guard status >= 0 else {
+            return .failure(UdevError(operation: "enumerating \(subsystem) devices", errno: -status))
+        }
 
         var devices: [DiscoveredDevice] = []
         var entry = udev_enumerate_get_list_entry(enumerate)
@@ -95,7 +98,8 @@ public final class UdevMonitor: @unchecked Sendable {
             entry = udev_list_entry_get_next(current)
             // A device can vanish between the scan and this lookup; it simply is not present any more.
             guard let syspath = udev_list_entry_get_name(current),
-                  let device = udev_device_new_from_syspath(udev, syspath) else { continue }
+                let device = udev_device_new_from_syspath(udev, syspath)
+            else { continue }
             if let copied = DiscoveredDevice(copying: device, action: .present) {
                 devices.append(copied)
             }
@@ -105,7 +109,10 @@ public final class UdevMonitor: @unchecked Sendable {
     }
 
     /// Runs on `queue` when the socket is readable; the socket is non-blocking, so this drains it.
-    private static func receivePending(from monitor: OpaquePointer, into continuation: AsyncStream<DiscoveredDevice>.Continuation) {
+    private static func receivePending(
+        from monitor: OpaquePointer,
+        into continuation: AsyncStream<DiscoveredDevice>.Continuation
+    ) {
         while let device = udev_monitor_receive_device(monitor) {
             let action = udev_device_get_action(device).map { String(cString: $0) } ?? "change"
             if let copied = DiscoveredDevice(copying: device, action: DiscoveredDevice.Action(udevAction: action)) {

@@ -13,7 +13,8 @@ import PostgresNIO
 /// Why not postgres-nio's own TLS: it answers a cleartext or MD5 password request on any link, and its
 /// handshake failure reaches us as an opaque connection error; here each step fails with what a person can act on.
 enum CentralChannel {
-    static func open(_ configuration: ReplicationConfiguration, on eventLoop: any EventLoop) async throws -> any Channel {
+    static func open(_ configuration: ReplicationConfiguration, on eventLoop: any EventLoop) async throws -> any Channel
+    {
         let bootstrap = ClientBootstrap(group: eventLoop)
             .connectTimeout(.milliseconds(configuration.connectTimeout.inMilliseconds))
             .channelOption(.socketOption(.so_keepalive), value: 1)
@@ -59,7 +60,10 @@ enum CentralChannel {
             let offered = try await eventLoop.flatSubmit {
                 let answer = eventLoop.makePromise(of: Bool.self)
                 do {
-                    try channel.pipeline.syncOperations.addHandler(SSLRequestHandler(answer: answer), name: Self.sslRequestName)
+                    try channel.pipeline.syncOperations.addHandler(
+                        SSLRequestHandler(answer: answer),
+                        name: Self.sslRequestName
+                    )
                 } catch {
                     answer.fail(error)
                 }
@@ -101,7 +105,11 @@ extension ReplicationConfiguration {
     func connect(password: String?, id: Int, logger: Logger) async throws -> PostgresConnection {
         let channel = try await CentralChannel.open(self, on: MultiThreadedEventLoopGroup.singleton.any())
         return try await PostgresConnection.connect(
-            on: channel.eventLoop, configuration: connectionConfiguration(channel: channel, password: password), id: id, logger: logger)
+            on: channel.eventLoop,
+            configuration: connectionConfiguration(channel: channel, password: password),
+            id: id,
+            logger: logger
+        )
     }
 }
 
@@ -126,11 +134,13 @@ enum CentralLinkError: Error, CustomStringConvertible {
         case .handshake(let error, let mode):
             let detail = "\(error)"
             if let error = error as? NIOSSLExtraError, error == .failedToValidateHostname {
-                return "TLS: certificate verification failed: the server's certificate is not for this host (sslmode=\(mode.rawValue)); \(detail)"
+                return
+                    "TLS: certificate verification failed: the server's certificate is not for this host (sslmode=\(mode.rawValue)); \(detail)"
             }
             if detail.contains("CERTIFICATE_VERIFY_FAILED") {
                 // BoringSSL's own text adds only its source line.
-                return "TLS: certificate verification failed: the server's certificate is not signed by a CA this hub trusts, or is expired "
+                return
+                    "TLS: certificate verification failed: the server's certificate is not signed by a CA this hub trusts, or is expired "
                     + "or invalid (sslmode=\(mode.rawValue); a private CA is named with sslrootcert=<file>)"
             }
             if let error = error as? CentralLinkError, case .closedDuringStartup = error { return error.description }

@@ -42,7 +42,8 @@ actor CentralConnectionPool {
     ///   - openCountChanged: told every change of ``openCount`` (for status and metrics).
     ///   - open: opens (and readies) connection `id`; its errors are what ``lease()`` throws.
     init(
-        maximumConnections: Int, currentGeneration: @escaping @Sendable () -> Int = { 0 },
+        maximumConnections: Int,
+        currentGeneration: @escaping @Sendable () -> Int = { 0 },
         openCountChanged: @escaping @Sendable (Int) -> Void = { _ in },
         open: @escaping @Sendable (_ id: Int) async throws -> PostgresConnection
     ) {

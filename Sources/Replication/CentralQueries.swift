@@ -29,7 +29,8 @@ extension PostgresConnection {
     /// not react to cancellation (postgres-nio 1.33.2 writes queries without a write promise), so shipping
     /// stalled for good while the status still said "connected".
     func inCentralTransaction<T: Sendable>(
-        logger: Logger, _ body: (PostgresConnection) async throws -> T
+        logger: Logger,
+        _ body: (PostgresConnection) async throws -> T
     ) async throws -> T {
         do {
             try await queryUnlessClosed("BEGIN", logger: logger)

@@ -13,41 +13,41 @@ enum CentralSchema {
     static let migrations: [[String]] = [
         // 1: workouts, shares, hubs.
         [
-        """
-        CREATE TABLE IF NOT EXISTS workouts (
-            hub_id text NOT NULL,
-            workout_id bigint NOT NULL,
-            device_id text NOT NULL,
-            location text NOT NULL,
-            intensity_level int NOT NULL,
-            date timestamptz NOT NULL,
-            started_at timestamptz NOT NULL,
-            ended_at timestamptz,
-            duration_seconds double precision,
-            PRIMARY KEY (hub_id, workout_id)
-        )
-        """,
-        """
-        CREATE TABLE IF NOT EXISTS shares (
-            hub_id text NOT NULL,
-            share_id bigint NOT NULL,
-            workout_id bigint NOT NULL,
-            service text NOT NULL,
-            queued_at timestamptz NOT NULL,
-            PRIMARY KEY (hub_id, share_id)
-        )
-        """,
-        """
-        CREATE TABLE IF NOT EXISTS hubs (
-            hub_id text PRIMARY KEY,
-            last_seen timestamptz,
-            software_version text
-        )
-        """,
+            """
+            CREATE TABLE IF NOT EXISTS workouts (
+                hub_id text NOT NULL,
+                workout_id bigint NOT NULL,
+                device_id text NOT NULL,
+                location text NOT NULL,
+                intensity_level int NOT NULL,
+                date timestamptz NOT NULL,
+                started_at timestamptz NOT NULL,
+                ended_at timestamptz,
+                duration_seconds double precision,
+                PRIMARY KEY (hub_id, workout_id)
+            )
+            """,
+            """
+            CREATE TABLE IF NOT EXISTS shares (
+                hub_id text NOT NULL,
+                share_id bigint NOT NULL,
+                workout_id bigint NOT NULL,
+                service text NOT NULL,
+                queued_at timestamptz NOT NULL,
+                PRIMARY KEY (hub_id, share_id)
+            )
+            """,
+            """
+            CREATE TABLE IF NOT EXISTS hubs (
+                hub_id text PRIMARY KEY,
+                last_seen timestamptz,
+                software_version text
+            )
+            """,
         ],
         // 2: the clock mark of workouts timed before the hub's clock was synchronised (NULL: synchronised).
         [
-        "ALTER TABLE workouts ADD COLUMN IF NOT EXISTS clock_mark text",
+            "ALTER TABLE workouts ADD COLUMN IF NOT EXISTS clock_mark text"
         ],
     ]
 
@@ -55,9 +55,15 @@ enum CentralSchema {
     static func migrate(_ connection: PostgresConnection, logger: Logger) async throws {
         try await connection.inCentralTransaction(logger: logger) { connection in
             try await connection.queryUnlessClosed("SELECT pg_advisory_xact_lock(\(migrationLockKey))", logger: logger)
-            try await connection.queryUnlessClosed("CREATE TABLE IF NOT EXISTS workoutd_schema (version int NOT NULL)", logger: logger)
+            try await connection.queryUnlessClosed(
+                "CREATE TABLE IF NOT EXISTS workoutd_schema (version int NOT NULL)",
+                logger: logger
+            )
             var found = 0
-            for try await version in try await connection.queryUnlessClosed("SELECT COALESCE(MAX(version), 0) FROM workoutd_schema", logger: logger).decode(Int.self) {
+            for try await version in try await connection.queryUnlessClosed(
+                "SELECT COALESCE(MAX(version), 0) FROM workoutd_schema",
+                logger: logger
+            ).decode(Int.self) {
                 found = version
             }
             guard found <= currentVersion else { throw CentralSchemaTooNewError(found: found, known: currentVersion) }
@@ -65,7 +71,10 @@ enum CentralSchema {
                 for statement in migrations[version - 1] {
                     try await connection.queryUnlessClosed(PostgresQuery(unsafeSQL: statement), logger: logger)
                 }
-                try await connection.queryUnlessClosed("INSERT INTO workoutd_schema (version) VALUES (\(version))", logger: logger)
+                try await connection.queryUnlessClosed(
+                    "INSERT INTO workoutd_schema (version) VALUES (\(version))",
+                    logger: logger
+                )
                 logger.info("central schema migrated", metadata: ["version": "\(version)"])
             }
         }

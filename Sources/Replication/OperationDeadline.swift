@@ -18,7 +18,9 @@ struct ReplicationTimeoutError: Error, CustomStringConvertible {
 /// it (the caller then closes the connection, which ends whatever can still end). `lateResult` gets a
 /// value the operation produced after the caller stopped waiting (a connection to close).
 func withOperationDeadline<T: Sendable>(
-    _ timeout: Duration, waitingFor what: String? = nil, lateResult: @escaping @Sendable (T) -> Void = { _ in },
+    _ timeout: Duration,
+    waitingFor what: String? = nil,
+    lateResult: @escaping @Sendable (T) -> Void = { _ in },
     _ operation: @escaping @Sendable () async throws -> T
 ) async throws -> T {
     let race = DeadlineRace<T>()

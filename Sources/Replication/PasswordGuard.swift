@@ -55,7 +55,8 @@ struct PasswordGuard {
         var scanned = 0
         // Header: type byte, then int32 length counting itself but not the type byte.
         while let type = pending.getInteger(at: pending.readerIndex + scanned, as: UInt8.self),
-              let length = pending.getInteger(at: pending.readerIndex + scanned + 1, as: Int32.self) {
+            let length = pending.getInteger(at: pending.readerIndex + scanned + 1, as: Int32.self)
+        {
             guard length >= 4, Int(length) <= Self.maximumMessageLength else {
                 state = .refused
                 return .refuse(.malformed("a message of \(length) bytes before authentication ended"))

@@ -1,4 +1,5 @@
 import Foundation
+
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -17,15 +18,22 @@ public enum PrivateFile {
     /// (any of the mode's 077 bits) is refused with its mode and the fix.
     public static func read(_ path: String, requirePrivate: Bool) throws(ReadError) -> String {
         let fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY)
-        guard fd >= 0 else { throw ReadError(description: "\(path) cannot be read (\(String(cString: strerror(errno))))") }
+        guard fd >= 0 else {
+            throw ReadError(description: "\(path) cannot be read (\(String(cString: strerror(errno))))")
+        }
         defer { close(fd) }
         var info = stat()
-        guard fstat(fd, &info) == 0 else { throw ReadError(description: "\(path) cannot be read (\(String(cString: strerror(errno))))") }
+        guard fstat(fd, &info) == 0 else {
+            throw ReadError(description: "\(path) cannot be read (\(String(cString: strerror(errno))))")
+        }
         guard info.st_mode & S_IFMT == S_IFREG else { throw ReadError(description: "\(path) is not a regular file") }
         let permissions = info.st_mode & 0o7777
         if requirePrivate, permissions & 0o077 != 0 {
-            throw ReadError(description: "\(path) is mode \(String(format: "%04o", permissions)): readable or writable by group or others; "
-                + "it must be 0600 or 0400 (chmod 600 \(path)), or be given as a systemd credential (replication.password_credential)")
+            throw ReadError(
+                description:
+                    "\(path) is mode \(String(format: "%04o", permissions)): readable or writable by group or others; "
+                    + "it must be 0600 or 0400 (chmod 600 \(path)), or be given as a systemd credential (replication.password_credential)"
+            )
         }
         var bytes = [UInt8](repeating: 0, count: maximumSize + 1)
         var count = 0
@@ -45,7 +53,9 @@ public enum PrivateFile {
             }
         }
         guard count <= maximumSize else { throw ReadError(description: "\(path) is larger than \(maximumSize) bytes") }
-        guard let text = String(validating: bytes[..<count], as: UTF8.self) else { throw ReadError(description: "\(path) is not UTF-8 text") }
+        guard let text = String(validating: bytes[..<count], as: UTF8.self) else {
+            throw ReadError(description: "\(path) is not UTF-8 text")
+        }
         return text
     }
 }

@@ -105,8 +105,11 @@ public struct ReplicationConfiguration: Sendable {
     /// `host=/dir` query item names a unix socket directory, as libpq reads it.
     public init(url text: String, passwordFile: String?, hubID: String) throws(ReplicationConfigurationError) {
         guard let components = URLComponents(string: text),
-              let scheme = components.scheme, ["postgresql", "postgres"].contains(scheme) else {
-            throw ReplicationConfigurationError("must be a postgresql:// URL, e.g. postgresql://workoutd@db.example/gym?sslmode=verify-full")
+            let scheme = components.scheme, ["postgresql", "postgres"].contains(scheme)
+        else {
+            throw ReplicationConfigurationError(
+                "must be a postgresql:// URL, e.g. postgresql://workoutd@db.example/gym?sslmode=verify-full"
+            )
         }
         let items = components.queryItems ?? []
         func item(_ name: String) -> String? { items.first { $0.name == name }?.value }
@@ -128,7 +131,9 @@ public struct ReplicationConfiguration: Sendable {
         let local = if case .unixSocket = endpoint { true } else { false }
         if let mode = item("sslmode") {
             guard let parsed = SSLMode(rawValue: mode) else {
-                throw ReplicationConfigurationError("sslmode must be one of disable, require, verify-ca, verify-full; got '\(mode)'")
+                throw ReplicationConfigurationError(
+                    "sslmode must be one of disable, require, verify-ca, verify-full; got '\(mode)'"
+                )
             }
             sslMode = parsed
         } else {
@@ -138,7 +143,8 @@ public struct ReplicationConfiguration: Sendable {
         if sslMode == .prefer || sslMode == .allow {
             throw ReplicationConfigurationError(
                 "sslmode=\(sslMode.rawValue) is refused as unsafe: anyone on the path can answer \"no TLS\" and read the link, password included. "
-                    + "Use verify-full (the default; sslrootcert=<CA file> for a private CA), require (encrypted, server not verified) or, on a trusted network, disable")
+                    + "Use verify-full (the default; sslrootcert=<CA file> for a private CA), require (encrypted, server not verified) or, on a trusted network, disable"
+            )
         }
         if local, sslMode != .disable {
             throw ReplicationConfigurationError("sslmode=\(sslMode.rawValue) cannot be used over a unix socket")
@@ -146,7 +152,9 @@ public struct ReplicationConfiguration: Sendable {
         rootCertificateFile = item("sslrootcert").flatMap { $0.isEmpty || $0 == "system" ? nil : $0 }
         if sslMode == .verifyCA, rootCertificateFile == nil {
             // With the system's CAs, verify-ca would accept any site's certificate; libpq refuses that too.
-            throw ReplicationConfigurationError("sslmode=verify-ca needs sslrootcert=<file of the CA that signed the server's certificate>; with the system's CAs use verify-full")
+            throw ReplicationConfigurationError(
+                "sslmode=verify-ca needs sslrootcert=<file of the CA that signed the server's certificate>; with the system's CAs use verify-full"
+            )
         }
         tlsContext = try Self.makeTLSContext(sslMode, rootCertificateFile: rootCertificateFile)
         if let passwordFile, !passwordFile.isEmpty { passwordSource = .file(passwordFile) }
@@ -154,7 +162,10 @@ public struct ReplicationConfiguration: Sendable {
         self.hubID = hubID
     }
 
-    private static func makeTLSContext(_ mode: SSLMode, rootCertificateFile: String?) throws(ReplicationConfigurationError) -> NIOSSLContext? {
+    private static func makeTLSContext(
+        _ mode: SSLMode,
+        rootCertificateFile: String?
+    ) throws(ReplicationConfigurationError) -> NIOSSLContext? {
         var tls = TLSConfiguration.makeClientConfiguration()
         switch mode {
         case .disable, .allow, .prefer: return nil
@@ -174,7 +185,9 @@ public struct ReplicationConfiguration: Sendable {
         } catch let error as ReplicationConfigurationError {
             throw error
         } catch {
-            throw ReplicationConfigurationError("sslrootcert \(rootCertificateFile ?? "system") cannot be loaded (\(error))")
+            throw ReplicationConfigurationError(
+                "sslrootcert \(rootCertificateFile ?? "system") cannot be loaded (\(error))"
+            )
         }
     }
 
@@ -198,15 +211,21 @@ public struct ReplicationConfiguration: Sendable {
     public var startWarnings: [String] {
         var warnings: [String] = []
         if serverIdentity == .unverified {
-            warnings.append(sslMode == .require
-                ? "replication.postgres_url has sslmode=require: the link is encrypted, but the server's identity is not verified and anyone on the path can pose as it (use verify-full, with sslrootcert=<CA file> for a private CA)"
-                : "replication.postgres_url has sslmode=disable: the link is neither encrypted nor verified; use it on a trusted network only")
+            warnings.append(
+                sslMode == .require
+                    ? "replication.postgres_url has sslmode=require: the link is encrypted, but the server's identity is not verified and anyone on the path can pose as it (use verify-full, with sslrootcert=<CA file> for a private CA)"
+                    : "replication.postgres_url has sslmode=disable: the link is neither encrypted nor verified; use it on a trusted network only"
+            )
             if allowPasswordWithoutVerifiedServer {
-                warnings.append("replication.allow_password_without_verified_server is on: a server that asks for a cleartext or MD5 password gets it over this unverified link")
+                warnings.append(
+                    "replication.allow_password_without_verified_server is on: a server that asks for a cleartext or MD5 password gets it over this unverified link"
+                )
             }
         }
         if let urlPasswordExposedIn, urlPassword != nil, passwordSource == .url {
-            warnings.append("replication.postgres_url holds a password and \(urlPasswordExposedIn) is readable by others; use replication.password_credential (LoadCredential=) or a 0600 replication.password_file instead")
+            warnings.append(
+                "replication.postgres_url holds a password and \(urlPasswordExposedIn) is readable by others; use replication.password_credential (LoadCredential=) or a 0600 replication.password_file instead"
+            )
         }
         return warnings
     }
@@ -222,7 +241,8 @@ public struct ReplicationConfiguration: Sendable {
         case .unixSocket(let path): target = path
         }
         let root = rootCertificateFile.map { "&sslrootcert=\($0)" } ?? ""
-        return "postgresql://\(username)\(urlPassword == nil ? "" : ":***")@\(target)/\(database ?? "")?sslmode=\(sslMode.rawValue)\(root)"
+        return
+            "postgresql://\(username)\(urlPassword == nil ? "" : ":***")@\(target)/\(database ?? "")?sslmode=\(sslMode.rawValue)\(root)"
     }
 
     /// The configuration key that names where the password comes from, for messages.
@@ -248,13 +268,18 @@ public struct ReplicationConfiguration: Sendable {
         case .credential(let name):
             guard let credentialsDirectory, !credentialsDirectory.isEmpty else {
                 throw ReplicationConfigurationError(
-                    "names credential '\(name)', but $CREDENTIALS_DIRECTORY is not set: the unit needs LoadCredential=\(name):/etc/workoutd/\(name)", key: passwordKey)
+                    "names credential '\(name)', but $CREDENTIALS_DIRECTORY is not set: the unit needs LoadCredential=\(name):/etc/workoutd/\(name)",
+                    key: passwordKey
+                )
             }
             path = credentialsDirectory + "/" + name
         }
         let text: String
         do {
-            text = try PrivateFile.read(path, requirePrivate: { if case .file = passwordSource { true } else { false } }())
+            text = try PrivateFile.read(
+                path,
+                requirePrivate: { if case .file = passwordSource { true } else { false } }()
+            )
         } catch {
             throw ReplicationConfigurationError(error.description, key: passwordKey)
         }
@@ -271,7 +296,12 @@ public struct ReplicationConfiguration: Sendable {
     /// guard are already in its pipeline, so postgres-nio is told no TLS.
     func connectionConfiguration(channel: any Channel, password: String?) -> PostgresConnection.Configuration {
         var configuration = PostgresConnection.Configuration(
-            establishedChannel: channel, tls: .disable, username: username, password: password, database: database)
+            establishedChannel: channel,
+            tls: .disable,
+            username: username,
+            password: password,
+            database: database
+        )
         configuration.options.connectTimeout = .milliseconds(connectTimeout.inMilliseconds)
         // So the server's administrator sees which hub holds which connections (pg_stat_activity).
         configuration.options.additionalStartupParameters = [("application_name", applicationName)]

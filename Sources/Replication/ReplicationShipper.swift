@@ -29,8 +29,11 @@ public final class ReplicationShipper: Service, Sendable {
     private let lastPrune = Mutex<Date?>(nil)
 
     public init(
-        configuration: ReplicationConfiguration, log: any ReplicationLog, doorbell: ReplicationDoorbell,
-        softwareVersion: String, logger: Logger
+        configuration: ReplicationConfiguration,
+        log: any ReplicationLog,
+        doorbell: ReplicationDoorbell,
+        softwareVersion: String,
+        logger: Logger
     ) throws(ReplicationConfigurationError) {
         self.configuration = configuration
         self.log = log
@@ -39,9 +42,12 @@ public final class ReplicationShipper: Service, Sendable {
         self.logger = logger
         password = Mutex(try configuration.readPassword())
         status = ReplicationStatus(
-            hubID: configuration.hubID, server: configuration.redactedDescription,
+            hubID: configuration.hubID,
+            server: configuration.redactedDescription,
             serverIdentity: configuration.serverIdentity.rawValue,
-            maxConnections: configuration.maximumConnections, logger: logger)
+            maxConnections: configuration.maximumConnections,
+            logger: logger
+        )
     }
 
     /// Changes committed locally and not yet shipped.
@@ -62,16 +68,21 @@ public final class ReplicationShipper: Service, Sendable {
     }
 
     public func run() async throws {
-        logger.info("replication on", metadata: [
-            "server": "\(configuration.redactedDescription)", "hub_id": "\(configuration.hubID)",
-            "max_connections": "\(configuration.maximumConnections)", "server_identity": "\(configuration.serverIdentity.rawValue)",
-        ])
+        logger.info(
+            "replication on",
+            metadata: [
+                "server": "\(configuration.redactedDescription)", "hub_id": "\(configuration.hubID)",
+                "max_connections": "\(configuration.maximumConnections)",
+                "server_identity": "\(configuration.serverIdentity.rawValue)",
+            ]
+        )
         for warning in configuration.startWarnings { logger.warning("\(warning)") }
         let pool = CentralConnectionPool(
             maximumConnections: configuration.maximumConnections,
             currentGeneration: { [self] in passwordGeneration.load(ordering: .relaxed) },
             openCountChanged: { [status] in status.connectionsOpen($0) },
-            open: { [self] id in try await self.openConnection(id: id) })
+            open: { [self] id in try await self.openConnection(id: id) }
+        )
         // Whatever waited from before this start goes first.
         doorbell.ring()
         do {
@@ -155,7 +166,10 @@ public final class ReplicationShipper: Service, Sendable {
 
         struct EndedError: Error {}
 
-        init(_ body: @escaping @Sendable (_ upserted: OneShot<Void>) async throws -> Void, whenEnded: @escaping @Sendable () -> Void) {
+        init(
+            _ body: @escaping @Sendable (_ upserted: OneShot<Void>) async throws -> Void,
+            whenEnded: @escaping @Sendable () -> Void
+        ) {
             let (upserted, ended) = (self.upserted, self.ended)
             task = Task {
                 defer {
@@ -202,9 +216,21 @@ public final class ReplicationShipper: Service, Sendable {
                 // Leased here, in order, so a batch never waits for a connection a later one holds.
                 let lease = try await pool.lease()
                 let previous = pipeline.inFlight.last
-                pipeline.inFlight.append(BatchInFlight({ upserted in
-                    try await self.ship(batch, through: through, after: previous, upserted: upserted, on: lease, pool)
-                }, whenEnded: { [doorbell] in doorbell.ring() }))
+                pipeline.inFlight.append(
+                    BatchInFlight(
+                        { upserted in
+                            try await self.ship(
+                                batch,
+                                through: through,
+                                after: previous,
+                                upserted: upserted,
+                                on: lease,
+                                pool
+                            )
+                        },
+                        whenEnded: { [doorbell] in doorbell.ring() }
+                    )
+                )
                 pipeline.readThrough = through
             } catch {
                 await pipeline.abandon()
@@ -246,7 +272,11 @@ public final class ReplicationShipper: Service, Sendable {
         let configuration = self.configuration
         let logger = self.logger
         // A connection that arrives after the deadline is closed, not dropped open.
-        let connection = try await withOperationDeadline(configuration.operationTimeout, waitingFor: "connecting", lateResult: { $0.closeInBackground() }) {
+        let connection = try await withOperationDeadline(
+            configuration.operationTimeout,
+            waitingFor: "connecting",
+            lateResult: { $0.closeInBackground() }
+        ) {
             try await configuration.connect(password: password, id: id, logger: logger)
         }
         do {
@@ -261,7 +291,10 @@ public final class ReplicationShipper: Service, Sendable {
 
     /// Runs `body`, failing it after ``ReplicationConfiguration/operationTimeout``: a connection whose server
     /// vanished (a half-open TCP connection, a lost reply) must not hold the backlog for ever.
-    private func withDeadline<T: Sendable>(_ operation: String, _ body: @escaping @Sendable () async throws -> T) async throws -> T {
+    private func withDeadline<T: Sendable>(
+        _ operation: String,
+        _ body: @escaping @Sendable () async throws -> T
+    ) async throws -> T {
         try await withOperationDeadline(configuration.operationTimeout, waitingFor: operation, body)
     }
 
@@ -274,8 +307,12 @@ public final class ReplicationShipper: Service, Sendable {
     /// server for this transaction, while this one waits here for the previous to commit: a deadlock the
     /// server cannot see. In this order this one may wait for the previous one's locks, never the other way.
     private func ship(
-        _ batch: ReplicationBatch, through: Int64, after previous: BatchInFlight?, upserted: OneShot<Void>,
-        on lease: CentralConnectionPool.Lease, _ pool: CentralConnectionPool
+        _ batch: ReplicationBatch,
+        through: Int64,
+        after previous: BatchInFlight?,
+        upserted: OneShot<Void>,
+        on lease: CentralConnectionPool.Lease,
+        _ pool: CentralConnectionPool
     ) async throws {
         let hubID = configuration.hubID
         let logger = self.logger
@@ -287,7 +324,8 @@ public final class ReplicationShipper: Service, Sendable {
             case .share(let share): shares.append(share)
             }
         }
-        let upserts = [CentralUpserts.workouts(workouts, hubID: hubID), CentralUpserts.shares(shares, hubID: hubID)].compactMap { $0 }
+        let upserts = [CentralUpserts.workouts(workouts, hubID: hubID), CentralUpserts.shares(shares, hubID: hubID)]
+            .compactMap { $0 }
         let connection = lease.connection
         do {
             try await previous?.upserted.value()
@@ -317,10 +355,13 @@ public final class ReplicationShipper: Service, Sendable {
     }
 
     private func touchHub(_ connection: PostgresConnection) async throws {
-        try await connection.queryUnlessClosed("""
+        try await connection.queryUnlessClosed(
+            """
             INSERT INTO hubs (hub_id, last_seen, software_version) VALUES (\(configuration.hubID), \(Date()), \(softwareVersion))
             ON CONFLICT (hub_id) DO UPDATE SET last_seen = excluded.last_seen, software_version = excluded.software_version
-            """, logger: logger)
+            """,
+            logger: logger
+        )
     }
 
     /// Local retention, at most hourly and only when shipping has caught up.
@@ -335,7 +376,9 @@ public final class ReplicationShipper: Service, Sendable {
         guard due else { return }
         let cutoff = now.addingTimeInterval(-retention.inSeconds)
         let removed = try await log.pruneShipped(before: cutoff)
-        if removed > 0 { logger.info("pruned shipped workouts from the local store", metadata: ["workouts": "\(removed)"]) }
+        if removed > 0 {
+            logger.info("pruned shipped workouts from the local store", metadata: ["workouts": "\(removed)"])
+        }
     }
 
     /// The reason a person can act on; PSQLError's own description hides everything on purpose.
@@ -353,13 +396,16 @@ public final class ReplicationShipper: Service, Sendable {
                 let cause = error.underlying.map { describe($0) } ?? "the connection was closed"
                 return cause.hasPrefix("connection failed: ") ? cause : "connection failed: \(cause)"
             case .authMechanismRequiresPassword:
-                return "the server asks for a password and none is configured (replication.password_credential or replication.password_file)"
+                return
+                    "the server asks for a password and none is configured (replication.password_credential or replication.password_file)"
             default:
                 return "\(error.code)\(error.underlying.map { ": \($0)" } ?? "")"
             }
         }
         if let error = error as? PostgresTransactionError {
-            for inner in [error.beginError, error.closureError, error.commitError, error.rollbackError].compactMap({ $0 }) {
+            for inner in [error.beginError, error.closureError, error.commitError, error.rollbackError].compactMap({
+                $0
+            }) {
                 return describe(inner)
             }
         }

@@ -34,8 +34,16 @@ public final class ReplicationStatus: Sendable {
     private let connectionsGauge = Gauge(label: "workoutd_replication_connections")
 
     init(hubID: String, server: String, serverIdentity: String, maxConnections: Int, logger: Logger) {
-        snapshot = Mutex(Snapshot(
-            state: .disconnected, since: Date(), hubID: hubID, server: server, serverIdentity: serverIdentity, maxConnections: maxConnections))
+        snapshot = Mutex(
+            Snapshot(
+                state: .disconnected,
+                since: Date(),
+                hubID: hubID,
+                server: server,
+                serverIdentity: serverIdentity,
+                maxConnections: maxConnections
+            )
+        )
         self.logger = logger
         connectedGauge.record(0)
     }
@@ -69,9 +77,12 @@ public final class ReplicationStatus: Sendable {
         }
         connectedGauge.record(0)
         guard changed else { return }
-        logger.warning("replication disconnected; changes wait in the local store", metadata: [
-            "server": "\(current.server)", "error": "\(reason)", "retry_in": "\(delay)",
-        ])
+        logger.warning(
+            "replication disconnected; changes wait in the local store",
+            metadata: [
+                "server": "\(current.server)", "error": "\(reason)", "retry_in": "\(delay)",
+            ]
+        )
     }
 
     func shipped(_ count: Int, at date: Date) {

@@ -27,15 +27,25 @@ final class SSLRequestHandler: ChannelInboundHandler, RemovableChannelHandler {
 
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
         let bytes = unwrapInboundIn(data)
-        guard !answered, bytes.readableBytes == 1, let byte = bytes.getInteger(at: bytes.readerIndex, as: UInt8.self) else {
-            fail(context, CentralLinkError.unexpectedTLSAnswer(answered ? "bytes after its answer" : "\(bytes.readableBytes) bytes instead of one"))
+        guard !answered, bytes.readableBytes == 1, let byte = bytes.getInteger(at: bytes.readerIndex, as: UInt8.self)
+        else {
+            fail(
+                context,
+                CentralLinkError.unexpectedTLSAnswer(
+                    answered ? "bytes after its answer" : "\(bytes.readableBytes) bytes instead of one"
+                )
+            )
             return
         }
         answered = true
         switch byte {
         case UInt8(ascii: "S"): answer.succeed(true)
         case UInt8(ascii: "N"): answer.succeed(false)
-        default: fail(context, CentralLinkError.unexpectedTLSAnswer("'\(Character(Unicode.Scalar(byte)))' instead of S or N"))
+        default:
+            fail(
+                context,
+                CentralLinkError.unexpectedTLSAnswer("'\(Character(Unicode.Scalar(byte)))' instead of S or N")
+            )
         }
     }
 

@@ -57,7 +57,8 @@ public struct BatchRunner {
 
     public init(
         maximumPendingLines: Int = PipelineOptions.defaultMaximumPendingLines,
-        maximumBatchesInFlight: Int = BatchRunner.defaultMaximumBatchesInFlight, unreadInput: @escaping UnreadInput = { 0 }
+        maximumBatchesInFlight: Int = BatchRunner.defaultMaximumBatchesInFlight,
+        unreadInput: @escaping UnreadInput = { 0 }
     ) {
         self.maximumPendingLines = maximumPendingLines
         self.maximumBatchesInFlight = max(1, maximumBatchesInFlight)

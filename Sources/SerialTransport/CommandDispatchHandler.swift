@@ -41,15 +41,21 @@ public final class CommandDispatchHandler: ChannelDuplexHandler {
 
     public init(
         maximumPendingLines: Int = PipelineOptions.defaultMaximumPendingLines,
-        maximumBatchesInFlight: Int = BatchRunner.defaultMaximumBatchesInFlight, logger: Logger,
+        maximumBatchesInFlight: Int = BatchRunner.defaultMaximumBatchesInFlight,
+        logger: Logger,
         unreadInput: @escaping UnreadInput = { 0 },
-        processImmediately: ProcessImmediately? = nil, announceAnswered: AnnounceAnswered? = nil, process: @escaping Process
+        processImmediately: ProcessImmediately? = nil,
+        announceAnswered: AnnounceAnswered? = nil,
+        process: @escaping Process
     ) {
         self.process = process
         self.processImmediately = processImmediately
         self.announceAnswered = announceAnswered
         self.runner = BatchRunner(
-            maximumPendingLines: maximumPendingLines, maximumBatchesInFlight: maximumBatchesInFlight, unreadInput: unreadInput)
+            maximumPendingLines: maximumPendingLines,
+            maximumBatchesInFlight: maximumBatchesInFlight,
+            unreadInput: unreadInput
+        )
         self.logger = logger
     }
 
@@ -78,7 +84,8 @@ public final class CommandDispatchHandler: ChannelDuplexHandler {
             replyLineEnding = change.options.replyLineEnding
             execute(
                 runner.pendingLimitChanged(change.options.maximumPendingLines, isWritable: context.channel.isWritable),
-                context: context)
+                context: context
+            )
             context.fireUserInboundEventTriggered(event)
         } else {
             context.fireUserInboundEventTriggered(event)
@@ -130,8 +137,11 @@ public final class CommandDispatchHandler: ChannelDuplexHandler {
             if !ready.replies.isEmpty {
                 let promise = context.eventLoop.makePromise(of: Void.self)
                 context.writeAndFlush(
-                    wrapOutboundOut(ReplyBatch(replies: ready.replies, answering: ready.lines, lineEnding: replyLineEnding)),
-                    promise: promise)
+                    wrapOutboundOut(
+                        ReplyBatch(replies: ready.replies, answering: ready.lines, lineEnding: replyLineEnding)
+                    ),
+                    promise: promise
+                )
                 lastWrite = promise.futureResult
             }
             // The reply is on its way; what only observes it (events, debug logs) comes after, before the next batch.

@@ -75,7 +75,13 @@ struct DeviceAdmission: Sendable {
         if unknown.count >= Self.unknownLimit, let oldest = unknown.values.min(by: { $0.lastSeen < $1.lastSeen }) {
             unknown[oldest.identity] = nil
         }
-        unknown[spec.identity] = UnknownDevice(identity: spec.identity, path: spec.path, firstSeen: now, lastSeen: now, sightings: 1)
+        unknown[spec.identity] = UnknownDevice(
+            identity: spec.identity,
+            path: spec.path,
+            firstSeen: now,
+            lastSeen: now,
+            sightings: 1
+        )
         return true
     }
 

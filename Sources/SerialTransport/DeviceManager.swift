@@ -1,15 +1,16 @@
-#if canImport(Glibc)
-import Glibc
-#endif
 import CPosixTTY
 import Foundation
 import Logging
 import Metrics
-import Synchronization
 import NIOCore
 import NIOPosix
+import Synchronization
 import WorkoutEngine
 import WorkoutProtocol
+
+#if canImport(Glibc)
+import Glibc
+#endif
 
 /// Serves every attached device: opens its node, runs its pipeline, reopens it when the policy says so.
 ///
@@ -47,8 +48,13 @@ public actor DeviceManager {
     }
 
     public init(
-        group: any EventLoopGroup, placement: SessionPlacement? = nil, engine: WorkoutEngine, options: PipelineOptions,
-        logger: Logger, observer: DeviceActivity.Observer? = nil, allowedSerials: Set<String>? = nil
+        group: any EventLoopGroup,
+        placement: SessionPlacement? = nil,
+        engine: WorkoutEngine,
+        options: PipelineOptions,
+        logger: Logger,
+        observer: DeviceActivity.Observer? = nil,
+        allowedSerials: Set<String>? = nil
     ) {
         admission = DeviceAdmission(allowedSerials: allowedSerials)
         self.group = group
@@ -142,9 +148,14 @@ public actor DeviceManager {
         guard allowedSerials != admission.allowedSerials else { return }
         admission.allowedSerials = allowedSerials
         admission.forgetEnrolled()
-        for (path, device) in refused where device.report.refusal == .notEnrolled
-            && admission.refusal(for: device.spec, served: attachments.mapValues(\.spec.identity)) != .notEnrolled {
-            logger.notice("serving device now enrolled", metadata: ["device": "\(device.spec.identity)", "node": "\(path)"])
+        for (path, device) in refused
+        where device.report.refusal == .notEnrolled
+            && admission.refusal(for: device.spec, served: attachments.mapValues(\.spec.identity)) != .notEnrolled
+        {
+            logger.notice(
+                "serving device now enrolled",
+                metadata: ["device": "\(device.spec.identity)", "node": "\(path)"]
+            )
             refused[path] = nil
             attach(device.spec)
         }
@@ -158,23 +169,38 @@ public actor DeviceManager {
             refused[spec.path]?.spec = spec
             return
         }
-        refused[spec.path] = (RefusedDevice(identity: spec.identity, path: spec.path, refusal: refusal, since: Date()), spec)
+        refused[spec.path] = (
+            RefusedDevice(identity: spec.identity, path: spec.path, refusal: refusal, since: Date()), spec
+        )
         let metadata: Logger.Metadata = ["device": "\(spec.identity)", "node": "\(spec.path)", "reason": "\(refusal)"]
         switch refusal {
         case .notEnrolled:
-            logger.warning("refusing device: not enrolled in devices.allowed_serials; its node stays closed", metadata: metadata)
+            logger.warning(
+                "refusing device: not enrolled in devices.allowed_serials; its node stays closed",
+                metadata: metadata
+            )
         case .identityInUse:
-            logger.warning("refusing device: its identity is already attached on another node; its node stays closed", metadata: metadata)
+            logger.warning(
+                "refusing device: its identity is already attached on another node; its node stays closed",
+                metadata: metadata
+            )
         }
     }
 
     /// Serves a device refused because `identity` was in use, now that the node holding it is gone.
     private func serveRefused(sharing identity: DeviceIdentity) {
         guard !shuttingDown,
-              let path = refused.filter({ $0.value.report.identity == identity && $0.value.report.refusal != .notEnrolled }).keys.min(),
-              let spec = refused.removeValue(forKey: path)?.spec else { return }
-        logger.notice("serving device refused earlier: the node that held its identity is gone", metadata: [
-            "device": "\(identity)", "node": "\(path)"])
+            let path = refused.filter({
+                $0.value.report.identity == identity && $0.value.report.refusal != .notEnrolled
+            }).keys.min(),
+            let spec = refused.removeValue(forKey: path)?.spec
+        else { return }
+        logger.notice(
+            "serving device refused earlier: the node that held its identity is gone",
+            metadata: [
+                "device": "\(identity)", "node": "\(path)",
+            ]
+        )
         attach(spec)
     }
 
@@ -246,8 +272,12 @@ public actor DeviceManager {
                 firstFailure = since
                 let code = error.errno
                 let decision = OpenFailurePolicy(spec.policy).decide(
-                    errno: code, attempt: attempt, failingFor: now - since,
-                    nodeExists: access(spec.path, F_OK) == 0, reported: refusalReported)
+                    errno: code,
+                    attempt: attempt,
+                    failingFor: now - since,
+                    nodeExists: access(spec.path, F_OK) == 0,
+                    reported: refusalReported
+                )
                 guard case .retry(let delay, let report) = decision else {
                     logger.error("giving up on device: \(error)", metadata: ["after": "\(now - since)"])
                     break
@@ -256,7 +286,8 @@ public actor DeviceManager {
                     refusalReported = true
                     logger.error(
                         "device refuses to open; retrying while its node exists",
-                        metadata: ["error": "\(error)", "hint": "\(OpenFailurePolicy.hint(errno: code))"])
+                        metadata: ["error": "\(error)", "hint": "\(OpenFailurePolicy.hint(errno: code))"]
+                    )
                 }
                 // Once per reason, not per retry: a node that stays unusable the same way is one line.
                 // `retry_in` is the delay the reconnect policy in force (a reload may change it) gave this retry.
@@ -322,7 +353,10 @@ public actor DeviceManager {
     }
 
     private func setChannel(
-        _ channel: any Channel, for path: String, stats: DeviceStats, builtWith: PipelineOptions
+        _ channel: any Channel,
+        for path: String,
+        stats: DeviceStats,
+        builtWith: PipelineOptions
     ) -> Bool {
         guard !shuttingDown, attachments[path]?.stats === stats else { return false }
         attachments[path]?.channel = channel
@@ -336,7 +370,10 @@ public actor DeviceManager {
     }
 
     private nonisolated func bootstrap(
-        session: DeviceSession, options: PipelineOptions, logger: Logger, fd: CInt
+        session: DeviceSession,
+        options: PipelineOptions,
+        logger: Logger,
+        fd: CInt
     ) -> NIOPipeBootstrap {
         // On the session's loop when it was placed on one, so its batches never leave the channel's thread.
         let loop = placement?.loop(for: session.identity)
@@ -350,7 +387,11 @@ public actor DeviceManager {
                     // tty holds unread keeps a pipelining device off a durable store's commit in place.
                     // A batch's events wait until its replies are written (see DeviceSession.answerImmediately).
                     let immediately: CommandDispatchHandler.ProcessImmediately? = loop.map { _ in
-                        { lines in session.assumeIsolated { $0.answerImmediately(lines, inputWaiting: wd_bytes_available(fd) > 0) } }
+                        { lines in
+                            session.assumeIsolated {
+                                $0.answerImmediately(lines, inputWaiting: wd_bytes_available(fd) > 0)
+                            }
+                        }
                     }
                     let announce: CommandDispatchHandler.AnnounceAnswered? = loop.map { _ in
                         { session.assumeIsolated { $0.announceAnswered() } }
@@ -359,8 +400,11 @@ public actor DeviceManager {
                     // the replies are written when the handler can announce them, else before it returns them.
                     let holdingEvents = announce != nil
                     try DevicePipeline.addHandlers(
-                        to: channel.pipeline.syncOperations, options: options, logger: logger,
-                        unreadInput: { Int(wd_bytes_available(fd)) }, processImmediately: immediately,
+                        to: channel.pipeline.syncOperations,
+                        options: options,
+                        logger: logger,
+                        unreadInput: { Int(wd_bytes_available(fd)) },
+                        processImmediately: immediately,
                         announceAnswered: announce
                     ) { lines in await session.handle(lines, holdingEvents: holdingEvents) }
                 }

@@ -16,8 +16,10 @@ public struct PipelineOptions: Sendable, Equatable {
     public var maximumBatchesInFlight: Int
 
     public init(
-        maximumLineLength: Int = defaultMaximumLineLength, maximumPendingLines: Int = defaultMaximumPendingLines,
-        replyLineEnding: ReplyLineEnding = .auto, maximumBatchesInFlight: Int = BatchRunner.defaultMaximumBatchesInFlight
+        maximumLineLength: Int = defaultMaximumLineLength,
+        maximumPendingLines: Int = defaultMaximumPendingLines,
+        replyLineEnding: ReplyLineEnding = .auto,
+        maximumBatchesInFlight: Int = BatchRunner.defaultMaximumBatchesInFlight
     ) {
         self.maximumLineLength = maximumLineLength
         self.maximumPendingLines = maximumPendingLines
@@ -44,10 +46,17 @@ public enum DevicePipeline {
         // Framing and decoding in one handler, the read's lines passed on together (see LineDecodingHandler).
         try pipeline.addHandler(LineDecodingHandler(limit: limit))
         try pipeline.addHandler(MessageToByteHandler(ReplyLineEncoder(lineEnding: options.replyLineEnding)))
-        try pipeline.addHandler(CommandDispatchHandler(
-            maximumPendingLines: options.maximumPendingLines, maximumBatchesInFlight: options.maximumBatchesInFlight,
-            logger: logger, unreadInput: unreadInput,
-            processImmediately: processImmediately, announceAnswered: announceAnswered, process: process))
+        try pipeline.addHandler(
+            CommandDispatchHandler(
+                maximumPendingLines: options.maximumPendingLines,
+                maximumBatchesInFlight: options.maximumBatchesInFlight,
+                logger: logger,
+                unreadInput: unreadInput,
+                processImmediately: processImmediately,
+                announceAnswered: announceAnswered,
+                process: process
+            )
+        )
     }
 }
 

@@ -33,7 +33,8 @@ enum FlockHolder {
     static func holder(in line: String, of file: String) -> Int32? {
         let fields = line.split(whereSeparator: { $0 == " " || $0 == "\n" })
         guard fields.count >= 6, fields[1] == "FLOCK", fields[5] == Substring(file),
-              let pid = Int32(fields[4]), pid > 0 else { return nil }
+            let pid = Int32(fields[4]), pid > 0
+        else { return nil }
         return pid
     }
 

@@ -1,8 +1,9 @@
+import NIOCore
+import WorkoutProtocol
+
 #if canImport(Glibc)
 import Glibc
 #endif
-import NIOCore
-import WorkoutProtocol
 
 /// A framed unit from the byte stream: a complete line (terminator stripped), or the marker for a
 /// line that exceeded the limit and was discarded; each with how its line ended, for the reply's ending.
@@ -119,7 +120,11 @@ public struct LineFrameDecoder: ByteToMessageDecoder {
         return .skipped
     }
 
-    public mutating func decodeLast(context: ChannelHandlerContext, buffer: inout ByteBuffer, seenEOF: Bool) throws -> DecodingState {
+    public mutating func decodeLast(
+        context: ChannelHandlerContext,
+        buffer: inout ByteBuffer,
+        seenEOF: Bool
+    ) throws -> DecodingState {
         while try decode(context: context, buffer: &buffer) == .continue {}
         // A partial line at EOF is a command the device never finished sending: drop it unanswered.
         buffer.moveReaderIndex(forwardBy: buffer.readableBytes)

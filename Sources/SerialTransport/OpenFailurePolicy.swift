@@ -28,7 +28,13 @@ public struct OpenFailurePolicy: Sendable {
     ///   - failingFor: time since the first failure of this run.
     ///   - nodeExists: whether the device node is still there.
     ///   - reported: whether the refusal was already logged at error in this run.
-    public func decide(errno: Int32, attempt: Int, failingFor: Duration, nodeExists: Bool, reported: Bool) -> OpenFailureDecision {
+    public func decide(
+        errno: Int32,
+        attempt: Int,
+        failingFor: Duration,
+        nodeExists: Bool,
+        reported: Bool
+    ) -> OpenFailureDecision {
         guard let limit = policy.giveUpAfter, failingFor >= limit else {
             return .retry(delay: policy.delay(after: attempt), report: false)
         }

@@ -14,9 +14,13 @@ public struct ReconnectPolicy: Sendable, Hashable {
     /// see ``OpenFailurePolicy``.
     public var refusedRetryDelay: Duration
 
-    public init(initialDelay: Duration = .milliseconds(50), maximumDelay: Duration = .seconds(2),
-                giveUpAfter: Duration? = nil, reopenAfterClose: Bool = true,
-                refusedRetryDelay: Duration = .seconds(5)) {
+    public init(
+        initialDelay: Duration = .milliseconds(50),
+        maximumDelay: Duration = .seconds(2),
+        giveUpAfter: Duration? = nil,
+        reopenAfterClose: Bool = true,
+        refusedRetryDelay: Duration = .seconds(5)
+    ) {
         self.initialDelay = initialDelay
         self.maximumDelay = maximumDelay
         self.giveUpAfter = giveUpAfter
@@ -41,7 +45,10 @@ public struct DeviceSpec: Sendable, Hashable {
     public var requiresEnrolment: Bool
 
     public init(
-        path: String, identity: DeviceIdentity, baud: UInt32 = SerialTransportConfiguration.defaultBaud, policy: ReconnectPolicy = ReconnectPolicy(),
+        path: String,
+        identity: DeviceIdentity,
+        baud: UInt32 = SerialTransportConfiguration.defaultBaud,
+        policy: ReconnectPolicy = ReconnectPolicy(),
         requiresEnrolment: Bool = false
     ) {
         self.path = path

@@ -7,7 +7,11 @@ public struct SerialDeviceService: Service, CustomStringConvertible {
     private let staticDevices: [DeviceSpec]
     private let drainTimeout: Duration
 
-    public init(manager: DeviceManager, staticDevices: [DeviceSpec], drainTimeout: Duration = SerialTransportConfiguration.defaultDrainTimeout) {
+    public init(
+        manager: DeviceManager,
+        staticDevices: [DeviceSpec],
+        drainTimeout: Duration = SerialTransportConfiguration.defaultDrainTimeout
+    ) {
         self.manager = manager
         self.staticDevices = staticDevices
         self.drainTimeout = drainTimeout

@@ -1,7 +1,8 @@
+import CPosixTTY
+
 #if canImport(Glibc)
 import Glibc
 #endif
-import CPosixTTY
 
 /// Why a serial device could not be opened; `isTransient` errors are worth retrying.
 public struct SerialPortError: Error, CustomStringConvertible, Sendable {

@@ -14,7 +14,9 @@ public struct SerialTransportConfiguration: Sendable, Equatable {
     public var drainTimeout: Duration
 
     public init(
-        baud: UInt32 = defaultBaud, pipeline: PipelineOptions = PipelineOptions(), reconnect: ReconnectPolicy = ReconnectPolicy(),
+        baud: UInt32 = defaultBaud,
+        pipeline: PipelineOptions = PipelineOptions(),
+        reconnect: ReconnectPolicy = ReconnectPolicy(),
         drainTimeout: Duration = defaultDrainTimeout
     ) {
         self.baud = baud

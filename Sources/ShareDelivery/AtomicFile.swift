@@ -1,4 +1,5 @@
 import Foundation
+
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -25,7 +26,10 @@ enum AtomicFile {
             do {
                 if createdDirectories.insert(directory.path).inserted {
                     try FileManager.default.createDirectory(
-                        at: directory, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
+                        at: directory,
+                        withIntermediateDirectories: true,
+                        attributes: [.posixPermissions: 0o700]
+                    )
                 }
                 let temporary = try writeTemporary(file.data, beside: file.destination)
                 temporaries.append((index, temporary))
@@ -47,9 +51,9 @@ enum AtomicFile {
         for (directory, indices) in renamedInto {
             let fd = open(directory, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
             let failed: (any Error)? =
-                if fd < 0 { failure("open", directory) }
-                else if fsync(fd) != 0 { failure("fsync", directory) }
-                else { nil }
+                if fd < 0 { failure("open", directory) } else if fsync(fd) != 0 { failure("fsync", directory) } else {
+                    nil
+                }
             if fd >= 0 { close(fd) }
             if let failed {
                 for index in indices { results[index] = .failure(failed) }

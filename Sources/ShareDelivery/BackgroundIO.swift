@@ -1,9 +1,10 @@
-#if canImport(Glibc)
-import Glibc
-#endif
 import NIOCore
 import NIOPosix
 import SerialTransport
+
+#if canImport(Glibc)
+import Glibc
+#endif
 
 /// The thread share delivery runs on, at the lowest CPU priority: its passes and its blocking file I/O.
 ///

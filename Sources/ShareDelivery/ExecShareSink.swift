@@ -2,6 +2,7 @@ import CPosixTTY
 import Foundation
 import Synchronization
 import WorkoutEngine
+
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -23,7 +24,11 @@ public struct ExecShareSink: ShareSink {
     /// The daemon's environment, from which the child gets only ``childEnvironment(from:)``.
     private let inheritedEnvironment: [String: String]
 
-    public init(command: [String], timeout: Duration, inheritedEnvironment: [String: String] = ProcessInfo.processInfo.environment) {
+    public init(
+        command: [String],
+        timeout: Duration,
+        inheritedEnvironment: [String: String] = ProcessInfo.processInfo.environment
+    ) {
         self.command = command
         self.timeout = timeout
         self.inheritedEnvironment = inheritedEnvironment
@@ -136,7 +141,10 @@ final class SpawnedCommand: Sendable {
         posix_spawnattr_setsigmask(&attributes, &noSignals)
         posix_spawnattr_setsigdefault(&attributes, &allSignals)
         posix_spawnattr_setpgroup(&attributes, 0)
-        posix_spawnattr_setflags(&attributes, Int16(POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF | POSIX_SPAWN_SETPGROUP))
+        posix_spawnattr_setflags(
+            &attributes,
+            Int16(POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF | POSIX_SPAWN_SETPGROUP)
+        )
 
         var arguments = command.map { strdup($0) } + [nil]
         defer { arguments.forEach { free($0) } }

@@ -1,8 +1,8 @@
 import Foundation
 import Logging
-import Synchronization
 import SerialTransport
 import ServiceLifecycle
+import Synchronization
 import WorkoutEngine
 import WorkoutProtocol
 
@@ -33,9 +33,12 @@ public struct ShareDeliveryService: Service {
 
     /// - Parameter sinks: built from `configuration.sinks` by the caller (tests pass their own).
     public init(
-        store: any ShareQueueStore, sinks: [ShareService: any ShareSink], events: EngineEvents,
+        store: any ShareQueueStore,
+        sinks: [ShareService: any ShareSink],
+        events: EngineEvents,
         configuration: ShareDeliveryConfiguration = ShareDeliveryConfiguration(),
-        clock: @escaping @Sendable () -> Date = Date.init, logger: Logger = Logger(label: "workoutd.shares")
+        clock: @escaping @Sendable () -> Date = Date.init,
+        logger: Logger = Logger(label: "workoutd.shares")
     ) {
         self.store = store
         self.sinks = SinkTable(sinks)
@@ -136,9 +139,12 @@ public struct ShareDeliveryService: Service {
         do {
             try await store.recordDeliveries(attempts.map { ($0.share.id, $0.result) })
         } catch {
-            logger.warning("cannot record delivery attempts; they will be repeated", metadata: [
-                "shares": "\(attempts.map { String($0.share.id) }.joined(separator: ","))", "error": "\(error)",
-            ])
+            logger.warning(
+                "cannot record delivery attempts; they will be repeated",
+                metadata: [
+                    "shares": "\(attempts.map { String($0.share.id) }.joined(separator: ","))", "error": "\(error)",
+                ]
+            )
             return due.count
         }
         for (share, result) in attempts { report(share, result) }
@@ -155,13 +161,17 @@ public struct ShareDeliveryService: Service {
     /// Sends shares of one service; a share shutdown interrupted is left out (pending and uncounted,
     /// retried after restart).
     private func attempt(
-        _ shares: [ShareRecord], through sink: (any ShareSink)?, workouts: [Int64: WorkoutRecord]
+        _ shares: [ShareRecord],
+        through sink: (any ShareSink)?,
+        workouts: [Int64: WorkoutRecord]
     ) async -> [(share: ShareRecord, result: DeliveryResult)] {
         var outcomes: [(share: ShareRecord, outcome: Result<Void, any Error>)] = []
         var payloads: [(share: ShareRecord, payload: SharePayload)] = []
         for share in shares {
             if sink == nil {
-                outcomes.append((share, .failure(ShareDeliveryError("no sink is configured for \(share.service.rawValue)"))))
+                outcomes.append(
+                    (share, .failure(ShareDeliveryError("no sink is configured for \(share.service.rawValue)")))
+                )
             } else if let workout = workouts[share.workoutID] {
                 payloads.append((share, SharePayload(share: share, workout: workout)))
             } else {
@@ -197,10 +207,13 @@ public struct ShareDeliveryService: Service {
             // Routine: only at debug, so a busy hub's journal does not fill with deliveries.
             logger.debug("share delivered", metadata: metadata)
             if case .logRecovery(let heldBack) = failures.succeeded(share.service) {
-                logger.notice("share delivery recovered", metadata: [
-                    "service": "\(share.service.rawValue)", "last_error": "\(heldBack.description)",
-                    "repeated": "\(heldBack.count) times",
-                ])
+                logger.notice(
+                    "share delivery recovered",
+                    metadata: [
+                        "service": "\(share.service.rawValue)", "last_error": "\(heldBack.description)",
+                        "repeated": "\(heldBack.count) times",
+                    ]
+                )
             }
             events.emit(.shareDelivered(updated))
         case .failed(let error, let retryAt):
@@ -210,13 +223,18 @@ public struct ShareDeliveryService: Service {
             switch failures.failed(share.service, error) {
             case .logFailure(let replacing):
                 if let replacing {
-                    logger.notice("share delivery failure repeated", metadata: [
-                        "service": "\(share.service.rawValue)", "error": "\(replacing.description)",
-                        "repeated": "\(replacing.count) times",
-                    ])
+                    logger.notice(
+                        "share delivery failure repeated",
+                        metadata: [
+                            "service": "\(share.service.rawValue)", "error": "\(replacing.description)",
+                            "repeated": "\(replacing.count) times",
+                        ]
+                    )
                 }
-                logger.warning("share delivery failed; identical failures are counted until it changes or recovers",
-                               metadata: failure)
+                logger.warning(
+                    "share delivery failed; identical failures are counted until it changes or recovers",
+                    metadata: failure
+                )
             case .holdBack:
                 logger.debug("share delivery failed", metadata: failure)
             case .logRecovery, .routine:

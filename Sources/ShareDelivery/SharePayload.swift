@@ -60,9 +60,15 @@ public struct SharePayload: Sendable, Hashable {
             queuedAt = payload.share.queuedAt
             let workout = payload.workout
             self.workout = WorkoutDocument(
-                id: workout.id, device: workout.device.rawValue, location: workout.location,
-                date: try WorkoutDateTransformer().encode(workout.date), intensityLevel: workout.intensityLevel,
-                startedAt: workout.startedAt, endedAt: workout.endedAt, durationSeconds: workout.durationSeconds)
+                id: workout.id,
+                device: workout.device.rawValue,
+                location: workout.location,
+                date: try WorkoutDateTransformer().encode(workout.date),
+                intensityLevel: workout.intensityLevel,
+                startedAt: workout.startedAt,
+                endedAt: workout.endedAt,
+                durationSeconds: workout.durationSeconds
+            )
         }
     }
 }

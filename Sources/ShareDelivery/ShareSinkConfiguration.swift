@@ -39,26 +39,47 @@ public struct ShareSinkConfiguration: Sendable, Hashable {
         /// Builds a sink from the configuration's scalars, or says which key is wrong.
         ///
         /// `keyPrefix` is the dotted prefix of the service's keys (`shares.twitter`), used in messages.
-        public init(keyPrefix: String, sink: String?, url: String?, command: [String]?, timeoutMilliseconds: Int?) throws(ShareSinkConfigurationError) {
+        public init(
+            keyPrefix: String,
+            sink: String?,
+            url: String?,
+            command: [String]?,
+            timeoutMilliseconds: Int?
+        ) throws(ShareSinkConfigurationError) {
             if let timeoutMilliseconds, timeoutMilliseconds <= 0 {
-                throw ShareSinkConfigurationError(key: "\(keyPrefix).timeout_ms", message: "must be a positive number of milliseconds; got \(timeoutMilliseconds).")
+                throw ShareSinkConfigurationError(
+                    key: "\(keyPrefix).timeout_ms",
+                    message: "must be a positive number of milliseconds; got \(timeoutMilliseconds)."
+                )
             }
             let timeout = timeoutMilliseconds.map { Duration.milliseconds($0) } ?? Sink.defaultTimeout
             switch sink ?? "spool" {
             case "spool":
                 self.init(kind: .spool, timeout: timeout)
             case "webhook":
-                guard let url, let parsed = URL(string: url), ["http", "https"].contains(parsed.scheme ?? ""), parsed.host != nil else {
-                    throw ShareSinkConfigurationError(key: "\(keyPrefix).url", message: "a webhook sink needs an http:// or https:// URL; got \(url.map { "'\(WebhookShareSink.redacted($0))'" } ?? "nothing").")
+                guard let url, let parsed = URL(string: url), ["http", "https"].contains(parsed.scheme ?? ""),
+                    parsed.host != nil
+                else {
+                    throw ShareSinkConfigurationError(
+                        key: "\(keyPrefix).url",
+                        message:
+                            "a webhook sink needs an http:// or https:// URL; got \(url.map { "'\(WebhookShareSink.redacted($0))'" } ?? "nothing")."
+                    )
                 }
                 self.init(kind: .webhook(url: url), timeout: timeout)
             case "exec":
                 guard let command, let program = command.first, !program.isEmpty else {
-                    throw ShareSinkConfigurationError(key: "\(keyPrefix).command", message: "an exec sink needs a command: a list whose first item is the program.")
+                    throw ShareSinkConfigurationError(
+                        key: "\(keyPrefix).command",
+                        message: "an exec sink needs a command: a list whose first item is the program."
+                    )
                 }
                 self.init(kind: .exec(command: command), timeout: timeout)
             case let other:
-                throw ShareSinkConfigurationError(key: "\(keyPrefix).sink", message: "must be spool, webhook or exec; got '\(other)'.")
+                throw ShareSinkConfigurationError(
+                    key: "\(keyPrefix).sink",
+                    message: "must be spool, webhook or exec; got '\(other)'."
+                )
             }
         }
     }

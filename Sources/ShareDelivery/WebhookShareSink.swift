@@ -52,7 +52,9 @@ public struct WebhookShareSink: ShareSink {
         let response: HTTPClientResponse
         do {
             response = try await client.execute(request, timeout: .milliseconds(max(1, milliseconds)))
-        } catch let error as HTTPClientError where error == .deadlineExceeded || error == .readTimeout || error == .connectTimeout {
+        } catch let error as HTTPClientError
+            where error == .deadlineExceeded || error == .readTimeout || error == .connectTimeout
+        {
             throw ShareDeliveryError("POST \(redactedURL) timed out after \(milliseconds) ms")
         } catch {
             throw ShareDeliveryError("POST \(redactedURL) failed: \(error)")
@@ -65,7 +67,9 @@ public struct WebhookShareSink: ShareSink {
         }
         guard (200..<300).contains(code) else {
             let hint = body.prefix(200).trimmingCharacters(in: .whitespacesAndNewlines)
-            throw ShareDeliveryError("POST \(redactedURL) answered \(code) \(response.status.reasonPhrase)\(hint.isEmpty ? "" : ": \(hint)")")
+            throw ShareDeliveryError(
+                "POST \(redactedURL) answered \(code) \(response.status.reasonPhrase)\(hint.isEmpty ? "" : ": \(hint)")"
+            )
         }
     }
 }

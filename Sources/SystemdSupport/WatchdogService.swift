@@ -36,7 +36,11 @@ public struct WatchdogService: Service, CustomStringConvertible {
         let period = interval / 2
         logger.debug("watchdog enabled", metadata: ["interval": "\(interval)", "loops": "\(eventLoops.count)"])
         let rounds = WatchdogRounds(
-            loops: eventLoops, period: TimeAmount(period), notifier: notifier, logger: logger)
+            loops: eventLoops,
+            period: TimeAmount(period),
+            notifier: notifier,
+            logger: logger
+        )
         first.execute { rounds.startRound() }
         try? await gracefulShutdown()
         first.execute { rounds.stop() }
@@ -68,7 +72,10 @@ private final class WatchdogRounds: Sendable {
     /// On the first loop: arms the next round's timer, then starts this round's chain unless the last one
     /// is still stuck somewhere (then no ping goes out until it completes).
     func startRound() {
-        enum Start { case stopped, begin, stuck(TimeAmount) }
+        enum Start {
+            case stopped, begin
+            case stuck(TimeAmount)
+        }
         let now = NIODeadline.now()
         let start = state.withLock { state -> Start in
             guard !state.stopped else { return .stopped }
@@ -88,7 +95,10 @@ private final class WatchdogRounds: Sendable {
                 return !state.reportedUnresponsive
             }
             if first {
-                logger.warning("event loops are unresponsive; watchdog pings held back", metadata: ["for": "\(duration)"])
+                logger.warning(
+                    "event loops are unresponsive; watchdog pings held back",
+                    metadata: ["for": "\(duration)"]
+                )
             }
         }
     }

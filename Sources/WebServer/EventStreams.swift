@@ -28,7 +28,8 @@ final class EventStreams: Sendable {
         }
         let limit = self.limit
         let subscription = responder.subscribeToEvents(
-            on: MultiThreadedEventLoopGroup.singleton.any(), limit: limit,
+            on: MultiThreadedEventLoopGroup.singleton.any(),
+            limit: limit,
             write: { lines in
                 let frame = Self.serverSentEvents(lines)
                 if waiting.add(frame.count, ordering: .relaxed).newValue > limit {
@@ -37,7 +38,8 @@ final class EventStreams: Sendable {
                     continuation.yield(frame[...])
                 }
             },
-            overflow: { _ in continuation.finish() })
+            overflow: { _ in continuation.finish() }
+        )
         continuation.onTermination = { [weak self] _ in
             subscription.cancel()
             _ = self?.open.withLock { $0.streams.removeValue(forKey: id) }

@@ -32,7 +32,10 @@ final class LoginGate: Sendable {
     /// `POST /login`: the form's token, answered with a session cookie, the form again, or 429 while throttled.
     func login(_ request: Request, client: String) async throws -> Response {
         if case .refused(let retryAfter) = throttle.withLock({ $0.check(client, now: .now) }) {
-            var response = Self.page(LoginPage.render(problem: "Too many failed logins; try again later."), status: .tooManyRequests)
+            var response = Self.page(
+                LoginPage.render(problem: "Too many failed logins; try again later."),
+                status: .tooManyRequests
+            )
             response.headers[.retryAfter] = "\(max(1, retryAfter.components.seconds))"
             return response
         }
@@ -60,13 +63,16 @@ final class LoginGate: Sendable {
     }
 
     private func cookie(_ value: String, maxAge: Int) -> String {
-        "\(Self.cookieName)=\(value); Path=/; Max-Age=\(maxAge); HttpOnly; SameSite=Strict" + (secureCookies ? "; Secure" : "")
+        "\(Self.cookieName)=\(value); Path=/; Max-Age=\(maxAge); HttpOnly; SameSite=Strict"
+            + (secureCookies ? "; Secure" : "")
     }
 
     static func page(_ html: String, status: HTTPResponse.Status = .ok) -> Response {
         Response(
-            status: status, headers: [.contentType: "text/html; charset=utf-8"],
-            body: .init(byteBuffer: ByteBuffer(string: html)))
+            status: status,
+            headers: [.contentType: "text/html; charset=utf-8"],
+            body: .init(byteBuffer: ByteBuffer(string: html))
+        )
     }
 
     /// One field of an `application/x-www-form-urlencoded` body.
@@ -87,13 +93,21 @@ struct LoginMiddleware: RouterMiddleware {
     let gate: LoginGate
     let required: Bool
 
-    func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
+    func handle(
+        _ request: Request,
+        context: Context,
+        next: (Request, Context) async throws -> Response
+    ) async throws -> Response {
         let path = request.uri.path
         guard required, path != "/login", path != "/assets/style.css", !gate.admits(request) else {
             return try await next(request, context)
         }
         if path.hasPrefix("/api/") || path == "/metrics" {
-            var response = WebErrors.response(.unauthorized, code: "unauthorized", "Log in first: a session cookie (POST /login) or Authorization: Bearer <token>.")
+            var response = WebErrors.response(
+                .unauthorized,
+                code: "unauthorized",
+                "Log in first: a session cookie (POST /login) or Authorization: Bearer <token>."
+            )
             response.headers[.wwwAuthenticate] = #"Bearer realm="workoutd""#
             return response
         }
@@ -103,13 +117,21 @@ struct LoginMiddleware: RouterMiddleware {
 
 /// The read-only rule: GET and HEAD everywhere, POST only to log in and out; anything else is 405.
 struct ReadOnlyMiddleware<Context: RequestContext>: RouterMiddleware {
-    func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
+    func handle(
+        _ request: Request,
+        context: Context,
+        next: (Request, Context) async throws -> Response
+    ) async throws -> Response {
         let method = request.method
         let path = request.uri.path
         if method == .get || method == .head || (method == .post && (path == "/login" || path == "/logout")) {
             return try await next(request, context)
         }
-        var response = WebErrors.response(.methodNotAllowed, code: "method_not_allowed", "This API is read-only: use GET.")
+        var response = WebErrors.response(
+            .methodNotAllowed,
+            code: "method_not_allowed",
+            "This API is read-only: use GET."
+        )
         response.headers[.allow] = path == "/login" || path == "/logout" ? "GET, HEAD, POST" : "GET, HEAD"
         return response
     }
@@ -119,10 +141,19 @@ struct ReadOnlyMiddleware<Context: RequestContext>: RouterMiddleware {
 enum WebErrors {
     static func response(_ status: HTTPResponse.Status, code: String, _ message: String) -> Response {
         struct Body: Encodable {
-            struct Detail: Encodable { var code: String; var message: String }
+            struct Detail: Encodable {
+                var code: String
+                var message: String
+            }
             var error: Detail
         }
-        let json = (try? JSONEncoder().encode(Body(error: .init(code: code, message: message)))) ?? Data(#"{"error":{"code":"unavailable","message":""}}"#.utf8)
-        return Response(status: status, headers: [.contentType: "application/json"], body: .init(byteBuffer: ByteBuffer(bytes: json)))
+        let json =
+            (try? JSONEncoder().encode(Body(error: .init(code: code, message: message))))
+            ?? Data(#"{"error":{"code":"unavailable","message":""}}"#.utf8)
+        return Response(
+            status: status,
+            headers: [.contentType: "application/json"],
+            body: .init(byteBuffer: ByteBuffer(bytes: json))
+        )
     }
 }

@@ -42,7 +42,8 @@ struct LoginThrottle: Sendable {
         entry.lastFailure = now
         if entry.failures >= attempts { entry.lockedUntil = now + lockout }
         if clients[client] == nil, clients.count >= capacity,
-           let quietest = clients.min(by: { $0.value.lastFailure < $1.value.lastFailure })?.key {
+            let quietest = clients.min(by: { $0.value.lastFailure < $1.value.lastFailure })?.key
+        {
             clients[quietest] = nil
         }
         clients[client] = entry

@@ -45,7 +45,8 @@ struct StatusPage {
         ]
         var html = #"<section id="summary" class="cards">"#
         for (key, label, value) in cards {
-            html += #"<div class="card"><span class="label">\#(label)</span><span class="value" data-summary="\#(key)">\#(e(value))</span></div>"#
+            html +=
+                #"<div class="card"><span class="label">\#(label)</span><span class="value" data-summary="\#(key)">\#(e(value))</span></div>"#
         }
         if !status.pendingRestart.isEmpty {
             html += #"<p class="notice">Pending restart: \#(e(status.pendingRestart.joined(separator: ", ")))</p>"#
@@ -54,7 +55,8 @@ struct StatusPage {
     }
 
     private func deviceSection() -> String {
-        var html = #"<section id="devices"><h2>Wearables</h2><div class="scroll"><table><thead><tr><th>Device</th><th>Node</th><th>State</th><th>Active workout</th><th>Last command</th><th class="num">Commands</th><th class="num">Errors</th></tr></thead><tbody id="device-rows">"#
+        var html =
+            #"<section id="devices"><h2>Wearables</h2><div class="scroll"><table><thead><tr><th>Device</th><th>Node</th><th>State</th><th>Active workout</th><th>Last command</th><th class="num">Commands</th><th class="num">Errors</th></tr></thead><tbody id="device-rows">"#
         if devices.devices.isEmpty {
             html += #"<tr><td colspan="7" class="empty">No wearable attached.</td></tr>"#
         }
@@ -71,16 +73,22 @@ struct StatusPage {
                 state = "waiting" + (device.waitingReason.map { ": \($0)" } ?? "")
                 stateClass = "warn"
             }
-            let active = activeWorkouts[device.identity].map { "\($0.location) (level \($0.intensityLevel)) since \(Self.format($0.startedAt))" } ?? "—"
-            html += "<tr data-device=\"\(e(device.identity))\"><td>\(e(device.identity))</td><td>\(e(device.node))</td>"
+            let active =
+                activeWorkouts[device.identity].map {
+                    "\($0.location) (level \($0.intensityLevel)) since \(Self.format($0.startedAt))"
+                } ?? "—"
+            html +=
+                "<tr data-device=\"\(e(device.identity))\"><td>\(e(device.identity))</td><td>\(e(device.node))</td>"
                 + "<td class=\"\(stateClass) text\">\(e(state))</td><td class=\"text\">\(e(active))</td><td class=\"last-command\">—</td>"
                 + "<td class=\"num\">\(device.commands)</td><td class=\"num\">\(device.errors)</td></tr>"
         }
-        html += #"</tbody></table></div><p id="devices-changed" class="notice" hidden>Wearables changed since this page was loaded: reload it to see them.</p>"#
+        html +=
+            #"</tbody></table></div><p id="devices-changed" class="notice" hidden>Wearables changed since this page was loaded: reload it to see them.</p>"#
         if let unknown = devices.unknown, !unknown.isEmpty {
             html += "<h3>Refused, not enrolled</h3><ul>"
             for device in unknown {
-                html += "<li>\(e(device.identity)) on \(e(device.node)), seen \(device.sightings)× (last \(time(device.lastSeen)))</li>"
+                html +=
+                    "<li>\(e(device.identity)) on \(e(device.node)), seen \(device.sightings)× (last \(time(device.lastSeen)))</li>"
             }
             html += "</ul>"
         }
@@ -92,7 +100,8 @@ struct StatusPage {
         guard !activeWorkouts.isEmpty else { return html + #"<p class="empty">None.</p></section>"# }
         html += "<ul>"
         for workout in activeWorkouts.values.sorted(by: { $0.id < $1.id }) {
-            html += "<li><strong>\(e(workout.device.rawValue))</strong>: \(e(workout.location)), level \(workout.intensityLevel), since \(time(workout.startedAt))</li>"
+            html +=
+                "<li><strong>\(e(workout.device.rawValue))</strong>: \(e(workout.location)), level \(workout.intensityLevel), since \(time(workout.startedAt))</li>"
         }
         return html + "</ul></section>"
     }
@@ -102,10 +111,12 @@ struct StatusPage {
         guard let replication = status.replication else {
             return html + #"<p class="empty">Off (replication.postgres_url is not set).</p></section>"#
         }
-        html += "<dl><dt>State</dt><dd class=\"\(replication.state == "connected" ? "ok" : "bad")\">\(e(replication.state)) since \(time(replication.since))</dd>"
+        html +=
+            "<dl><dt>State</dt><dd class=\"\(replication.state == "connected" ? "ok" : "bad")\">\(e(replication.state)) since \(time(replication.since))</dd>"
         html += "<dt>Lag</dt><dd>\(replication.pending) changes not yet shipped</dd>"
         html += "<dt>Last shipped</dt><dd>\(replication.lastShippedAt.map(time) ?? "never")</dd>"
-        html += "<dt>Server</dt><dd>\(e(replication.server)) (\(replication.connections)/\(replication.maxConnections) connections)</dd>"
+        html +=
+            "<dt>Server</dt><dd>\(e(replication.server)) (\(replication.connections)/\(replication.maxConnections) connections)</dd>"
         if let error = replication.lastError { html += "<dt>Last error</dt><dd class=\"bad\">\(e(error))</dd>" }
         return html + "</dl></section>"
     }
@@ -134,18 +145,22 @@ struct StatusPage {
         if recentWorkouts.isEmpty { html += #"<tr><td colspan="6" class="empty">No workouts stored.</td></tr>"# }
         for workout in recentWorkouts {
             let minutes = workout.durationSeconds.map { String(format: "%.1f", $0 / 60) } ?? "active"
-            html += "<tr><td class=\"num\">\(workout.id)</td><td>\(e(workout.device.rawValue))</td><td class=\"text\">\(e(workout.location))</td>"
+            html +=
+                "<tr><td class=\"num\">\(workout.id)</td><td>\(e(workout.device.rawValue))</td><td class=\"text\">\(e(workout.location))</td>"
                 + "<td class=\"num\">\(workout.intensityLevel)</td><td>\(time(workout.startedAt))</td><td class=\"num\">\(minutes)</td></tr>"
         }
-        return html + #"</tbody></table></div><p class="js-only"><button id="workouts-more" type="button" hidden>More</button></p></section>"#
+        return html
+            + #"</tbody></table></div><p class="js-only"><button id="workouts-more" type="button" hidden>More</button></p></section>"#
     }
 
     private func sharesSection() -> String {
-        var html = #"<section id="shares"><h2>Share delivery</h2><div class="scroll"><table><thead><tr><th class="num">#</th><th>Device</th><th>Service</th><th>State</th><th class="num">Attempts</th><th>Last error</th></tr></thead><tbody id="share-rows">"#
+        var html =
+            #"<section id="shares"><h2>Share delivery</h2><div class="scroll"><table><thead><tr><th class="num">#</th><th>Device</th><th>Service</th><th>State</th><th class="num">Attempts</th><th>Last error</th></tr></thead><tbody id="share-rows">"#
         if shares.isEmpty { html += #"<tr><td colspan="6" class="empty">No shares queued.</td></tr>"# }
         for share in shares {
             let state = share.status == .delivered ? "delivered \(share.deliveredAt.map(Self.format) ?? "")" : "pending"
-            html += "<tr><td class=\"num\">\(share.id)</td><td>\(e(share.device.rawValue))</td><td>\(e(share.service.rawValue))</td>"
+            html +=
+                "<tr><td class=\"num\">\(share.id)</td><td>\(e(share.device.rawValue))</td><td>\(e(share.service.rawValue))</td>"
                 + "<td class=\"\(share.status == .delivered ? "ok" : "warn")\">\(e(state))</td><td class=\"num\">\(share.attempts)</td><td class=\"text\">\(e(share.lastError ?? ""))</td></tr>"
         }
         return html + "</tbody></table></div></section>"

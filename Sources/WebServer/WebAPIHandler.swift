@@ -27,7 +27,9 @@ struct WebAPIHandler: APIProtocol {
         let query = input.query
         let limit = query.limit ?? configuration.defaultPageSize
         guard (1...configuration.maximumPageSize).contains(limit) else {
-            return .badRequest(Self.error("bad_request", "limit must be 1 to \(configuration.maximumPageSize); got \(limit)"))
+            return .badRequest(
+                Self.error("bad_request", "limit must be 1 to \(configuration.maximumPageSize); got \(limit)")
+            )
         }
         if let before = query.before, before < 1 {
             return .badRequest(Self.error("bad_request", "before must be a workout id (1 or more); got \(before)"))
@@ -36,7 +38,12 @@ struct WebAPIHandler: APIProtocol {
             return .badRequest(Self.error("bad_request", "device must be 1 to 256 bytes"))
         }
         // One more than the page: whether a next page exists, without a second query.
-        let asked = WorkoutQuery(startedFrom: query.since, startedBefore: query.until, beforeID: query.before, limit: limit + 1)
+        let asked = WorkoutQuery(
+            startedFrom: query.since,
+            startedBefore: query.until,
+            beforeID: query.before,
+            limit: limit + 1
+        )
         do {
             var workouts = try await responder.workouts(asked, device: query.device)
             var next: Int64?
@@ -53,7 +60,10 @@ struct WebAPIHandler: APIProtocol {
     func getShares(_ input: Operations.getShares.Input) async throws -> Operations.getShares.Output {
         let limit = input.query.limit ?? configuration.defaultPageSize
         guard (1...configuration.maximumPageSize).contains(limit) else {
-            return .default(statusCode: 400, Self.error("bad_request", "limit must be 1 to \(configuration.maximumPageSize); got \(limit)"))
+            return .default(
+                statusCode: 400,
+                Self.error("bad_request", "limit must be 1 to \(configuration.maximumPageSize); got \(limit)")
+            )
         }
         do {
             return .ok(.init(body: .json(try await responder.shares(limit: limit))))
@@ -63,7 +73,13 @@ struct WebAPIHandler: APIProtocol {
     }
 
     func getEvents(_ input: Operations.getEvents.Input) async throws -> Operations.getEvents.Output {
-        .ok(.init(body: .text_event_hyphen_stream(HTTPBody(streams.makeStream(), length: .unknown, iterationBehavior: .single))))
+        .ok(
+            .init(
+                body: .text_event_hyphen_stream(
+                    HTTPBody(streams.makeStream(), length: .unknown, iterationBehavior: .single)
+                )
+            )
+        )
     }
 
     func getMetrics(_ input: Operations.getMetrics.Input) async throws -> Operations.getMetrics.Output {

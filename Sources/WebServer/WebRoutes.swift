@@ -25,7 +25,8 @@ struct WebRoutes {
         router.get("/assets/app.js") { _, _ in asset(PageScript.source, type: "text/javascript; charset=utf-8") }
         router.get("/assets/style.css") { _, _ in asset(PageStyle.source, type: "text/css; charset=utf-8") }
         router.get("/login") { _, _ in
-            configuration.requiresLogin ? LoginGate.page(LoginPage.render()) : Response(status: .seeOther, headers: [.location: "/"])
+            configuration.requiresLogin
+                ? LoginGate.page(LoginPage.render()) : Response(status: .seeOther, headers: [.location: "/"])
         }
         router.post("/login") { request, context in try await gate.login(request, client: context.clientAddress) }
         router.post("/logout") { request, _ in gate.logout(request) }
@@ -46,19 +47,29 @@ struct WebRoutes {
         let devices = await responder.devices()
         var active: [String: WorkoutRecord] = [:]
         for device in devices.devices where device.refused == nil {
-            if let latest = try? await responder.workouts(WorkoutQuery(limit: 1), device: device.identity).first, latest.endedAt == nil {
+            if let latest = try? await responder.workouts(WorkoutQuery(limit: 1), device: device.identity).first,
+                latest.endedAt == nil
+            {
                 active[device.identity] = latest
             }
         }
         let recent = (try? await responder.workouts(WorkoutQuery(limit: 20), device: nil)) ?? []
         let shares = (try? await responder.shares(limit: 20).shares) ?? []
-        let html = StatusPage(status: status, devices: devices, activeWorkouts: active, recentWorkouts: recent, shares: shares).render()
+        let html = StatusPage(
+            status: status,
+            devices: devices,
+            activeWorkouts: active,
+            recentWorkouts: recent,
+            shares: shares
+        ).render()
         return LoginGate.page(html)
     }
 
     private func asset(_ text: String, type: String) -> Response {
         Response(
-            status: .ok, headers: [.contentType: type, .cacheControl: "no-cache"],
-            body: .init(byteBuffer: ByteBuffer(string: text)))
+            status: .ok,
+            headers: [.contentType: type, .cacheControl: "no-cache"],
+            body: .init(byteBuffer: ByteBuffer(string: text))
+        )
     }
 }

@@ -28,7 +28,10 @@ public final class WebServer: Service, Sendable {
         var logger = logger
         logger[metadataKey: "component"] = "web"
         self.logger = logger
-        (updates, continuation) = AsyncStream.makeStream(of: WebConfiguration.self, bufferingPolicy: .bufferingNewest(1))
+        (updates, continuation) = AsyncStream.makeStream(
+            of: WebConfiguration.self,
+            bufferingPolicy: .bufferingNewest(1)
+        )
         continuation.yield(configuration)
     }
 
@@ -77,7 +80,9 @@ public final class WebServer: Service, Sendable {
             return logger
         }()
         if configuration.requiresLogin, configuration.token == nil {
-            logger.error("web server not started: \(listen) is not loopback, so it needs a login token (web.token_credential or web.token_file)")
+            logger.error(
+                "web server not started: \(listen) is not loopback, so it needs a login token (web.token_credential or web.token_file)"
+            )
             return nil
         }
         let streams = EventStreams(responder: responder, limit: configuration.maximumEventBacklogBytes)
@@ -93,16 +98,23 @@ public final class WebServer: Service, Sendable {
             // hub stays idle with the page on (the Date header is optional for a server without a clock it trusts).
             server = try builder.buildServer(
                 configuration: ServerConfiguration(
-                    address: .hostname(listen.host, port: listen.port), serverName: nil,
-                    availableConnectionsDelegate: MaximumAvailableConnections(configuration.maximumConnections)),
-                eventLoopGroup: MultiThreadedEventLoopGroup.singleton, logger: logger,
+                    address: .hostname(listen.host, port: listen.port),
+                    serverName: nil,
+                    availableConnectionsDelegate: MaximumAvailableConnections(configuration.maximumConnections)
+                ),
+                eventLoopGroup: MultiThreadedEventLoopGroup.singleton,
+                logger: logger,
                 responder: { request, writer, channel in
                     let context = WebRequestContext(source: .init(channel: channel, logger: logger))
                     let response: Response
                     do {
                         response = try await responder.get().respond(to: request, context: context)
                     } catch {
-                        var failed = WebErrors.response(.internalServerError, code: "unavailable", "The request failed.")
+                        var failed = WebErrors.response(
+                            .internalServerError,
+                            code: "unavailable",
+                            "The request failed."
+                        )
                         SecurityHeadersMiddleware<WebRequestContext>.apply(to: &failed.headers)
                         response = failed
                     }
@@ -112,7 +124,8 @@ public final class WebServer: Service, Sendable {
                     self.bound.withLock { $0 = channel.localAddress }
                     started.continuation.yield(true)
                     started.continuation.finish()
-                })
+                }
+            )
         } catch {
             logger.error("web server not started", metadata: ["error": "\(error)"])
             return nil
@@ -126,7 +139,10 @@ public final class WebServer: Service, Sendable {
             do {
                 try await group.run()
             } catch {
-                logger.error("web server unavailable; the page and API will not answer", metadata: ["error": "\(error)"])
+                logger.error(
+                    "web server unavailable; the page and API will not answer",
+                    metadata: ["error": "\(error)"]
+                )
             }
             self.bound.withLock { $0 = nil }
             started.continuation.finish()
@@ -137,17 +153,23 @@ public final class WebServer: Service, Sendable {
             await task.value
             return nil
         }
-        logger.info("web server listening", metadata: [
-            "address": "\(boundAddress.map { "\($0.ipAddress ?? ""):\($0.port ?? 0)" } ?? "")",
-            "login": "\(configuration.requiresLogin ? "required" : "not required (loopback)")",
-            "tls": "\(configuration.tls != nil)"])
+        logger.info(
+            "web server listening",
+            metadata: [
+                "address": "\(boundAddress.map { "\($0.ipAddress ?? ""):\($0.port ?? 0)" } ?? "")",
+                "login": "\(configuration.requiresLogin ? "required" : "not required (loopback)")",
+                "tls": "\(configuration.tls != nil)",
+            ]
+        )
         return RunningListener(group: group, task: task, streams: streams)
     }
 
     private static func serverBuilder(_ configuration: WebConfiguration) throws -> HTTPServerBuilder {
         let http = HTTPServerBuilder.http1()
         guard let files = configuration.tls else { return http }
-        let certificates = try NIOSSLCertificate.fromPEMFile(files.certificate).map { NIOSSLCertificateSource.certificate($0) }
+        let certificates = try NIOSSLCertificate.fromPEMFile(files.certificate).map {
+            NIOSSLCertificateSource.certificate($0)
+        }
         let key = try NIOSSLPrivateKey(file: files.key, format: .pem)
         let tls = TLSConfiguration.makeServerConfiguration(certificateChain: certificates, privateKey: .privateKey(key))
         return try .tls(http, tlsConfiguration: tls)

@@ -9,7 +9,12 @@ public struct BatchAdmission: Sendable, Hashable {
     /// Undelivered shares the device may have; `share_workout` beyond is `too_many_pending_shares` (0 = no limit).
     public var pendingShareLimit: Int
 
-    public init(admitted: Int = .max, retryAfterMilliseconds: Int64 = 0, refusesNewWorkouts: Bool = false, pendingShareLimit: Int = 0) {
+    public init(
+        admitted: Int = .max,
+        retryAfterMilliseconds: Int64 = 0,
+        refusesNewWorkouts: Bool = false,
+        pendingShareLimit: Int = 0
+    ) {
         self.admitted = admitted
         self.retryAfterMilliseconds = retryAfterMilliseconds
         self.refusesNewWorkouts = refusesNewWorkouts

@@ -19,8 +19,10 @@ public struct DeviceLimits: Sendable, Hashable {
     public var sessionIdleTimeout: Duration
 
     public init(
-        commandsPerSecond: Int = defaultCommandsPerSecond, commandBurst: Int = defaultCommandBurst,
-        pendingSharesPerDevice: Int = defaultPendingSharesPerDevice, sessionIdleTimeout: Duration = defaultSessionIdleTimeout
+        commandsPerSecond: Int = defaultCommandsPerSecond,
+        commandBurst: Int = defaultCommandBurst,
+        pendingSharesPerDevice: Int = defaultPendingSharesPerDevice,
+        sessionIdleTimeout: Duration = defaultSessionIdleTimeout
     ) {
         self.commandsPerSecond = commandsPerSecond
         self.commandBurst = commandBurst
@@ -29,7 +31,11 @@ public struct DeviceLimits: Sendable, Hashable {
     }
 
     /// No limit at all: what tests and benchmarks that drive thousands of commands a second use.
-    public static let unlimited = DeviceLimits(commandsPerSecond: 0, pendingSharesPerDevice: 0, sessionIdleTimeout: .zero)
+    public static let unlimited = DeviceLimits(
+        commandsPerSecond: 0,
+        pendingSharesPerDevice: 0,
+        sessionIdleTimeout: .zero
+    )
 }
 
 /// The limits in force, shared by every session and replaced by a reload: read with atomic loads once per

@@ -51,8 +51,13 @@ public actor DeviceSession {
     }
 
     init(
-        identity: DeviceIdentity, store: any SessionStore, ids: IDAllocator, clock: WorkoutClock,
-        events: EngineEvents, limits: LiveDeviceLimits = LiveDeviceLimits(.unlimited), executor: (any SerialExecutor)? = nil
+        identity: DeviceIdentity,
+        store: any SessionStore,
+        ids: IDAllocator,
+        clock: WorkoutClock,
+        events: EngineEvents,
+        limits: LiveDeviceLimits = LiveDeviceLimits(.unlimited),
+        executor: (any SerialExecutor)? = nil
     ) {
         self.limits = limits
         self.lastActive = Mutex(.now)
@@ -84,7 +89,11 @@ public actor DeviceSession {
     /// are emitted here, once the batch's turn to commit has come, so batches of one device never interleave in them.
     /// With `holdingEvents` they are held instead, as ``answerImmediately(_:from:)`` holds its batch's, until the
     /// caller has written the replies and calls ``announceAnswered()``: observers run after the reply, not before.
-    public func handle(_ lines: [DecodedLine], from origin: CommandOrigin = .device, holdingEvents: Bool = false) async -> [Reply] {
+    public func handle(
+        _ lines: [DecodedLine],
+        from origin: CommandOrigin = .device,
+        holdingEvents: Bool = false
+    ) async -> [Reply] {
         guard !lines.isEmpty else { return [] }
         await acquire()
         announceAnswered()
@@ -92,7 +101,9 @@ public actor DeviceSession {
         lastActive.withLock { $0 = started }
         let stepped = await step(lines, from: origin, at: started)
         // Handed over under the lock, so in step order: it commits once every batch stepped before it has.
-        let pending = stepped.step.flatMap { $0.hasChanges ? pipeline?.submit($0.batch, steppedIn: stepped.ticket.generation) : nil }
+        let pending = stepped.step.flatMap {
+            $0.hasChanges ? pipeline?.submit($0.batch, steppedIn: stepped.ticket.generation) : nil
+        }
         // The next batch may step now, on the state this one left, while this one waits for its commit.
         release()
         await turn(stepped.ticket)
@@ -110,9 +121,22 @@ public actor DeviceSession {
         return replies
     }
 
-    private func answered(_ lines: [DecodedLine], _ replies: [Reply], from origin: CommandOrigin, started: ContinuousClock.Instant) -> EngineEvent {
-        .batchAnswered(AnsweredBatch(
-            device: identity, origin: origin, lines: lines, replies: replies, started: started, answered: .now))
+    private func answered(
+        _ lines: [DecodedLine],
+        _ replies: [Reply],
+        from origin: CommandOrigin,
+        started: ContinuousClock.Instant
+    ) -> EngineEvent {
+        .batchAnswered(
+            AnsweredBatch(
+                device: identity,
+                origin: origin,
+                lines: lines,
+                replies: replies,
+                started: started,
+                answered: .now
+            )
+        )
     }
 
     private func acquire() async {
@@ -190,7 +214,9 @@ public actor DeviceSession {
     /// Any other entry into the session announces them first, so batches never interleave in the events.
     /// Nothing is emitted or held when it returns `nil`.
     public func answerImmediately(
-        _ lines: [DecodedLine], from origin: CommandOrigin = .device, inputWaiting: @autoclosure () -> Bool = false
+        _ lines: [DecodedLine],
+        from origin: CommandOrigin = .device,
+        inputWaiting: @autoclosure () -> Bool = false
     ) -> [Reply]? {
         guard !busy, commits.isSettled, let immediateStore, var machine = self.machine else { return nil }
         if immediateStore.immediateCommitWaitsForDisk, !immediateStore.writerIsIdle || inputWaiting() { return nil }
@@ -201,7 +227,12 @@ public actor DeviceSession {
         let started = ContinuousClock.now
         lastActive.withLock { $0 = started }
         self.machine = nil
-        let step = machine.run(lines, ids: ids, clock: clock, admission: admission(lines.count, from: origin, at: started))
+        let step = machine.run(
+            lines,
+            ids: ids,
+            clock: clock,
+            admission: admission(lines.count, from: origin, at: started)
+        )
         var failure: (any Error)?
         if step.hasChanges {
             do { try immediateStore.commitImmediately(step.batch) } catch { failure = error }
@@ -234,7 +265,11 @@ public actor DeviceSession {
 
     /// Runs the batch on the session's latest state (durable or not yet) and keeps the advanced state for the
     /// next batch. Called under the lock.
-    private func step(_ lines: [DecodedLine], from origin: CommandOrigin, at started: ContinuousClock.Instant) async -> Stepped {
+    private func step(
+        _ lines: [DecodedLine],
+        from origin: CommandOrigin,
+        at started: ContinuousClock.Instant
+    ) async -> Stepped {
         var machine: SessionMachine
         // Read before the state is: a commit that fails while the state is read (an `await` may let one finish)
         // then discards this batch, rather than the batch stepping on a state the failure dropped.
@@ -249,7 +284,11 @@ public actor DeviceSession {
                 machine = try await restored()
             }
         } catch {
-            return Stepped(ticket: commits.join(steppedIn: commits.generation), step: nil, unrestorable: String(describing: error))
+            return Stepped(
+                ticket: commits.join(steppedIn: commits.generation),
+                step: nil,
+                unrestorable: String(describing: error)
+            )
         }
         // Held only by the local while the batch runs, so `run` advances its snapshot without copying it.
         self.machine = nil
@@ -257,7 +296,12 @@ public actor DeviceSession {
             // The session's count only rises; deliveries lower the store's. Unreadable, the higher one stands.
             if let count = try? await store.pendingShareCount(device: identity) { machine.pendingSharesCounted(count) }
         }
-        let step = machine.run(lines, ids: ids, clock: clock, admission: admission(lines.count, from: origin, at: started))
+        let step = machine.run(
+            lines,
+            ids: ids,
+            clock: clock,
+            admission: admission(lines.count, from: origin, at: started)
+        )
         // A state a failed commit has since discarded is not kept (the chain discards this batch too).
         if generation == commits.generation { self.machine = machine }
         return Stepped(ticket: commits.join(steppedIn: generation), step: step)
@@ -267,7 +311,9 @@ public actor DeviceSession {
     /// unless a batch it was stepped on failed), and its replies and the events it caused, to be emitted before
     /// its ``EngineEvent/batchAnswered(_:)``.
     private func commit(
-        _ stepped: Stepped, _ pending: OneShot<Void>?, lines: [DecodedLine]
+        _ stepped: Stepped,
+        _ pending: OneShot<Void>?,
+        lines: [DecodedLine]
     ) async -> (replies: [Reply], caused: [EngineEvent]) {
         guard let step = stepped.step else {
             return (SessionMachine.unavailable(lines), [.storageFailed(device: identity, reason: stepped.unrestorable)])
@@ -296,14 +342,20 @@ public actor DeviceSession {
     /// Keeps the advanced machine and returns the step's replies and events if it committed; otherwise forgets
     /// both, and the events are the storage failure alone.
     private func conclude(
-        _ step: consuming SessionMachine.Step, advanced machine: consuming SessionMachine, lines: [DecodedLine], failure: (any Error)?
+        _ step: consuming SessionMachine.Step,
+        advanced machine: consuming SessionMachine,
+        lines: [DecodedLine],
+        failure: (any Error)?
     ) -> (replies: [Reply], caused: [EngineEvent]) {
         if let failure {
             // Nothing of the batch is kept: the advanced machine is dropped, the next batch restores the
             // session from the store (unchanged by the failed transaction), and the wearable may retry
             // every command that needed storage.
             self.machine = nil
-            return (Self.unstored(step, lines: lines), [.storageFailed(device: identity, reason: String(describing: failure))])
+            return (
+                Self.unstored(step, lines: lines),
+                [.storageFailed(device: identity, reason: String(describing: failure))]
+            )
         }
         self.machine = machine
         return (step.replies, step.events)
@@ -318,8 +370,12 @@ public actor DeviceSession {
 
     /// The limits a batch of `count` lines from `origin` runs under: one bucket update per batch, for device
     /// batches only (an operator's `workoutctl send` is not a device flooding the hub), and two flags read.
-    private func admission(_ count: Int, from origin: CommandOrigin, at now: ContinuousClock.Instant) -> BatchAdmission {
-        var admission = BatchAdmission(refusesNewWorkouts: store.refusesNewWorkouts, pendingShareLimit: limits.pendingShares)
+    private func admission(_ count: Int, from origin: CommandOrigin, at now: ContinuousClock.Instant) -> BatchAdmission
+    {
+        var admission = BatchAdmission(
+            refusesNewWorkouts: store.refusesNewWorkouts,
+            pendingShareLimit: limits.pendingShares
+        )
         if origin == .device {
             let taken = bucket.take(count, at: now, rate: limits.rate, burst: limits.burst)
             admission.admitted = taken.admitted

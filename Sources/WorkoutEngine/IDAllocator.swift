@@ -11,10 +11,16 @@ public final class IDAllocator: Sendable {
     }
 
     public func nextWorkoutID() -> Int64 {
-        next.withLock { $0.workout += 1; return $0.workout }
+        next.withLock {
+            $0.workout += 1
+            return $0.workout
+        }
     }
 
     public func nextShareID() -> Int64 {
-        next.withLock { $0.share += 1; return $0.share }
+        next.withLock {
+            $0.share += 1
+            return $0.share
+        }
     }
 }

@@ -152,8 +152,10 @@ private struct StoredSession {
     /// a window evicts exactly what the session's own window evicted.
     var snapshot: DeviceSnapshot {
         DeviceSnapshot(
-            state: state, lastEndedWorkoutID: lastEndedWorkoutID,
-            recentReplies: RecentReplies(replies.suffix(RecentReplies.defaultCapacity).map { ($0.id, $0.reply) }))
+            state: state,
+            lastEndedWorkoutID: lastEndedWorkoutID,
+            recentReplies: RecentReplies(replies.suffix(RecentReplies.defaultCapacity).map { ($0.id, $0.reply) })
+        )
     }
 }
 

@@ -38,7 +38,10 @@ public struct SessionMachine: Sendable {
     /// admit, a new workout on a full database or a share over the pending limit is answered with its error
     /// and neither runs nor is remembered, so the same `id` retried later runs normally.
     public mutating func run(
-        _ lines: [DecodedLine], ids: IDAllocator, clock: WorkoutClock, admission: BatchAdmission = .unlimited
+        _ lines: [DecodedLine],
+        ids: IDAllocator,
+        clock: WorkoutClock,
+        admission: BatchAdmission = .unlimited
     ) -> Step {
         var batchTime: ClockReading?
         func now() -> ClockReading {
@@ -48,7 +51,11 @@ public struct SessionMachine: Sendable {
             return time
         }
         var step = Step(
-            replies: [], needsCommit: [], batch: StoreBatch(device: identity, state: snapshot.state), events: [])
+            replies: [],
+            needsCommit: [],
+            batch: StoreBatch(device: identity, state: snapshot.state),
+            events: []
+        )
         // Room for the whole batch at once: grown by appends, a pipelined batch's arrays were each copied
         // several times over.
         step.replies.reserveCapacity(lines.count)
@@ -88,7 +95,10 @@ public struct SessionMachine: Sendable {
 
     /// ``run(_:ids:clock:admission:)`` on a wall clock alone (trusted, no boot time).
     public mutating func run(
-        _ lines: [DecodedLine], ids: IDAllocator, now: @escaping @Sendable () -> Date, admission: BatchAdmission = .unlimited
+        _ lines: [DecodedLine],
+        ids: IDAllocator,
+        now: @escaping @Sendable () -> Date,
+        admission: BatchAdmission = .unlimited
     ) -> Step {
         run(lines, ids: ids, clock: .wall(now), admission: admission)
     }
@@ -100,7 +110,12 @@ public struct SessionMachine: Sendable {
     }
 
     private mutating func execute(
-        _ command: Command, id: CommandID?, step: inout Step, ids: IDAllocator, now: () -> ClockReading, admission: BatchAdmission
+        _ command: Command,
+        id: CommandID?,
+        step: inout Step,
+        ids: IDAllocator,
+        now: () -> ClockReading,
+        admission: BatchAdmission
     ) -> Reply {
         switch command {
         case .startWorkout(let workout):
@@ -113,7 +128,12 @@ public struct SessionMachine: Sendable {
             }
             let reading = now()
             var record = WorkoutRecord(
-                id: ids.nextWorkoutID(), device: identity, workout: workout, startedAt: reading.wall, startCommandID: id)
+                id: ids.nextWorkoutID(),
+                device: identity,
+                workout: workout,
+                startedAt: reading.wall,
+                startCommandID: id
+            )
             record.startedBoot = reading.boot
             record.clockMark = reading.synchronized ? nil : .unsynchronized
             snapshot.state = .active(record)
@@ -143,8 +163,13 @@ public struct SessionMachine: Sendable {
             }
             snapshot.pendingShares += 1
             let share = ShareRecord(
-                id: ids.nextShareID(), workoutID: workoutID, device: identity, service: service,
-                queuedAt: now().wall, commandID: id)
+                id: ids.nextShareID(),
+                workoutID: workoutID,
+                device: identity,
+                service: service,
+                queuedAt: now().wall,
+                commandID: id
+            )
             step.batch.shares.append(share)
             step.events.append(.shareQueued(share))
             return .ok(.workoutShared(workoutID: workoutID, service: service, shareID: share.id), id: id)

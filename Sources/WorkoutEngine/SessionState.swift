@@ -32,9 +32,12 @@ extension SessionState: Codable {
     public init(from decoder: any Decoder) throws {
         let container = try decoder.container(keyedBy: CodingKeys.self)
         guard container.allKeys.count == 1, let key = container.allKeys.first else {
-            throw DecodingError.dataCorrupted(.init(
-                codingPath: container.codingPath,
-                debugDescription: "A session state has exactly one key: idle or active."))
+            throw DecodingError.dataCorrupted(
+                .init(
+                    codingPath: container.codingPath,
+                    debugDescription: "A session state has exactly one key: idle or active."
+                )
+            )
         }
         switch key {
         case .idle:

@@ -14,7 +14,9 @@ public struct DeviceSnapshot: Sendable, Hashable {
     public var pendingShares: Int
 
     public init(
-        state: SessionState = .idle, lastEndedWorkoutID: Int64? = nil, recentReplies: RecentReplies = RecentReplies(),
+        state: SessionState = .idle,
+        lastEndedWorkoutID: Int64? = nil,
+        recentReplies: RecentReplies = RecentReplies(),
         pendingShares: Int = 0
     ) {
         self.state = state

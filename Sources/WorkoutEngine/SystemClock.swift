@@ -1,6 +1,6 @@
+import CPosixTTY
 import Foundation
 import Synchronization
-import CPosixTTY
 import WorkoutProtocol
 
 #if canImport(Glibc)
@@ -27,7 +27,8 @@ final class SystemClock: Sendable {
     private let lastCheck = Atomic<Int64>(Int64.min)
 
     init(assumeSynchronized: Bool) {
-        bootID = (try? String(contentsOfFile: Self.bootIDPath, encoding: .utf8))?
+        bootID =
+            (try? String(contentsOfFile: Self.bootIDPath, encoding: .utf8))?
             .trimmingCharacters(in: .whitespacesAndNewlines) ?? "unknown"
         synchronized = Atomic(assumeSynchronized)
     }
@@ -35,7 +36,11 @@ final class SystemClock: Sendable {
     func read() -> ClockReading {
         let boot = Self.bootSeconds()
         let wall = Date()
-        return ClockReading(wall: wall, boot: BootInstant(bootID: bootID, seconds: boot), synchronized: isSynchronized(at: boot))
+        return ClockReading(
+            wall: wall,
+            boot: BootInstant(bootID: bootID, seconds: boot),
+            synchronized: isSynchronized(at: boot)
+        )
     }
 
     private func isSynchronized(at boot: Double) -> Bool {

@@ -23,8 +23,11 @@ public final class WorkoutEngine: Sendable {
     /// Reads the store's id watermark, so it throws when the store cannot be read at start.
     /// `clock` is the system's (wall, boot time, synchronisation) unless a test injects its own.
     public init(
-        store: any SessionStore, events: EngineEvents = EngineEvents(), clock: WorkoutClock = .system(),
-        sessionExecutor: SessionExecutor? = nil, limits: DeviceLimits = .unlimited
+        store: any SessionStore,
+        events: EngineEvents = EngineEvents(),
+        clock: WorkoutClock = .system(),
+        sessionExecutor: SessionExecutor? = nil,
+        limits: DeviceLimits = .unlimited
     ) async throws {
         self.limits = LiveDeviceLimits(limits)
         self.store = store
@@ -36,18 +39,33 @@ public final class WorkoutEngine: Sendable {
 
     /// An engine on a wall clock alone, trusted as synchronised (no boot time): what most tests need.
     public convenience init(
-        store: any SessionStore, events: EngineEvents = EngineEvents(), clock: @escaping @Sendable () -> Date,
-        sessionExecutor: SessionExecutor? = nil, limits: DeviceLimits = .unlimited
+        store: any SessionStore,
+        events: EngineEvents = EngineEvents(),
+        clock: @escaping @Sendable () -> Date,
+        sessionExecutor: SessionExecutor? = nil,
+        limits: DeviceLimits = .unlimited
     ) async throws {
-        try await self.init(store: store, events: events, clock: .wall(clock), sessionExecutor: sessionExecutor, limits: limits)
+        try await self.init(
+            store: store,
+            events: events,
+            clock: .wall(clock),
+            sessionExecutor: sessionExecutor,
+            limits: limits
+        )
     }
 
     public func session(for identity: DeviceIdentity) -> DeviceSession {
         sessions.withLock { sessions in
             if let session = sessions[identity] { return session }
             let session = DeviceSession(
-                identity: identity, store: store, ids: ids, clock: clock, events: events, limits: limits,
-                executor: sessionExecutor?(identity))
+                identity: identity,
+                store: store,
+                ids: ids,
+                clock: clock,
+                events: events,
+                limits: limits,
+                executor: sessionExecutor?(identity)
+            )
             sessions[identity] = session
             return session
         }
@@ -80,7 +98,8 @@ public final class WorkoutEngine: Sendable {
             var index = sessions.values.startIndex
             while index != sessions.values.endIndex {
                 if isKnownUniquelyReferenced(&sessions.values[index]),
-                   sessions.values[index].lastActive.withLock({ $0 }) + timeout <= now {
+                    sessions.values[index].lastActive.withLock({ $0 }) + timeout <= now
+                {
                     idle.append(sessions.keys[index])
                 }
                 sessions.values.formIndex(after: &index)

@@ -14,7 +14,13 @@ public struct WorkoutQuery: Hashable, Sendable {
     /// At most this many; all when nil.
     public var limit: Int?
 
-    public init(device: DeviceIdentity? = nil, startedFrom: Date? = nil, startedBefore: Date? = nil, beforeID: Int64? = nil, limit: Int? = nil) {
+    public init(
+        device: DeviceIdentity? = nil,
+        startedFrom: Date? = nil,
+        startedBefore: Date? = nil,
+        beforeID: Int64? = nil,
+        limit: Int? = nil
+    ) {
         self.device = device
         self.startedFrom = startedFrom
         self.startedBefore = startedBefore

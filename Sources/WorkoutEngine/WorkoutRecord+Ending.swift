@@ -33,7 +33,8 @@ extension WorkoutRecord {
     /// nothing, when it cannot (not marked, or readings of another boot).
     public mutating func correct(from reading: ClockReading) -> Bool {
         guard clockMark == .unsynchronized, reading.synchronized, let now = reading.boot, let start = startedBoot,
-              let sinceStart = now.seconds(since: start) else { return false }
+            let sinceStart = now.seconds(since: start)
+        else { return false }
         let ended = endedBoot.flatMap { now.seconds(since: $0) }
         if endedAt != nil, ended == nil { return false }
         startedAt = reading.wall.addingTimeInterval(-sinceStart)

@@ -9,21 +9,24 @@ extension Command {
     /// leaves every error to it, so replies are unchanged (the flat-decoding parity tests compare whole
     /// lines against `JSONDecoder`).
     init?(wellFormed object: FlatJSONObject) {
-        guard case .string(let raw)? = object.parsed("command_type"), let type = object.match(raw, CommandType.self) else { return nil }
+        guard case .string(let raw)? = object.parsed("command_type"), let type = object.match(raw, CommandType.self)
+        else { return nil }
         switch type {
         case .endWorkout:
             self = .endWorkout
         case .shareWorkout:
-            guard case .string(let name)? = object.parsed("service"), let service = object.match(name, ShareService.self) else { return nil }
+            guard case .string(let name)? = object.parsed("service"),
+                let service = object.match(name, ShareService.self)
+            else { return nil }
             self = .shareWorkout(service)
         case .startWorkout:
             guard case .string(let locationText)? = object.parsed("location"),
-                  case let location = object.string(locationText),
-                  Workout.problem(withLocation: location, field: "location") == nil,
-                  case .integer(let level)? = object.parsed("intensityLevel"),
-                  let intensity = Int(exactly: level), Workout.intensityRange.contains(intensity),
-                  case .string(let dateText)? = object.parsed("date"),
-                  let date = object.withUTF8(of: dateText, WireDateParser.parse)
+                case let location = object.string(locationText),
+                Workout.problem(withLocation: location, field: "location") == nil,
+                case .integer(let level)? = object.parsed("intensityLevel"),
+                let intensity = Int(exactly: level), Workout.intensityRange.contains(intensity),
+                case .string(let dateText)? = object.parsed("date"),
+                let date = object.withUTF8(of: dateText, WireDateParser.parse)
             else { return nil }
             self = .startWorkout(Workout(location: location, date: date, intensityLevel: intensity))
         }
@@ -33,7 +36,10 @@ extension Command {
 extension FlatJSONObject {
     /// The case of `Vocabulary` whose raw value `text` is: by its bytes when it is plain, which spares making a
     /// `String` and the string switch of `init(rawValue:)`.
-    fileprivate func match<Vocabulary: CaseIterable & RawRepresentable<String>>(_ text: Text, _: Vocabulary.Type) -> Vocabulary? {
+    fileprivate func match<Vocabulary: CaseIterable & RawRepresentable<String>>(
+        _ text: Text,
+        _: Vocabulary.Type
+    ) -> Vocabulary? {
         let found = withPlainBytes(of: text) { bytes in
             Vocabulary.allCases.first { $0.rawValue.utf8.withContiguousStorageIfAvailable(bytes.sameBytes) ?? false }
         }

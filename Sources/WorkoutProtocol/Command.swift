@@ -17,10 +17,13 @@ public enum ShareService: String, Codable, Sendable, CaseIterable {
         let container = try decoder.singleValueContainer()
         let raw = try container.decode(String.self)
         guard let service = ShareService(rawValue: raw) else {
-            throw DecodingError.dataCorrupted(.init(
-                codingPath: decoder.codingPath,
-                debugDescription: "'\(decoder.codingPath.dottedPath)' must be one of \(Self.allCases.map(\.rawValue).joined(separator: ", ")); got '\(raw.truncatedForMessage)'."
-            ))
+            throw DecodingError.dataCorrupted(
+                .init(
+                    codingPath: decoder.codingPath,
+                    debugDescription:
+                        "'\(decoder.codingPath.dottedPath)' must be one of \(Self.allCases.map(\.rawValue).joined(separator: ", ")); got '\(raw.truncatedForMessage)'."
+                )
+            )
         }
         self = service
     }
@@ -56,16 +59,23 @@ extension Workout: Codable {
     public init(from decoder: any Decoder) throws {
         let container = try decoder.container(keyedBy: CodingKeys.self)
         let location = try container.decode(String.self, forKey: .location)
-        if let problem = Self.problem(withLocation: location, field: (container.codingPath + [CodingKeys.location]).dottedPath) {
+        if let problem = Self.problem(
+            withLocation: location,
+            field: (container.codingPath + [CodingKeys.location]).dottedPath
+        ) {
             throw DecodingError.dataCorruptedError(forKey: .location, in: container, debugDescription: problem)
         }
         // Decoded as a number, not an Int: Foundation reports `5.5` for an Int as corrupt JSON with no
         // key path, which would send the wearable a `malformed_json` instead of naming the field.
         let number = try container.decode(Double.self, forKey: .intensityLevel)
-        guard number.rounded() == number, let intensity = Int(exactly: number), Self.intensityRange.contains(intensity) else {
+        guard number.rounded() == number, let intensity = Int(exactly: number), Self.intensityRange.contains(intensity)
+        else {
             throw DecodingError.dataCorruptedError(
-                forKey: .intensityLevel, in: container,
-                debugDescription: "'\((container.codingPath + [CodingKeys.intensityLevel]).dottedPath)' must be an integer from \(Self.intensityRange.lowerBound) to \(Self.intensityRange.upperBound); got \(number.formatted(.number.grouping(.never))).")
+                forKey: .intensityLevel,
+                in: container,
+                debugDescription:
+                    "'\((container.codingPath + [CodingKeys.intensityLevel]).dottedPath)' must be an integer from \(Self.intensityRange.lowerBound) to \(Self.intensityRange.upperBound); got \(number.formatted(.number.grouping(.never)))."
+            )
         }
         self.location = location
         self.date = try container.decode(key: .date, transformer: WorkoutDateTransformer())

@@ -32,11 +32,19 @@ extension KeyedDecodingContainer {
 }
 
 extension KeyedEncodingContainer {
-    public mutating func encode<T: EncodingContainerTransformer>(_ value: T.EncodingInput, forKey key: Key, transformer: T) throws {
+    public mutating func encode<T: EncodingContainerTransformer>(
+        _ value: T.EncodingInput,
+        forKey key: Key,
+        transformer: T
+    ) throws {
         try encode(transformer.encode(value), forKey: key)
     }
 
-    public mutating func encodeIfPresent<T: EncodingContainerTransformer>(_ value: T.EncodingInput?, forKey key: Key, transformer: T) throws {
+    public mutating func encodeIfPresent<T: EncodingContainerTransformer>(
+        _ value: T.EncodingInput?,
+        forKey key: Key,
+        transformer: T
+    ) throws {
         guard let value else { return }
         try encode(transformer.encode(value), forKey: key)
     }

@@ -37,7 +37,11 @@ extension DecodedLine: Decodable {
         self.init(id: id) { try Command(from: decoder) }
     }
 
-    static let unusableID = ProtocolError(code: .invalidField, field: "id", message: "'id' must be a string or an integer.")
+    static let unusableID = ProtocolError(
+        code: .invalidField,
+        field: "id",
+        message: "'id' must be a string or an integer."
+    )
 
     /// The id of a command line, or why the hub will not store and echo it (both decoding paths check here).
     /// A refused id is not echoed: its error reply has no `id` at all, as for an id of the wrong type.
@@ -75,7 +79,8 @@ public struct CommandLineDecoder {
     public init() {}
 
     public func decode(_ bytes: some Collection<UInt8>) -> DecodedLine {
-        let fast = bytes.withContiguousStorageIfAvailable(decodeChecked) ?? Array(bytes).withUnsafeBufferPointer(decodeChecked)
+        let fast =
+            bytes.withContiguousStorageIfAvailable(decodeChecked) ?? Array(bytes).withUnsafeBufferPointer(decodeChecked)
         if let fast { return fast }
         do {
             return try decoder.decode(DecodedLine.self, from: Data(bytes))
@@ -98,7 +103,8 @@ public struct CommandLineDecoder {
         let id: Result<CommandID?, ProtocolError>
         switch object.parsed("id") {
         case nil, .null?: id = .success(nil)
-        case let raw?: id = CommandID(flatValue: object.value(raw)).map(DecodedLine.checked) ?? .failure(DecodedLine.unusableID)
+        case let raw?:
+            id = CommandID(flatValue: object.value(raw)).map(DecodedLine.checked) ?? .failure(DecodedLine.unusableID)
         }
         return DecodedLine(id: id) { try Command(wellFormed: object) ?? Command(from: FlatJSONDecoder(object)) }
     }
@@ -114,7 +120,9 @@ public struct CommandLineDecoder {
 /// `Codable` conformance stays the specification: ``encodeLineThroughCodable(_:)`` writes the same reply
 /// through ``OrderedJSONEncoder``, and the tests hold the two byte-for-byte equal.
 public struct ReplyEncoder: Sendable {
-    private static let unencodable = Array(#"{"status":"error","error":{"code":"malformed_json","message":"The reply could not be encoded."}}"#.utf8)
+    private static let unencodable = Array(
+        #"{"status":"error","error":{"code":"malformed_json","message":"The reply could not be encoded."}}"#.utf8
+    )
 
     public init() {}
 
@@ -160,7 +168,9 @@ public struct ReplyEncoder: Sendable {
                 JSONText.appendLiteral(#","field":"#, to: &bytes)
                 JSONText.appendString(field, to: &bytes)
             }
-            if let retryAfter = error.retryAfterMilliseconds { appendMember(#","retry_after_ms":"#, retryAfter, to: &bytes) }
+            if let retryAfter = error.retryAfterMilliseconds {
+                appendMember(#","retry_after_ms":"#, retryAfter, to: &bytes)
+            }
             JSONText.appendLiteral(#","message":"#, to: &bytes)
             JSONText.appendString(error.message, to: &bytes)
             bytes.append(UInt8(ascii: "}"))

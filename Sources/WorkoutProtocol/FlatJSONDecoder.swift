@@ -55,12 +55,19 @@ struct FlatJSONDecoder: Decoder {
             throw mismatch(type, "Expected to decode \(type) but found a dictionary instead.")
         }
         if case .null = value {
-            throw DecodingError.valueNotFound(type, .init(codingPath: codingPath, debugDescription: "Expected \(type) value but found null instead."))
+            throw DecodingError.valueNotFound(
+                type,
+                .init(codingPath: codingPath, debugDescription: "Expected \(type) value but found null instead.")
+            )
         }
         guard let converted = convert(value) else {
             if case .integer(let number) = value, T.self is any FixedWidthInteger.Type {
-                throw DecodingError.dataCorrupted(.init(
-                    codingPath: codingPath, debugDescription: "Parsed JSON number <\(number)> does not fit in \(type)."))
+                throw DecodingError.dataCorrupted(
+                    .init(
+                        codingPath: codingPath,
+                        debugDescription: "Parsed JSON number <\(number)> does not fit in \(type)."
+                    )
+                )
             }
             throw mismatch(type, "Expected to decode \(type) but found another kind of value instead.")
         }
@@ -83,8 +90,13 @@ private struct FlatKeyedContainer<Key: CodingKey>: KeyedDecodingContainerProtoco
 
     private func decoder(for key: Key) throws -> FlatJSONDecoder {
         guard let value = object[key.stringValue] else {
-            throw DecodingError.keyNotFound(key, .init(
-                codingPath: codingPath, debugDescription: "No value associated with key \(key.stringValue)."))
+            throw DecodingError.keyNotFound(
+                key,
+                .init(
+                    codingPath: codingPath,
+                    debugDescription: "No value associated with key \(key.stringValue)."
+                )
+            )
         }
         return FlatJSONDecoder(value, codingPath: codingPath + [key])
     }
@@ -150,7 +162,10 @@ private struct FlatKeyedContainer<Key: CodingKey>: KeyedDecodingContainerProtoco
         return try T(from: FlatJSONDecoder(value, codingPath: codingPath + [key]))
     }
 
-    func nestedContainer<NestedKey: CodingKey>(keyedBy type: NestedKey.Type, forKey key: Key) throws -> KeyedDecodingContainer<NestedKey> {
+    func nestedContainer<NestedKey: CodingKey>(
+        keyedBy type: NestedKey.Type,
+        forKey key: Key
+    ) throws -> KeyedDecodingContainer<NestedKey> {
         try decoder(for: key).container(keyedBy: type)
     }
 
@@ -159,7 +174,10 @@ private struct FlatKeyedContainer<Key: CodingKey>: KeyedDecodingContainerProtoco
     }
 
     func superDecoder() throws -> any Decoder {
-        throw DecodingError.keyNotFound(FlatSuperKey(), .init(codingPath: codingPath, debugDescription: "No value associated with key super."))
+        throw DecodingError.keyNotFound(
+            FlatSuperKey(),
+            .init(codingPath: codingPath, debugDescription: "No value associated with key super.")
+        )
     }
 
     func superDecoder(forKey key: Key) throws -> any Decoder {

@@ -81,7 +81,8 @@ struct FlatJSONObject {
     /// The value of `key` as parsed (a key spelled with escapes or other characters that denote it included).
     func parsed(_ key: StaticString) -> RawValue? {
         let name = UnsafeBufferPointer(start: key.utf8Start, count: key.utf8CodeUnitCount)
-        for member in members where member.key.plain ? equal(member.key.range, name) : string(member.key) == key.description {
+        for member in members
+        where member.key.plain ? equal(member.key.range, name) : string(member.key) == key.description {
             return member.value
         }
         return nil
@@ -206,7 +207,9 @@ private struct Reader {
             index += 1
         }
         let digits = index - start
-        guard digits > 0, digits == 1 || bytes[start] != UInt8(ascii: "0"), !(negative && value == 0) else { return nil }
+        guard digits > 0, digits == 1 || bytes[start] != UInt8(ascii: "0"), !(negative && value == 0) else {
+            return nil
+        }
         if let byte = current, byte == UInt8(ascii: ".") || byte == UInt8(ascii: "e") || byte == UInt8(ascii: "E") {
             return nil
         }
@@ -275,7 +278,9 @@ private struct Reader {
         case UInt8(ascii: "u"):
             guard let unit = hex4() else { return nil }
             if UTF16.isLeadSurrogate(unit) {
-                guard take(UInt8(ascii: "\\")), take(UInt8(ascii: "u")), let trail = hex4(), UTF16.isTrailSurrogate(trail) else {
+                guard take(UInt8(ascii: "\\")), take(UInt8(ascii: "u")), let trail = hex4(),
+                    UTF16.isTrailSurrogate(trail)
+                else {
                     return nil
                 }
                 return Unicode.Scalar(0x10000 + ((UInt32(unit) - 0xD800) << 10) + (UInt32(trail) - 0xDC00))

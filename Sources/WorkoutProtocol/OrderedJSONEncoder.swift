@@ -44,7 +44,10 @@ final class JSONOutput {
         let encoder = StreamingEncoder(output: self, codingPath: codingPath)
         try value.encode(to: encoder)
         guard encoder.hasWritten else {
-            throw EncodingError.invalidValue(value, .init(codingPath: codingPath, debugDescription: "\(type(of: value)) encoded no value."))
+            throw EncodingError.invalidValue(
+                value,
+                .init(codingPath: codingPath, debugDescription: "\(type(of: value)) encoded no value.")
+            )
         }
         close(downTo: depth)
     }
@@ -99,7 +102,10 @@ final class JSONOutput {
 
     func writeDouble(_ value: Double, codingPath: [any CodingKey]) throws {
         guard value.isFinite else {
-            throw EncodingError.invalidValue(value, .init(codingPath: codingPath, debugDescription: "JSON has no \(value)."))
+            throw EncodingError.invalidValue(
+                value,
+                .init(codingPath: codingPath, debugDescription: "JSON has no \(value).")
+            )
         }
         JSONText.appendFiniteDouble(value, to: &bytes)
     }
@@ -122,7 +128,9 @@ final class StreamingEncoder: Encoder {
     }
 
     func container<Key: CodingKey>(keyedBy type: Key.Type) -> KeyedEncodingContainer<Key> {
-        KeyedEncodingContainer(KeyedStreamingContainer<Key>(output: output, id: openContainer(object: true), codingPath: codingPath))
+        KeyedEncodingContainer(
+            KeyedStreamingContainer<Key>(output: output, id: openContainer(object: true), codingPath: codingPath)
+        )
     }
 
     func unkeyedContainer() -> any UnkeyedEncodingContainer {
@@ -167,10 +175,16 @@ struct KeyedStreamingContainer<Key: CodingKey>: KeyedEncodingContainerProtocol {
     }
 
     mutating func encodeNil(forKey key: Key) throws { if member(key) { output.writeLiteral("null") } }
-    mutating func encode(_ value: Bool, forKey key: Key) throws { if member(key) { output.writeLiteral(value ? "true" : "false") } }
+    mutating func encode(_ value: Bool, forKey key: Key) throws {
+        if member(key) { output.writeLiteral(value ? "true" : "false") }
+    }
     mutating func encode(_ value: String, forKey key: Key) throws { if member(key) { output.writeString(value) } }
-    mutating func encode(_ value: Double, forKey key: Key) throws { if member(key) { try output.writeDouble(value, codingPath: codingPath + [key]) } }
-    mutating func encode(_ value: Float, forKey key: Key) throws { if member(key) { try output.writeDouble(Double(value), codingPath: codingPath + [key]) } }
+    mutating func encode(_ value: Double, forKey key: Key) throws {
+        if member(key) { try output.writeDouble(value, codingPath: codingPath + [key]) }
+    }
+    mutating func encode(_ value: Float, forKey key: Key) throws {
+        if member(key) { try output.writeDouble(Double(value), codingPath: codingPath + [key]) }
+    }
     mutating func encode(_ value: Int, forKey key: Key) throws { if member(key) { output.writeInteger(value) } }
     mutating func encode(_ value: Int8, forKey key: Key) throws { if member(key) { output.writeInteger(value) } }
     mutating func encode(_ value: Int16, forKey key: Key) throws { if member(key) { output.writeInteger(value) } }
@@ -185,15 +199,27 @@ struct KeyedStreamingContainer<Key: CodingKey>: KeyedEncodingContainerProtocol {
         if member(key) { try output.encodeValue(value, codingPath: codingPath + [key]) }
     }
 
-    mutating func nestedContainer<NestedKey: CodingKey>(keyedBy keyType: NestedKey.Type, forKey key: Key) -> KeyedEncodingContainer<NestedKey> {
+    mutating func nestedContainer<NestedKey: CodingKey>(
+        keyedBy keyType: NestedKey.Type,
+        forKey key: Key
+    ) -> KeyedEncodingContainer<NestedKey> {
         _ = member(key)
-        return KeyedEncodingContainer(KeyedStreamingContainer<NestedKey>(
-            output: output, id: output.openContainer(object: true), codingPath: codingPath + [key]))
+        return KeyedEncodingContainer(
+            KeyedStreamingContainer<NestedKey>(
+                output: output,
+                id: output.openContainer(object: true),
+                codingPath: codingPath + [key]
+            )
+        )
     }
 
     mutating func nestedUnkeyedContainer(forKey key: Key) -> any UnkeyedEncodingContainer {
         _ = member(key)
-        return UnkeyedStreamingContainer(output: output, id: output.openContainer(object: false), codingPath: codingPath + [key])
+        return UnkeyedStreamingContainer(
+            output: output,
+            id: output.openContainer(object: false),
+            codingPath: codingPath + [key]
+        )
     }
 
     mutating func superEncoder() -> any Encoder { unsupportedSuperEncoder() }
@@ -229,8 +255,12 @@ struct UnkeyedStreamingContainer: UnkeyedEncodingContainer {
     mutating func encodeNil() throws { if element() { output.writeLiteral("null") } }
     mutating func encode(_ value: Bool) throws { if element() { output.writeLiteral(value ? "true" : "false") } }
     mutating func encode(_ value: String) throws { if element() { output.writeString(value) } }
-    mutating func encode(_ value: Double) throws { if element() { try output.writeDouble(value, codingPath: elementPath) } }
-    mutating func encode(_ value: Float) throws { if element() { try output.writeDouble(Double(value), codingPath: elementPath) } }
+    mutating func encode(_ value: Double) throws {
+        if element() { try output.writeDouble(value, codingPath: elementPath) }
+    }
+    mutating func encode(_ value: Float) throws {
+        if element() { try output.writeDouble(Double(value), codingPath: elementPath) }
+    }
     mutating func encode(_ value: Int) throws { if element() { output.writeInteger(value) } }
     mutating func encode(_ value: Int8) throws { if element() { output.writeInteger(value) } }
     mutating func encode(_ value: Int16) throws { if element() { output.writeInteger(value) } }
@@ -245,15 +275,26 @@ struct UnkeyedStreamingContainer: UnkeyedEncodingContainer {
         if element() { try output.encodeValue(value, codingPath: elementPath) }
     }
 
-    mutating func nestedContainer<NestedKey: CodingKey>(keyedBy keyType: NestedKey.Type) -> KeyedEncodingContainer<NestedKey> {
+    mutating func nestedContainer<NestedKey: CodingKey>(
+        keyedBy keyType: NestedKey.Type
+    ) -> KeyedEncodingContainer<NestedKey> {
         _ = element()
-        return KeyedEncodingContainer(KeyedStreamingContainer<NestedKey>(
-            output: output, id: output.openContainer(object: true), codingPath: elementPath))
+        return KeyedEncodingContainer(
+            KeyedStreamingContainer<NestedKey>(
+                output: output,
+                id: output.openContainer(object: true),
+                codingPath: elementPath
+            )
+        )
     }
 
     mutating func nestedUnkeyedContainer() -> any UnkeyedEncodingContainer {
         _ = element()
-        return UnkeyedStreamingContainer(output: output, id: output.openContainer(object: false), codingPath: elementPath)
+        return UnkeyedStreamingContainer(
+            output: output,
+            id: output.openContainer(object: false),
+            codingPath: elementPath
+        )
     }
 
     mutating func superEncoder() -> any Encoder {
@@ -269,10 +310,16 @@ struct SingleValueStreamingContainer: SingleValueEncodingContainer {
     private var output: JSONOutput { encoder.output }
 
     mutating func encodeNil() throws { if encoder.beginSingleValue() { output.writeLiteral("null") } }
-    mutating func encode(_ value: Bool) throws { if encoder.beginSingleValue() { output.writeLiteral(value ? "true" : "false") } }
+    mutating func encode(_ value: Bool) throws {
+        if encoder.beginSingleValue() { output.writeLiteral(value ? "true" : "false") }
+    }
     mutating func encode(_ value: String) throws { if encoder.beginSingleValue() { output.writeString(value) } }
-    mutating func encode(_ value: Double) throws { if encoder.beginSingleValue() { try output.writeDouble(value, codingPath: codingPath) } }
-    mutating func encode(_ value: Float) throws { if encoder.beginSingleValue() { try output.writeDouble(Double(value), codingPath: codingPath) } }
+    mutating func encode(_ value: Double) throws {
+        if encoder.beginSingleValue() { try output.writeDouble(value, codingPath: codingPath) }
+    }
+    mutating func encode(_ value: Float) throws {
+        if encoder.beginSingleValue() { try output.writeDouble(Double(value), codingPath: codingPath) }
+    }
     mutating func encode(_ value: Int) throws { if encoder.beginSingleValue() { output.writeInteger(value) } }
     mutating func encode(_ value: Int8) throws { if encoder.beginSingleValue() { output.writeInteger(value) } }
     mutating func encode(_ value: Int16) throws { if encoder.beginSingleValue() { output.writeInteger(value) } }

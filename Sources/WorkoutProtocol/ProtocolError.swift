@@ -42,7 +42,10 @@ public struct ProtocolError: Error, Hashable, Sendable, Codable {
 
 extension ProtocolError {
     public static func lineTooLong(limit: Int) -> ProtocolError {
-        ProtocolError(code: .lineTooLong, message: "The line was longer than \(limit) bytes and was discarded; send one command per line.")
+        ProtocolError(
+            code: .lineTooLong,
+            message: "The line was longer than \(limit) bytes and was discarded; send one command per line."
+        )
     }
 
     /// A line that is not JSON: what the reader expected and at which byte.
@@ -51,38 +54,54 @@ extension ProtocolError {
     }
 
     public static let workoutAlreadyActive = ProtocolError(
-        code: .workoutAlreadyActive, message: "A workout is already active on this device; end it before starting another.")
+        code: .workoutAlreadyActive,
+        message: "A workout is already active on this device; end it before starting another."
+    )
     public static let noActiveWorkout = ProtocolError(
-        code: .noActiveWorkout, message: "No workout is active on this device; start one first.")
+        code: .noActiveWorkout,
+        message: "No workout is active on this device; start one first."
+    )
     public static let nothingToShare = ProtocolError(
-        code: .nothingToShare, message: "This device has no finished workout to share; end a workout first.")
+        code: .nothingToShare,
+        message: "This device has no finished workout to share; end a workout first."
+    )
     public static let storageUnavailable = ProtocolError(
-        code: .storageUnavailable, message: "The command could not be saved because storage is unavailable; nothing was changed, retry later.")
+        code: .storageUnavailable,
+        message: "The command could not be saved because storage is unavailable; nothing was changed, retry later."
+    )
 
     /// A command over the device's rate limit: it ran and stored nothing.
     public static func rateLimited(retryAfterMilliseconds: Int64) -> ProtocolError {
         ProtocolError(
-            code: .rateLimited, retryAfterMilliseconds: retryAfterMilliseconds,
-            message: "Too many commands from this device; nothing was done, retry after \(retryAfterMilliseconds) ms.")
+            code: .rateLimited,
+            retryAfterMilliseconds: retryAfterMilliseconds,
+            message: "Too many commands from this device; nothing was done, retry after \(retryAfterMilliseconds) ms."
+        )
     }
 
     public static func tooManyPendingShares(limit: Int) -> ProtocolError {
         ProtocolError(
             code: .tooManyPendingShares,
-            message: "This device already has \(limit) shares waiting for delivery; nothing was queued, retry once they are delivered.")
+            message:
+                "This device already has \(limit) shares waiting for delivery; nothing was queued, retry once they are delivered."
+        )
     }
 
     public static let storageFull = ProtocolError(
         code: .storageFull,
-        message: "The hub's storage is full; no new workout can start (ending and sharing stored ones still works).")
+        message: "The hub's storage is full; no new workout can start (ending and sharing stored ones still works)."
+    )
 
     /// Maps a decoding failure to the reply's code and field, using the error's coding path.
     public init(decoding error: any Error) {
         switch error {
         case let unknown as UnknownCommandError:
             self.init(
-                code: .unknownCommand, field: "command_type",
-                message: "'command_type' must be one of \(CommandType.allCases.map(\.rawValue).joined(separator: ", ")); got '\(unknown.commandType.truncatedForMessage)'.")
+                code: .unknownCommand,
+                field: "command_type",
+                message:
+                    "'command_type' must be one of \(CommandType.allCases.map(\.rawValue).joined(separator: ", ")); got '\(unknown.commandType.truncatedForMessage)'."
+            )
         case let error as DecodingError:
             self.init(decodingError: error)
         default:
@@ -95,23 +114,37 @@ extension ProtocolError {
         case .keyNotFound(let key, let context):
             let path = (context.codingPath + [key]).dottedPath
             if path == "command_type" {
-                self.init(code: .unknownCommand, field: path, message: "The key 'command_type' is missing; every command needs one.")
+                self.init(
+                    code: .unknownCommand,
+                    field: path,
+                    message: "The key 'command_type' is missing; every command needs one."
+                )
             } else {
                 self.init(code: .invalidField, field: path, message: "The key '\(path)' is required for this command.")
             }
         case .typeMismatch(let type, let context), .valueNotFound(let type, let context):
             let path = context.codingPath.dottedPath
             if path.isEmpty {
-                self.init(code: .malformedJSON, message: "The line must be a JSON object, like {\"command_type\":\"end_workout\"}.")
+                self.init(
+                    code: .malformedJSON,
+                    message: "The line must be a JSON object, like {\"command_type\":\"end_workout\"}."
+                )
             } else if path == "command_type" {
-                self.init(code: .unknownCommand, field: path, message: "'command_type' must be a string naming a command.")
+                self.init(
+                    code: .unknownCommand,
+                    field: path,
+                    message: "'command_type' must be a string naming a command."
+                )
             } else {
                 self.init(code: .invalidField, field: path, message: "'\(path)' must be \(Self.describe(type)).")
             }
         case .dataCorrupted(let context):
             let path = context.codingPath.dottedPath
             if path.isEmpty {
-                self.init(code: .malformedJSON, message: "The line is not valid JSON (or not UTF-8): send one JSON object per line.")
+                self.init(
+                    code: .malformedJSON,
+                    message: "The line is not valid JSON (or not UTF-8): send one JSON object per line."
+                )
             } else {
                 self.init(code: .invalidField, field: path, message: context.debugDescription)
             }

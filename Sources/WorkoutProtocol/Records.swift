@@ -29,8 +29,13 @@ public struct WorkoutRecord: Hashable, Sendable, Codable {
     }
 
     public init(
-        id: Int64, device: DeviceIdentity, workout: Workout, startedAt: Date,
-        endedAt: Date? = nil, startCommandID: CommandID? = nil, endCommandID: CommandID? = nil
+        id: Int64,
+        device: DeviceIdentity,
+        workout: Workout,
+        startedAt: Date,
+        endedAt: Date? = nil,
+        startCommandID: CommandID? = nil,
+        endCommandID: CommandID? = nil
     ) {
         self.id = id
         self.device = device
@@ -86,7 +91,11 @@ public struct ShareRecord: Hashable, Sendable, Codable {
     public var commandID: CommandID?
 
     public init(
-        id: Int64, workoutID: Int64, device: DeviceIdentity, service: ShareService, queuedAt: Date,
+        id: Int64,
+        workoutID: Int64,
+        device: DeviceIdentity,
+        service: ShareService,
+        queuedAt: Date,
         commandID: CommandID? = nil
     ) {
         self.id = id

@@ -105,12 +105,20 @@ extension Reply: Codable {
             case .startWorkout:
                 outcome = .ok(.workoutStarted(workoutID: workoutID))
             case .endWorkout:
-                outcome = .ok(.workoutEnded(workoutID: workoutID, durationSeconds: try container.decode(Double.self, forKey: .durationSeconds)))
+                outcome = .ok(
+                    .workoutEnded(
+                        workoutID: workoutID,
+                        durationSeconds: try container.decode(Double.self, forKey: .durationSeconds)
+                    )
+                )
             case .shareWorkout:
-                outcome = .ok(.workoutShared(
-                    workoutID: workoutID,
-                    service: try container.decode(ShareService.self, forKey: .service),
-                    shareID: try container.decode(Int64.self, forKey: .shareID)))
+                outcome = .ok(
+                    .workoutShared(
+                        workoutID: workoutID,
+                        service: try container.decode(ShareService.self, forKey: .service),
+                        shareID: try container.decode(Int64.self, forKey: .shareID)
+                    )
+                )
             }
         }
     }

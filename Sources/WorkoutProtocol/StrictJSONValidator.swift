@@ -243,7 +243,7 @@ private struct Scanner {
         guard let byte = current else { return fail("expected an escape after '\\'") }
         switch byte {
         case UInt8(ascii: "\""), UInt8(ascii: "\\"), UInt8(ascii: "/"), UInt8(ascii: "b"), UInt8(ascii: "f"),
-             UInt8(ascii: "n"), UInt8(ascii: "r"), UInt8(ascii: "t"):
+            UInt8(ascii: "n"), UInt8(ascii: "r"), UInt8(ascii: "t"):
             index += 1
             return nil
         case UInt8(ascii: "u"):
@@ -321,7 +321,8 @@ private struct Scanner {
             return memcmpEqual(a.start, b.start, a.end - a.start)
         }
         // Escapes make different spellings of one key ("a" and "\u0061"): compare the scalars they denote.
-        var i = a.start, j = b.start
+        var i = a.start
+        var j = b.start
         while i < a.end, j < b.end {
             guard scalar(at: &i) == scalar(at: &j) else { return false }
         }

@@ -98,7 +98,9 @@ public enum UntrustedText {
     /// Every text output escapes through here, so one place decides what reaches a terminal or a log line.
     public static func escaped(_ text: String, quoting: Bool = false) -> String {
         let clean = text.utf8.withContiguousStorageIfAvailable { bytes in
-            !bytes.contains { $0 < 0x20 || $0 >= 0x7F || $0 == UInt8(ascii: "\\") || (quoting && $0 == UInt8(ascii: "\"")) }
+            !bytes.contains {
+                $0 < 0x20 || $0 >= 0x7F || $0 == UInt8(ascii: "\\") || (quoting && $0 == UInt8(ascii: "\""))
+            }
         }
         if clean == true { return text }
         var result = String.UnicodeScalarView()
@@ -119,9 +121,11 @@ public enum UntrustedText {
     /// no value can end its line, close its quotes early or add a `key=value` of its own.
     public static func logfmtValue(_ value: String) -> String {
         let text = escaped(value, quoting: true)
-        let bare = !text.isEmpty && !text.unicodeScalars.contains {
-            $0 == "=" || $0 == "\"" || $0 == "\\" || $0.properties.isWhitespace
-        }
+        let bare =
+            !text.isEmpty
+            && !text.unicodeScalars.contains {
+                $0 == "=" || $0 == "\"" || $0 == "\\" || $0.properties.isWhitespace
+            }
         return bare ? text : "\"" + text + "\""
     }
 

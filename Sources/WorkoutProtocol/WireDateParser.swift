@@ -38,16 +38,16 @@ enum WireDateParser {
         // 2020-03-16 19:45:13 +0000
         // 2020-03-16T19:45:13[.123]Z / +01:00
         guard b.count >= 20, b[4] == UInt8(ascii: "-"), b[7] == UInt8(ascii: "-"),
-              b[13] == UInt8(ascii: ":"), b[16] == UInt8(ascii: ":"),
-              let year = number(b, 0, 4), let month = number(b, 5, 2), let day = number(b, 8, 2),
-              let hour = number(b, 11, 2), let minute = number(b, 14, 2), let second = number(b, 17, 2)
+            b[13] == UInt8(ascii: ":"), b[16] == UInt8(ascii: ":"),
+            let year = number(b, 0, 4), let month = number(b, 5, 2), let day = number(b, 8, 2),
+            let hour = number(b, 11, 2), let minute = number(b, 14, 2), let second = number(b, 17, 2)
         else { return .unrecognized }
         let offset: Int
         var fractionalSeconds = 0.0
         switch b[10] {
         case UInt8(ascii: " "):
             guard b.count == 25, b[19] == UInt8(ascii: " "), b[20] == UInt8(ascii: "+") || b[20] == UInt8(ascii: "-"),
-                  let offsetHours = number(b, 21, 2), let offsetMinutes = number(b, 23, 2)
+                let offsetHours = number(b, 21, 2), let offsetMinutes = number(b, 23, 2)
             else { return .unrecognized }
             // Years the formatter reads by another calendar are left to it, as before.
             guard years.contains(year) else { return .unrecognized }
@@ -72,7 +72,7 @@ enum WireDateParser {
                 offset = 0
             case UInt8(ascii: "+"), UInt8(ascii: "-"):
                 guard i + 6 == b.count, b[i + 3] == UInt8(ascii: ":"),
-                      let offsetHours = number(b, i + 1, 2), let offsetMinutes = number(b, i + 4, 2)
+                    let offsetHours = number(b, i + 1, 2), let offsetMinutes = number(b, i + 4, 2)
                 else { return .unrecognized }
                 guard offsetHours <= 14, offsetMinutes < 60 else { return .impossible(badUTCOffset) }
                 offset = (offsetHours * 3600 + offsetMinutes * 60) * (b[i] == UInt8(ascii: "-") ? -1 : 1)
@@ -84,9 +84,10 @@ enum WireDateParser {
         }
         // RFC 3339 dates are proleptic Gregorian for every year from 0001.
         guard year >= 1, (1...12).contains(month), (1...daysIn(month: month, year: year)).contains(day),
-              hour < 24, minute < 60, second < 60
+            hour < 24, minute < 60, second < 60
         else { return .impossible(notACalendarDate) }
-        let seconds = daysSinceEpoch(year: year, month: month, day: day) * 86_400
+        let seconds =
+            daysSinceEpoch(year: year, month: month, day: day) * 86_400
             + hour * 3600 + minute * 60 + second - offset
         return .date(Date(timeIntervalSince1970: TimeInterval(seconds) + fractionalSeconds))
     }

@@ -19,10 +19,13 @@ public struct WorkoutDateTransformer: CodingContainerTransformer {
         }
         let codingPath = codingPath()
         let because = reason.map { " (\($0))" } ?? ""
-        throw DecodingError.dataCorrupted(.init(
-            codingPath: codingPath,
-            debugDescription: "'\(codingPath.dottedPath)' must be a date like 2020-03-16 19:45:13 +0000 or 2020-03-16T19:45:13Z; got '\(input.truncatedForMessage)'\(because)."
-        ))
+        throw DecodingError.dataCorrupted(
+            .init(
+                codingPath: codingPath,
+                debugDescription:
+                    "'\(codingPath.dottedPath)' must be a date like 2020-03-16 19:45:13 +0000 or 2020-03-16T19:45:13Z; got '\(input.truncatedForMessage)'\(because)."
+            )
+        )
     }
 
     public func encode(_ value: Date) throws -> String {

@@ -65,13 +65,19 @@ struct BoundStatement {
 
     /// One step, then a reset for the next run; returns the first column of the row it answered (0 without one).
     private mutating func step(expecting expected: Int32, in db: Database) throws -> Int64 {
-        precondition(position == sqlite3_bind_parameter_count(handle), "a BoundStatement ran with \(position) of its values bound")
+        precondition(
+            position == sqlite3_bind_parameter_count(handle),
+            "a BoundStatement ran with \(position) of its values bound"
+        )
         position = 0
         let code = sqlite3_step(handle)
         let value = code == SQLITE_ROW ? sqlite3_column_int64(handle, 0) : 0
         sqlite3_reset(handle)
         guard code == expected else {
-            throw DatabaseError(resultCode: ResultCode(rawValue: code), message: String(cString: sqlite3_errmsg(db.sqliteConnection)))
+            throw DatabaseError(
+                resultCode: ResultCode(rawValue: code),
+                message: String(cString: sqlite3_errmsg(db.sqliteConnection))
+            )
         }
         return value
     }

@@ -10,7 +10,10 @@ extension Database {
     /// connection. `BEGIN IMMEDIATE` takes the write lock at once (this connection is the only writer, so it
     /// never waits for it). A failure anywhere rolls the transaction back when SQLite has not already (an I/O
     /// error in `COMMIT` may leave it open) and surfaces as ``StorageUnavailableError``.
-    func commitOrUnavailable<T>(_ body: (Database) throws -> T, then afterCommit: (Database, inout T) -> Void) throws -> T {
+    func commitOrUnavailable<T>(
+        _ body: (Database) throws -> T,
+        then afterCommit: (Database, inout T) -> Void
+    ) throws -> T {
         do {
             var begin = BoundStatement(try cachedStatement(sql: "BEGIN IMMEDIATE"))
             try begin.run(in: self)

@@ -25,7 +25,8 @@ final class DatabaseSizeWatch: Sendable {
         guard budget > 0 else { return nil }
         let walWrites = Self.walWrites(db)
         if let walWrites, let last = last.withLock({ $0 }), let measuredAt = last.walWrites, walWrites >= measuredAt,
-           last.bytes + (walWrites - measuredAt) * last.pageSize < budget {
+            last.bytes + (walWrites - measuredAt) * last.pageSize < budget
+        {
             return nil
         }
         guard let (pages, pageSize) = try? SQLiteWorkoutStore.pagesInUse(db) else {
@@ -44,8 +45,11 @@ final class DatabaseSizeWatch: Sendable {
 
     /// The WAL writes SQLite asked of this connection's open WAL file, or `nil` where the gathering VFS is not in use.
     private static func walWrites(_ db: Database) -> Int64? {
-        var asked: Int64 = 0, issued: Int64 = 0
-        guard wd_wal_write_counts(UnsafeMutableRawPointer(db.sqliteConnection), &asked, &issued) == 0 else { return nil }
+        var asked: Int64 = 0
+        var issued: Int64 = 0
+        guard wd_wal_write_counts(UnsafeMutableRawPointer(db.sqliteConnection), &asked, &issued) == 0 else {
+            return nil
+        }
         return asked
     }
 }

@@ -29,7 +29,9 @@ enum PrivateDatabaseFiles {
     static func restrict(_ path: String) {
         for file in [path, path + "-wal", path + "-shm"] {
             var status = stat()
-            guard lstat(file, &status) == 0, status.st_mode & S_IFMT == S_IFREG, status.st_mode & 0o777 != mode else { continue }
+            guard lstat(file, &status) == 0, status.st_mode & S_IFMT == S_IFREG, status.st_mode & 0o777 != mode else {
+                continue
+            }
             _ = chmod(file, mode)
         }
     }

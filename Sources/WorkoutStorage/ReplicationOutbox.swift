@@ -26,8 +26,10 @@ enum ReplicationOutbox {
     }
 
     static func save(_ mark: ShippedMark, in db: Database) throws {
-        try db.cachedStatement(sql: "UPDATE replicationShipped SET throughSequence = MAX(throughSequence, ?), shippedAt = ? WHERE id = 1")
-            .execute(arguments: [mark.sequence, mark.date.timeIntervalSince1970])
+        try db.cachedStatement(
+            sql: "UPDATE replicationShipped SET throughSequence = MAX(throughSequence, ?), shippedAt = ? WHERE id = 1"
+        )
+        .execute(arguments: [mark.sequence, mark.date.timeIntervalSince1970])
     }
 
     /// One statement per kind, the ids as a JSON array (`json_each` keeps their order), not one per record: a
@@ -37,9 +39,11 @@ enum ReplicationOutbox {
     /// statement per record, at 0.95 with one per kind (same run).
     static func append(_ rows: BatchRows, in db: Database) throws {
         let now = Date().timeIntervalSince1970
-        let insert = try db.cachedStatement(sql: """
-            INSERT INTO replicationOutbox (kind, recordID, committedAt) SELECT ?, value, ? FROM json_each(?) ORDER BY key
-            """)
+        let insert = try db.cachedStatement(
+            sql: """
+                INSERT INTO replicationOutbox (kind, recordID, committedAt) SELECT ?, value, ? FROM json_each(?) ORDER BY key
+                """
+        )
         // A workout started and ended in one commit is one row of the batch (``BatchRows``), so one entry: the
         // shipper ships a record's newest state.
         let workoutIDs = rows.workouts.map(\.id)
@@ -67,13 +71,19 @@ extension ReplicationOutbox {
         }
         guard !complete else { return 0 }
         let now = Date().timeIntervalSince1970
-        try db.execute(sql: """
-            INSERT INTO replicationOutbox (kind, recordID, committedAt) SELECT ?, id, ? FROM workout ORDER BY id
-            """, arguments: [Kind.workout.rawValue, now])
+        try db.execute(
+            sql: """
+                INSERT INTO replicationOutbox (kind, recordID, committedAt) SELECT ?, id, ? FROM workout ORDER BY id
+                """,
+            arguments: [Kind.workout.rawValue, now]
+        )
         var queued = db.changesCount
-        try db.execute(sql: """
-            INSERT INTO replicationOutbox (kind, recordID, committedAt) SELECT ?, id, ? FROM share ORDER BY id
-            """, arguments: [Kind.share.rawValue, now])
+        try db.execute(
+            sql: """
+                INSERT INTO replicationOutbox (kind, recordID, committedAt) SELECT ?, id, ? FROM share ORDER BY id
+                """,
+            arguments: [Kind.share.rawValue, now]
+        )
         queued += db.changesCount
         try db.execute(sql: "UPDATE replicationShipped SET complete = 1 WHERE id = 1")
         return queued
@@ -88,9 +98,12 @@ extension ReplicationOutbox {
     static func workout(_ row: Row) -> WorkoutRecord {
         let endedAt: Double? = row[7]
         var record = WorkoutRecord(
-            id: row[1], device: DeviceIdentity(row[2] as String),
+            id: row[1],
+            device: DeviceIdentity(row[2] as String),
             workout: Workout(location: row[3], date: Date(timeIntervalSince1970: row[4]), intensityLevel: row[5]),
-            startedAt: Date(timeIntervalSince1970: row[6]), endedAt: endedAt.map(Date.init(timeIntervalSince1970:)))
+            startedAt: Date(timeIntervalSince1970: row[6]),
+            endedAt: endedAt.map(Date.init(timeIntervalSince1970:))
+        )
         // Column 8, the clock mark (LEFT JOIN workoutClock): an unknown one is still a mark.
         if let mark: String = row[8] { record.clockMark = WorkoutClockMark(rawValue: mark) ?? .unsynchronized }
         return record
@@ -98,8 +111,12 @@ extension ReplicationOutbox {
 
     static func share(_ row: Row) throws -> ShareRecord {
         ShareRecord(
-            id: row[1], workoutID: row[2], device: DeviceIdentity(row[3] as String), service: try ShareRow.service(row[4]),
-            queuedAt: Date(timeIntervalSince1970: row[5]))
+            id: row[1],
+            workoutID: row[2],
+            device: DeviceIdentity(row[3] as String),
+            service: try ShareRow.service(row[4]),
+            queuedAt: Date(timeIntervalSince1970: row[5])
+        )
     }
 }
 
@@ -113,30 +130,46 @@ extension SQLiteWorkoutStore: ReplicationLog {
     public func pendingChanges(after sequence: Int64?, limit: Int) async throws -> ReplicationBatch {
         let unsaved = unsavedShippedThrough
         return try await reading { db in
-            let mark = try Int64.fetchOne(db, sql: "SELECT \(ReplicationOutbox.shippedThroughOrUnsaved)", arguments: [unsaved]) ?? 0
+            let mark =
+                try Int64.fetchOne(db, sql: "SELECT \(ReplicationOutbox.shippedThroughOrUnsaved)", arguments: [unsaved])
+                ?? 0
             let shipped = max(mark, sequence ?? 0)
-            guard let through = try Int64.fetchOne(db, sql: """
-                SELECT MAX(sequence) FROM (SELECT sequence FROM replicationOutbox WHERE sequence > ? ORDER BY sequence LIMIT ?)
-                """, arguments: [shipped, max(1, limit)]) else {
+            guard
+                let through = try Int64.fetchOne(
+                    db,
+                    sql: """
+                        SELECT MAX(sequence) FROM (SELECT sequence FROM replicationOutbox WHERE sequence > ? ORDER BY sequence LIMIT ?)
+                        """,
+                    arguments: [shipped, max(1, limit)]
+                )
+            else {
                 return ReplicationBatch(changes: [], throughSequence: nil)
             }
             // Joined in SQL, one query per table, and a record changed twice in the batch once, in its newest
             // state, at its last sequence (GROUP BY): this runs beside the device path, and per-entry work in
             // Swift (rows, a dictionary of entries, an IN list of ids) was most of what a batch cost.
             var changes: [ReplicationChange] = []
-            let workouts = try Row.fetchCursor(db, sql: """
-                SELECT MAX(o.sequence), w.id, w.device, w.location, w.date, w.intensityLevel, w.startedAt, w.endedAt, c.mark
-                FROM replicationOutbox o JOIN workout w ON w.id = o.recordID LEFT JOIN workoutClock c ON c.workoutID = w.id
-                WHERE o.sequence > ? AND o.sequence <= ? AND o.kind = ? GROUP BY o.recordID
-                """, arguments: [shipped, through, ReplicationOutbox.Kind.workout.rawValue])
+            let workouts = try Row.fetchCursor(
+                db,
+                sql: """
+                    SELECT MAX(o.sequence), w.id, w.device, w.location, w.date, w.intensityLevel, w.startedAt, w.endedAt, c.mark
+                    FROM replicationOutbox o JOIN workout w ON w.id = o.recordID LEFT JOIN workoutClock c ON c.workoutID = w.id
+                    WHERE o.sequence > ? AND o.sequence <= ? AND o.kind = ? GROUP BY o.recordID
+                    """,
+                arguments: [shipped, through, ReplicationOutbox.Kind.workout.rawValue]
+            )
             while let row = try workouts.next() {
                 changes.append(ReplicationChange(sequence: row[0], record: .workout(ReplicationOutbox.workout(row))))
             }
-            let shares = try Row.fetchCursor(db, sql: """
-                SELECT MAX(o.sequence), s.id, s.workoutID, s.device, s.service, s.queuedAt
-                FROM replicationOutbox o JOIN share s ON s.id = o.recordID
-                WHERE o.sequence > ? AND o.sequence <= ? AND o.kind = ? GROUP BY o.recordID
-                """, arguments: [shipped, through, ReplicationOutbox.Kind.share.rawValue])
+            let shares = try Row.fetchCursor(
+                db,
+                sql: """
+                    SELECT MAX(o.sequence), s.id, s.workoutID, s.device, s.service, s.queuedAt
+                    FROM replicationOutbox o JOIN share s ON s.id = o.recordID
+                    WHERE o.sequence > ? AND o.sequence <= ? AND o.kind = ? GROUP BY o.recordID
+                    """,
+                arguments: [shipped, through, ReplicationOutbox.Kind.share.rawValue]
+            )
             while let row = try shares.next() {
                 changes.append(ReplicationChange(sequence: row[0], record: .share(try ReplicationOutbox.share(row))))
             }
@@ -151,7 +184,9 @@ extension SQLiteWorkoutStore: ReplicationLog {
     /// a crash only ships its changes again, which the central upserts absorb (keyed, never moving a row back).
     public func markShipped(through sequence: Int64, at date: Date) async throws {
         unsavedShippedMark.withLock { mark in
-            if mark.map({ $0.sequence < sequence }) ?? true { mark = ReplicationOutbox.ShippedMark(sequence: sequence, date: date) }
+            if mark.map({ $0.sequence < sequence }) ?? true {
+                mark = ReplicationOutbox.ShippedMark(sequence: sequence, date: date)
+            }
         }
     }
 
@@ -172,8 +207,11 @@ extension SQLiteWorkoutStore: ReplicationLog {
         let unsaved = unsavedShippedThrough
         return try await reading { db in
             try Int.fetchOne(
-                db, sql: "SELECT COUNT(*) FROM replicationOutbox WHERE sequence > \(ReplicationOutbox.shippedThroughOrUnsaved)",
-                arguments: [unsaved]) ?? 0
+                db,
+                sql:
+                    "SELECT COUNT(*) FROM replicationOutbox WHERE sequence > \(ReplicationOutbox.shippedThroughOrUnsaved)",
+                arguments: [unsaved]
+            ) ?? 0
         }
     }
 
@@ -186,21 +224,27 @@ extension SQLiteWorkoutStore: ReplicationLog {
             // Anything with an unshipped outbox entry stays; so do the newest ids (the id watermark is
             // MAX(id): removing them would let a new workout reuse an id the central database already has),
             // shares still waiting for delivery, and workouts a session or a share still refers to.
-            try db.execute(sql: """
-                DELETE FROM share
-                WHERE status != 'pending' AND queuedAt < ?
-                  AND id < (SELECT MAX(id) FROM share)
-                  AND NOT EXISTS (SELECT 1 FROM replicationOutbox o WHERE o.kind = 'share' AND o.recordID = share.id AND o.sequence > \(ReplicationOutbox.shippedThrough))
-                """, arguments: [cutoff])
-            try db.execute(sql: """
-                DELETE FROM workout
-                WHERE endedAt IS NOT NULL AND endedAt < ?
-                  AND id < (SELECT MAX(id) FROM workout)
-                  AND NOT EXISTS (SELECT 1 FROM replicationOutbox o WHERE o.kind = 'workout' AND o.recordID = workout.id AND o.sequence > \(ReplicationOutbox.shippedThrough))
-                  AND NOT EXISTS (SELECT 1 FROM share s WHERE s.workoutID = workout.id)
-                  AND id NOT IN (SELECT activeWorkoutID FROM (\(ReplyRing.sessionsSQL)) WHERE activeWorkoutID IS NOT NULL)
-                  AND id NOT IN (SELECT lastEndedWorkoutID FROM (\(ReplyRing.sessionsSQL)) WHERE lastEndedWorkoutID IS NOT NULL)
-                """, arguments: [cutoff])
+            try db.execute(
+                sql: """
+                    DELETE FROM share
+                    WHERE status != 'pending' AND queuedAt < ?
+                      AND id < (SELECT MAX(id) FROM share)
+                      AND NOT EXISTS (SELECT 1 FROM replicationOutbox o WHERE o.kind = 'share' AND o.recordID = share.id AND o.sequence > \(ReplicationOutbox.shippedThrough))
+                    """,
+                arguments: [cutoff]
+            )
+            try db.execute(
+                sql: """
+                    DELETE FROM workout
+                    WHERE endedAt IS NOT NULL AND endedAt < ?
+                      AND id < (SELECT MAX(id) FROM workout)
+                      AND NOT EXISTS (SELECT 1 FROM replicationOutbox o WHERE o.kind = 'workout' AND o.recordID = workout.id AND o.sequence > \(ReplicationOutbox.shippedThrough))
+                      AND NOT EXISTS (SELECT 1 FROM share s WHERE s.workoutID = workout.id)
+                      AND id NOT IN (SELECT activeWorkoutID FROM (\(ReplyRing.sessionsSQL)) WHERE activeWorkoutID IS NOT NULL)
+                      AND id NOT IN (SELECT lastEndedWorkoutID FROM (\(ReplyRing.sessionsSQL)) WHERE lastEndedWorkoutID IS NOT NULL)
+                    """,
+                arguments: [cutoff]
+            )
             let removed = db.changesCount
             // committedAt, not the time of shipping: an entry shipped is old enough when it was committed before the cutoff.
             // The newest entry stays: sequences are one above the largest (no AUTOINCREMENT), and must never go back.
@@ -209,7 +253,8 @@ extension SQLiteWorkoutStore: ReplicationLog {
                     DELETE FROM replicationOutbox WHERE sequence <= \(ReplicationOutbox.shippedThrough) AND committedAt < ?
                       AND sequence < (SELECT MAX(sequence) FROM replicationOutbox)
                     """,
-                arguments: [cutoff])
+                arguments: [cutoff]
+            )
             return removed
         }
         if let mark { shippedMarkSaved(mark) }

@@ -89,10 +89,13 @@ enum ReplyRing {
     /// first command on; otherwise each device's first thousand commands would grow the tree, a page at a time.
     static func reserveSlots(number: Int64, window: Int, in db: Database) throws {
         let firstKey = number << Int64(slotBits)
-        try db.execute(sql: """
-            WITH RECURSIVE slot(n) AS (SELECT 0 UNION ALL SELECT n + 1 FROM slot WHERE n + 1 < ?)
-            INSERT OR IGNORE INTO reply (key, ordinal, reply) SELECT ? | n, 0, zeroblob(?) FROM slot
-            """, arguments: [window, firstKey, placeholderBytes])
+        try db.execute(
+            sql: """
+                WITH RECURSIVE slot(n) AS (SELECT 0 UNION ALL SELECT n + 1 FROM slot WHERE n + 1 < ?)
+                INSERT OR IGNORE INTO reply (key, ordinal, reply) SELECT ? | n, 0, zeroblob(?) FROM slot
+                """,
+            arguments: [window, firstKey, placeholderBytes]
+        )
     }
 
     /// The device's cursor, from the database: once per device and process (the store keeps it afterwards).
@@ -102,8 +105,10 @@ enum ReplyRing {
             let cursor = Cursor(number: number, head: 0)
             // The bare column comes from the row holding the MAX (as in ``sessionsSQL``).
             let newest = try Row.fetchOne(
-                db, sql: "SELECT MAX(ordinal), lastEndedWorkoutID FROM reply WHERE key BETWEEN ? AND ?",
-                arguments: [cursor.firstKey, cursor.lastKey])
+                db,
+                sql: "SELECT MAX(ordinal), lastEndedWorkoutID FROM reply WHERE key BETWEEN ? AND ?",
+                arguments: [cursor.firstKey, cursor.lastKey]
+            )
             return Cursor(number: number, head: newest?[0] ?? 0, lastEndedWorkoutID: newest?[1])
         }
         try db.execute(sql: "INSERT INTO device (name) VALUES (?)", arguments: [device])
@@ -117,12 +122,14 @@ enum ReplyRing {
     static func write(_ batch: Batch, at cursor: Cursor, window: Int, in db: Database) throws -> Cursor {
         let lastEnded = batch.endedWorkoutID ?? cursor.lastEndedWorkoutID
         guard !batch.entries.isEmpty || cursor.head == 0 else {
-            try db.cachedStatement(sql: """
-                UPDATE reply SET activeWorkoutID = ?, activeBootID = ?, activeStartedBoot = ?, lastEndedWorkoutID = ? WHERE key = ?
-                """).execute(arguments: [
-                    batch.activeWorkoutID, batch.activeStartedBoot?.bootID, batch.activeStartedBoot?.seconds, lastEnded,
-                    cursor.key(ordinal: cursor.head, window: window),
-                ])
+            try db.cachedStatement(
+                sql: """
+                    UPDATE reply SET activeWorkoutID = ?, activeBootID = ?, activeStartedBoot = ?, lastEndedWorkoutID = ? WHERE key = ?
+                    """
+            ).execute(arguments: [
+                batch.activeWorkoutID, batch.activeStartedBoot?.bootID, batch.activeStartedBoot?.seconds, lastEnded,
+                cursor.key(ordinal: cursor.head, window: window),
+            ])
             return Cursor(number: cursor.number, head: cursor.head, lastEndedWorkoutID: lastEnded)
         }
         // An UPDATE by key rewrites the slot's row where it is: one B-tree search (an upsert tries the insert
@@ -132,7 +139,8 @@ enum ReplyRing {
         let boot = batch.activeStartedBoot
         let head = cursor.head + Int64(max(batch.count, 1))
         // A batch without any remembered reply yet still writes the session, into a slot of its own.
-        let slots: [(commandID: String?, reply: String?)] = batch.entries.isEmpty ? [(nil, nil)] : batch.entries.map { ($0, $1) }
+        let slots: [(commandID: String?, reply: String?)] =
+            batch.entries.isEmpty ? [(nil, nil)] : batch.entries.map { ($0, $1) }
         var ordinal = head - Int64(slots.count)
         for (index, slot) in slots.enumerated() {
             ordinal += 1
@@ -160,9 +168,12 @@ enum ReplyRing {
     }
 
     /// A slot's columns besides its key.
-    static let slotColumns = ["ordinal", "commandID", "reply", "activeWorkoutID", "activeBootID", "activeStartedBoot", "lastEndedWorkoutID"]
+    static let slotColumns = [
+        "ordinal", "commandID", "reply", "activeWorkoutID", "activeBootID", "activeStartedBoot", "lastEndedWorkoutID",
+    ]
     /// A slot's whole row by its key (the last parameter), and the same as a new row.
-    static let slotUpdateSQL = "UPDATE \(tableName) SET \(slotColumns.map { "\($0) = ?" }.joined(separator: ", ")) WHERE key = ?"
+    static let slotUpdateSQL =
+        "UPDATE \(tableName) SET \(slotColumns.map { "\($0) = ?" }.joined(separator: ", ")) WHERE key = ?"
     static let slotInsertSQL = RowSQL.insert(into: tableName, columns: slotColumns + ["key"])
 
     /// A device's remembered replies, oldest first, and its session ids (from the newest slot).
@@ -174,18 +185,25 @@ enum ReplyRing {
     }
 
     static func stored(device: String, in db: Database) throws -> Stored {
-        guard let number = try Int64.fetchOne(db, sql: "SELECT number FROM device WHERE name = ?", arguments: [device]) else {
+        guard let number = try Int64.fetchOne(db, sql: "SELECT number FROM device WHERE name = ?", arguments: [device])
+        else {
             return Stored()
         }
         let cursor = Cursor(number: number, head: 0)
         var stored = Stored()
-        let rows = try Row.fetchCursor(db, sql: """
-            SELECT commandID, reply, activeWorkoutID, lastEndedWorkoutID, activeBootID, activeStartedBoot FROM reply
-            WHERE key BETWEEN ? AND ? ORDER BY ordinal
-            """, arguments: [cursor.firstKey, cursor.lastKey])
+        let rows = try Row.fetchCursor(
+            db,
+            sql: """
+                SELECT commandID, reply, activeWorkoutID, lastEndedWorkoutID, activeBootID, activeStartedBoot FROM reply
+                WHERE key BETWEEN ? AND ? ORDER BY ordinal
+                """,
+            arguments: [cursor.firstKey, cursor.lastKey]
+        )
         while let row = try rows.next() {
             if let id: String = row[0], let reply: String = row[1] {
-                stored.entries.append((try StoredJSON.decode(CommandID.self, from: id), try StoredJSON.decode(Reply.self, from: reply)))
+                stored.entries.append(
+                    (try StoredJSON.decode(CommandID.self, from: id), try StoredJSON.decode(Reply.self, from: reply))
+                )
             }
             stored.activeWorkoutID = row[2]
             stored.lastEndedWorkoutID = row[3]

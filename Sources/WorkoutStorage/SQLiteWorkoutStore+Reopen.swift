@@ -39,9 +39,14 @@ extension SQLiteWorkoutStore {
         guard now == nil || now != openedFile.withLock({ $0 }) else { return false }
         guard reopening.mode == .readWrite else { return false }
         let fresh = try SQLiteWorkoutStore(
-            stateDirectory: reopening.stateDirectory, mode: .readWrite, replyWindow: replyWindow,
-            replicationDoorbell: replicationDoorbell, integrityCheckAtOpenLimit: reopening.integrityCheckAtOpenLimit,
-            maximumDatabaseBytes: maximumBytes.load(ordering: .relaxed), softwareVersion: reopening.softwareVersion)
+            stateDirectory: reopening.stateDirectory,
+            mode: .readWrite,
+            replyWindow: replyWindow,
+            replicationDoorbell: replicationDoorbell,
+            integrityCheckAtOpenLimit: reopening.integrityCheckAtOpenLimit,
+            maximumDatabaseBytes: maximumBytes.load(ordering: .relaxed),
+            softwareVersion: reopening.softwareVersion
+        )
         let old = openDatabase.withLock { database in
             defer { database = fresh.database }
             return database

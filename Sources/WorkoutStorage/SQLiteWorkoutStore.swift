@@ -77,16 +77,24 @@ public final class SQLiteWorkoutStore: WorkoutStore, ImmediatelyCommittingStore,
     /// With a `replicationDoorbell`, every commit also records its workouts and shares in the replication
     /// outbox (same transaction) and rings the doorbell once it is durable.
     public init(
-        stateDirectory: String, mode: AccessMode = .readWrite, replyWindow: Int = RecentReplies.defaultCapacity,
-        replicationDoorbell: ReplicationDoorbell? = nil, integrityCheckAtOpenLimit: Int = defaultIntegrityCheckAtOpenLimit,
-        maximumDatabaseBytes: Int64 = StorageConfiguration.defaultMaximumDatabaseBytes, softwareVersion: String? = nil
+        stateDirectory: String,
+        mode: AccessMode = .readWrite,
+        replyWindow: Int = RecentReplies.defaultCapacity,
+        replicationDoorbell: ReplicationDoorbell? = nil,
+        integrityCheckAtOpenLimit: Int = defaultIntegrityCheckAtOpenLimit,
+        maximumDatabaseBytes: Int64 = StorageConfiguration.defaultMaximumDatabaseBytes,
+        softwareVersion: String? = nil
     ) throws {
         // Before any connection opens: each connection keeps the VFS it was opened with.
         _ = Self.walWriteGathering
         self.replicationDoorbell = replicationDoorbell
         self.maximumBytes = Atomic(maximumDatabaseBytes)
         reopening = Reopening(
-            stateDirectory: stateDirectory, mode: mode, integrityCheckAtOpenLimit: integrityCheckAtOpenLimit, softwareVersion: softwareVersion)
+            stateDirectory: stateDirectory,
+            mode: mode,
+            integrityCheckAtOpenLimit: integrityCheckAtOpenLimit,
+            softwareVersion: softwareVersion
+        )
         let path = URL(fileURLWithPath: stateDirectory).appendingPathComponent(Self.fileName).path
         self.path = path
         self.replyWindow = min(max(1, replyWindow), ReplyRing.maximumWindow)
@@ -96,16 +104,20 @@ public final class SQLiteWorkoutStore: WorkoutStore, ImmediatelyCommittingStore,
         case .readOnly:
             guard exists else {
                 throw StorageOpenError(
-                    kind: .missing, path: path,
-                    detail: "there is no database here; check --state-dir (the daemon creates it on its first start).")
+                    kind: .missing,
+                    path: path,
+                    detail: "there is no database here; check --state-dir (the daemon creates it on its first start)."
+                )
             }
         case .readWrite:
             do {
                 try FileManager.default.createDirectory(atPath: stateDirectory, withIntermediateDirectories: true)
             } catch {
                 throw StorageOpenError(
-                    kind: .cannotOpen, path: path,
-                    detail: "the state directory could not be created (\(error.localizedDescription)).")
+                    kind: .cannotOpen,
+                    path: path,
+                    detail: "the state directory could not be created (\(error.localizedDescription))."
+                )
             }
         }
         if exists {
@@ -176,15 +188,20 @@ public final class SQLiteWorkoutStore: WorkoutStore, ImmediatelyCommittingStore,
                 }
                 if readOnly {
                     throw StorageOpenError(
-                        kind: .cannotOpen, path: path,
-                        detail: "the database can only be opened read-only (read-only file system or file permissions); make it writable, or use the read-only inspection commands.")
+                        kind: .cannotOpen,
+                        path: path,
+                        detail:
+                            "the database can only be opened read-only (read-only file system or file permissions); make it writable, or use the read-only inspection commands."
+                    )
                 }
                 try StoreSchema.migrator.migrate(pool)
                 if let softwareVersion { try pool.write { db in try WriterVersion.record(softwareVersion, in: db) } }
                 // The WAL and -shm exist now; an older daemon's may have been created group- or world-readable.
                 PrivateDatabaseFiles.restrict(path)
                 let replicating = replicationDoorbell != nil
-                backFilledForReplication = try pool.write { db in try ReplicationOutbox.backFill(replicating: replicating, in: db) }
+                backFilledForReplication = try pool.write { db in
+                    try ReplicationOutbox.backFill(replicating: replicating, in: db)
+                }
                 opened = pool
                 bytesAtOpen = try pool.read { db in try Self.bytesInUse(db) }
             case .readOnly:
@@ -192,8 +209,11 @@ public final class SQLiteWorkoutStore: WorkoutStore, ImmediatelyCommittingStore,
                 try queue.read { db in
                     guard try StoreSchema.migrator.hasCompletedMigrations(db) else {
                         throw StorageOpenError(
-                            kind: .newerSchema, path: path,
-                            detail: "the database has an older schema; start the daemon once to migrate it, then inspect it.")
+                            kind: .newerSchema,
+                            path: path,
+                            detail:
+                                "the database has an older schema; start the daemon once to migrate it, then inspect it."
+                        )
                     }
                 }
                 backFilledForReplication = 0
@@ -202,7 +222,11 @@ public final class SQLiteWorkoutStore: WorkoutStore, ImmediatelyCommittingStore,
         } catch let error as StorageOpenError {
             throw error
         } catch {
-            throw StorageOpenError(kind: .cannotOpen, path: path, detail: "SQLite could not open it (\(Self.describe(error))).")
+            throw StorageOpenError(
+                kind: .cannotOpen,
+                path: path,
+                detail: "SQLite could not open it (\(Self.describe(error)))."
+            )
         }
         openDatabase = Mutex(opened)
         openedFile = Mutex(FileIdentity(path: path))
@@ -216,7 +240,8 @@ public final class SQLiteWorkoutStore: WorkoutStore, ImmediatelyCommittingStore,
         try await reading { db in
             IDWatermark(
                 workout: try Int64.fetchOne(db, sql: "SELECT COALESCE(MAX(id), 0) FROM workout") ?? 0,
-                share: try Int64.fetchOne(db, sql: "SELECT COALESCE(MAX(id), 0) FROM share") ?? 0)
+                share: try Int64.fetchOne(db, sql: "SELECT COALESCE(MAX(id), 0) FROM share") ?? 0
+            )
         }
     }
 
@@ -227,7 +252,9 @@ public final class SQLiteWorkoutStore: WorkoutStore, ImmediatelyCommittingStore,
             // The active workout is the row its start wrote (ends and starts commit it with the session), with its
             // clock mark (and boot readings) from `workoutClock`, as every other read has it. The last ended one
             // stays an id: a share reads it from the store then, with the times ClockCorrection may have changed.
-            var records = try stored.activeWorkoutID.flatMap { try WorkoutRow.fetchOne(db, key: $0) }.map { [try $0.record()] } ?? []
+            var records =
+                try stored.activeWorkoutID.flatMap { try WorkoutRow.fetchOne(db, key: $0) }.map { [try $0.record()] }
+                ?? []
             try WorkoutClockRow.attach(to: &records, in: db)
             var active = records.first
             // An unmarked workout's boot reading is only in the slot.
@@ -236,7 +263,8 @@ public final class SQLiteWorkoutStore: WorkoutStore, ImmediatelyCommittingStore,
                 state: active.map { .active($0) } ?? .idle,
                 lastEndedWorkoutID: stored.lastEndedWorkoutID,
                 recentReplies: RecentReplies(stored.entries, capacity: window),
-                pendingShares: try Self.pendingShares(of: device, in: db))
+                pendingShares: try Self.pendingShares(of: device, in: db)
+            )
         }
     }
 
@@ -322,7 +350,9 @@ public final class SQLiteWorkoutStore: WorkoutStore, ImmediatelyCommittingStore,
         defer { writesUnderway.subtract(1, ordering: .relaxed) }
         let outcome: PreparedCommit.Outcome
         do {
-            outcome = try commit.database.writeWithoutTransaction { db in try db.commitOrUnavailable(commit.write, then: commit.measure) }
+            outcome = try commit.database.writeWithoutTransaction { db in
+                try db.commitOrUnavailable(commit.write, then: commit.measure)
+            }
         } catch let error as StorageUnavailableError {
             throw error
         } catch {
@@ -390,7 +420,11 @@ public final class SQLiteWorkoutStore: WorkoutStore, ImmediatelyCommittingStore,
             }
             let device = batch.device.rawValue
             let cursor = try ReplyRing.write(
-                rows.ring, at: knownCursor ?? ReplyRing.cursor(device: device, window: window, in: db), window: window, in: db)
+                rows.ring,
+                at: knownCursor ?? ReplyRing.cursor(device: device, window: window, in: db),
+                window: window,
+                in: db
+            )
             if replicated { try ReplicationOutbox.append(rows, in: db) }
             if let mark { try ReplicationOutbox.save(mark, in: db) }
             return Outcome(size: nil, cursor: cursor, recorded: !rows.workouts.isEmpty || !rows.shares.isEmpty)
@@ -424,8 +458,12 @@ public final class SQLiteWorkoutStore: WorkoutStore, ImmediatelyCommittingStore,
         try await reading { db in
             var request = WorkoutRow.order(Column("id").desc)
             if let device = query.device { request = request.filter(Column("device") == device.rawValue) }
-            if let from = query.startedFrom { request = request.filter(Column("startedAt") >= from.timeIntervalSince1970) }
-            if let before = query.startedBefore { request = request.filter(Column("startedAt") < before.timeIntervalSince1970) }
+            if let from = query.startedFrom {
+                request = request.filter(Column("startedAt") >= from.timeIntervalSince1970)
+            }
+            if let before = query.startedBefore {
+                request = request.filter(Column("startedAt") < before.timeIntervalSince1970)
+            }
             if let id = query.beforeID { request = request.filter(Column("id") < id) }
             if let limit = query.limit { request = request.limit(max(0, limit)) }
             return try request.fetchAll(db).map { try $0.record() }
@@ -473,7 +511,8 @@ public final class SQLiteWorkoutStore: WorkoutStore, ImmediatelyCommittingStore,
     public func nextShareAttempt() async throws -> Date? {
         try await reading { db in
             try Double.fetchOne(
-                db, sql: "SELECT MIN(nextAttemptAt) FROM share WHERE \(ShareRow.isPendingSQL)"
+                db,
+                sql: "SELECT MIN(nextAttemptAt) FROM share WHERE \(ShareRow.isPendingSQL)"
             ).map { Date(timeIntervalSince1970: $0) }
         }
     }
@@ -488,14 +527,18 @@ public final class SQLiteWorkoutStore: WorkoutStore, ImmediatelyCommittingStore,
         guard !results.isEmpty else { return }
         try await writing { db in
             // Only a pending share changes: a second report of the same delivery is a no-op.
-            let delivered = try db.cachedStatement(sql: """
-                UPDATE share SET status = 'delivered', attempts = attempts + 1, deliveredAt = ?, lastError = NULL
-                WHERE id = ? AND status = 'pending'
-                """)
-            let failed = try db.cachedStatement(sql: """
-                UPDATE share SET attempts = attempts + 1, lastError = ?, nextAttemptAt = ?
-                WHERE id = ? AND status = 'pending'
-                """)
+            let delivered = try db.cachedStatement(
+                sql: """
+                    UPDATE share SET status = 'delivered', attempts = attempts + 1, deliveredAt = ?, lastError = NULL
+                    WHERE id = ? AND status = 'pending'
+                    """
+            )
+            let failed = try db.cachedStatement(
+                sql: """
+                    UPDATE share SET attempts = attempts + 1, lastError = ?, nextAttemptAt = ?
+                    WHERE id = ? AND status = 'pending'
+                    """
+            )
             for (shareID, result) in results {
                 switch result {
                 case .delivered(let at):
@@ -509,7 +552,10 @@ public final class SQLiteWorkoutStore: WorkoutStore, ImmediatelyCommittingStore,
 
     public func activeSessionCount() async throws -> Int {
         try await reading { db in
-            try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM (\(ReplyRing.sessionsSQL)) WHERE activeWorkoutID IS NOT NULL") ?? 0
+            try Int.fetchOne(
+                db,
+                sql: "SELECT COUNT(*) FROM (\(ReplyRing.sessionsSQL)) WHERE activeWorkoutID IS NOT NULL"
+            ) ?? 0
         }
     }
 
@@ -526,7 +572,9 @@ public final class SQLiteWorkoutStore: WorkoutStore, ImmediatelyCommittingStore,
         let check: [String]
         do {
             check = try await database.read { db in try String.fetchAll(db, sql: "PRAGMA quick_check(10)") }
-        } catch let error as DatabaseError where error.resultCode == .SQLITE_CORRUPT || error.resultCode == .SQLITE_NOTADB {
+        } catch let error as DatabaseError
+            where error.resultCode == .SQLITE_CORRUPT || error.resultCode == .SQLITE_NOTADB
+        {
             // Damage bad enough that the check itself stops on it (a page that is not a B-tree page).
             return [Self.describe(error)]
         } catch {
@@ -583,7 +631,9 @@ struct BatchRows: Sendable {
         // overwrites every column, so the earlier write would change nothing that stays.
         var newest: [Int64: Int] = [:]
         for (index, workout) in batch.workouts.enumerated() { newest[workout.id] = index }
-        workouts = try batch.workouts.enumerated().filter { newest[$0.element.id] == $0.offset }.map { try WorkoutRow($0.element) }
+        workouts = try batch.workouts.enumerated().filter { newest[$0.element.id] == $0.offset }.map {
+            try WorkoutRow($0.element)
+        }
         clockMarks = batch.workouts.compactMap(WorkoutClockRow.init)
         shares = try batch.shares.map(ShareRow.init)
         ring = ReplyRing.Batch(batch, window: window)

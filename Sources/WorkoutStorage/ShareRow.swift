@@ -21,7 +21,8 @@ struct ShareRow: Codable, FetchableRecord, PersistableRecord {
 
     /// The table's columns, one per stored property: the list the commit's SQL is written from.
     enum CodingKeys: String, CodingKey, CaseIterable {
-        case id, workoutID, device, service, queuedAt, status, attempts, lastError, deliveredAt, nextAttemptAt, commandID
+        case id, workoutID, device, service, queuedAt, status, attempts, lastError, deliveredAt, nextAttemptAt,
+            commandID
     }
 
     /// The condition of the `share_pending` partial index, written out in every query meant to use it: SQLite
@@ -46,8 +47,12 @@ struct ShareRow: Codable, FetchableRecord, PersistableRecord {
         statement.bind(commandID)
     }
 
-    static func databaseDateEncodingStrategy(for column: String) -> DatabaseDateEncodingStrategy { .timeIntervalSince1970 }
-    static func databaseDateDecodingStrategy(for column: String) -> DatabaseDateDecodingStrategy { .timeIntervalSince1970 }
+    static func databaseDateEncodingStrategy(for column: String) -> DatabaseDateEncodingStrategy {
+        .timeIntervalSince1970
+    }
+    static func databaseDateDecodingStrategy(for column: String) -> DatabaseDateDecodingStrategy {
+        .timeIntervalSince1970
+    }
 
     init(_ record: ShareRecord) throws {
         id = record.id
@@ -77,8 +82,13 @@ struct ShareRow: Codable, FetchableRecord, PersistableRecord {
             throw StoredValueError(column: "share.status", value: status)
         }
         var record = ShareRecord(
-            id: id, workoutID: workoutID, device: DeviceIdentity(device), service: service, queuedAt: queuedAt,
-            commandID: try commandID.map { try StoredJSON.decode(CommandID.self, from: $0) })
+            id: id,
+            workoutID: workoutID,
+            device: DeviceIdentity(device),
+            service: service,
+            queuedAt: queuedAt,
+            commandID: try commandID.map { try StoredJSON.decode(CommandID.self, from: $0) }
+        )
         record.status = status
         record.attempts = attempts
         record.lastError = lastError

@@ -19,7 +19,9 @@ public struct StorageConfiguration: Sendable, Hashable {
     public var maximumDatabaseBytes: Int64
 
     public init(
-        backend: Backend = .sqlite, stateDirectory: String = defaultStateDirectory, maximumDatabaseBytes: Int64 = defaultMaximumDatabaseBytes
+        backend: Backend = .sqlite,
+        stateDirectory: String = defaultStateDirectory,
+        maximumDatabaseBytes: Int64 = defaultMaximumDatabaseBytes
     ) {
         self.backend = backend
         self.stateDirectory = stateDirectory

@@ -53,7 +53,10 @@ enum StoreSchema {
                 t.uniqueKey(["device", "commandID"])
             }
             try db.create(
-                index: "rememberedReply_window", on: "rememberedReply", columns: ["device", "sequence"])
+                index: "rememberedReply_window",
+                on: "rememberedReply",
+                columns: ["device", "sequence"]
+            )
         }
         migrator.registerMigration("v2: remembered replies as one row per batch") { db in
             try db.create(table: ReplyLog.tableName, options: .withoutRowID) { t in
@@ -64,12 +67,14 @@ enum StoreSchema {
                 t.primaryKey(["device", "lastOrdinal"])
             }
             // Each v1 row becomes a batch of one, in the order it was remembered.
-            try db.execute(sql: """
-                INSERT INTO replyLog (device, lastOrdinal, count, entries)
-                SELECT device, ROW_NUMBER() OVER (PARTITION BY device ORDER BY sequence), 1,
-                       '[[' || commandID || ',' || reply || ']]'
-                FROM rememberedReply
-                """)
+            try db.execute(
+                sql: """
+                    INSERT INTO replyLog (device, lastOrdinal, count, entries)
+                    SELECT device, ROW_NUMBER() OVER (PARTITION BY device ORDER BY sequence), 1,
+                           '[[' || commandID || ',' || reply || ']]'
+                    FROM rememberedReply
+                    """
+            )
             try db.drop(table: "rememberedReply")
         }
         migrator.registerMigration("v3: replication outbox") { db in
@@ -82,7 +87,9 @@ enum StoreSchema {
                 t.column("shippedAt", .double)
             }
             // The shipper and `status` only ever look at what is unshipped: keep that small to find.
-            try db.execute(sql: "CREATE INDEX replicationOutbox_pending ON replicationOutbox(sequence) WHERE shippedAt IS NULL")
+            try db.execute(
+                sql: "CREATE INDEX replicationOutbox_pending ON replicationOutbox(sequence) WHERE shippedAt IS NULL"
+            )
         }
         migrator.registerMigration("v4: replication shipped watermark") { db in
             // Shipping is in sequence order, so what is shipped is always a prefix of the outbox: one watermark
@@ -97,10 +104,12 @@ enum StoreSchema {
                 // the store was opened with replication off (or before this version), see ReplicationOutbox.backFill.
                 t.column("complete", .integer).notNull().defaults(to: 0)
             }
-            try db.execute(sql: """
-                INSERT INTO replicationShipped (id, throughSequence, shippedAt)
-                SELECT 1, COALESCE(MAX(sequence), 0), MAX(shippedAt) FROM replicationOutbox WHERE shippedAt IS NOT NULL
-                """)
+            try db.execute(
+                sql: """
+                    INSERT INTO replicationShipped (id, throughSequence, shippedAt)
+                    SELECT 1, COALESCE(MAX(sequence), 0), MAX(shippedAt) FROM replicationOutbox WHERE shippedAt IS NOT NULL
+                    """
+            )
             try db.execute(sql: "DROP INDEX replicationOutbox_pending")
         }
         migrator.registerMigration("v5: clock marks of workouts timed before the clock was synchronised") { db in

@@ -27,7 +27,10 @@ struct WorkoutClockRow: Sendable {
     }
 
     static let upsertSQL = RowSQL.insert(
-        into: tableName, columns: ["workoutID", "mark", "bootID", "startedBoot", "endedBoot"], updatingOnConflictOf: "workoutID")
+        into: tableName,
+        columns: ["workoutID", "mark", "bootID", "startedBoot", "endedBoot"],
+        updatingOnConflictOf: "workoutID"
+    )
 
     var statementArguments: StatementArguments {
         [workoutID, mark.rawValue, bootID, startedBoot, endedBoot]
@@ -35,24 +38,30 @@ struct WorkoutClockRow: Sendable {
 
     static func createTable(in db: Database) throws {
         // ON DELETE CASCADE: pruning a workout takes its mark along (foreign keys are enforced).
-        try db.execute(sql: """
-            CREATE TABLE workoutClock (
-                workoutID INTEGER PRIMARY KEY REFERENCES workout(id) ON DELETE CASCADE,
-                mark TEXT NOT NULL,
-                bootID TEXT,
-                startedBoot REAL,
-                endedBoot REAL
-            )
-            """)
+        try db.execute(
+            sql: """
+                CREATE TABLE workoutClock (
+                    workoutID INTEGER PRIMARY KEY REFERENCES workout(id) ON DELETE CASCADE,
+                    mark TEXT NOT NULL,
+                    bootID TEXT,
+                    startedBoot REAL,
+                    endedBoot REAL
+                )
+                """
+        )
     }
 
     /// Puts the stored marks (and boot readings) on `records`, read in one range query over their ids.
     static func attach(to records: inout [WorkoutRecord], in db: Database) throws {
         guard let low = records.lazy.map(\.id).min(), let high = records.lazy.map(\.id).max() else { return }
         var marks: [Int64: Row] = [:]
-        let rows = try Row.fetchCursor(db, sql: """
-            SELECT workoutID, mark, bootID, startedBoot, endedBoot FROM workoutClock WHERE workoutID BETWEEN ? AND ?
-            """, arguments: [low, high])
+        let rows = try Row.fetchCursor(
+            db,
+            sql: """
+                SELECT workoutID, mark, bootID, startedBoot, endedBoot FROM workoutClock WHERE workoutID BETWEEN ? AND ?
+                """,
+            arguments: [low, high]
+        )
         while let row = try rows.next() { marks[row[0]] = row.copy() }
         guard !marks.isEmpty else { return }
         for index in records.indices {
@@ -80,9 +89,13 @@ extension SQLiteWorkoutStore {
         guard reading.synchronized, let boot = reading.boot else { return 0 }
         let replicated = replicationDoorbell != nil
         let corrected = try await writing { db in
-            let ids = try Int64.fetchAll(db, sql: """
-                SELECT workoutID FROM workoutClock WHERE mark = ? AND bootID = ? AND endedBoot IS NOT NULL
-                """, arguments: [WorkoutClockMark.unsynchronized.rawValue, boot.bootID])
+            let ids = try Int64.fetchAll(
+                db,
+                sql: """
+                    SELECT workoutID FROM workoutClock WHERE mark = ? AND bootID = ? AND endedBoot IS NOT NULL
+                    """,
+                arguments: [WorkoutClockMark.unsynchronized.rawValue, boot.bootID]
+            )
             guard !ids.isEmpty else { return 0 }
             var records = try WorkoutRow.fetchAll(db, keys: ids).map { try $0.record() }
             try WorkoutClockRow.attach(to: &records, in: db)
@@ -97,7 +110,9 @@ extension SQLiteWorkoutStore {
                 changed.append(record.id)
             }
             if replicated {
-                let queue = try db.cachedStatement(sql: "INSERT INTO replicationOutbox (kind, recordID, committedAt) VALUES (?, ?, ?)")
+                let queue = try db.cachedStatement(
+                    sql: "INSERT INTO replicationOutbox (kind, recordID, committedAt) VALUES (?, ?, ?)"
+                )
                 let now = reading.wall.timeIntervalSince1970
                 for id in changed { try queue.execute(arguments: [ReplicationOutbox.Kind.workout.rawValue, id, now]) }
             }

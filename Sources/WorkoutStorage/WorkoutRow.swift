@@ -24,7 +24,11 @@ struct WorkoutRow: Codable, FetchableRecord, PersistableRecord {
 
     /// Insert, or replace every column of the row with the same id (a workout is written when it starts
     /// and again when it ends).
-    static let upsertSQL = RowSQL.insert(into: databaseTableName, columns: CodingKeys.allCases.map(\.rawValue), updatingOnConflictOf: "id")
+    static let upsertSQL = RowSQL.insert(
+        into: databaseTableName,
+        columns: CodingKeys.allCases.map(\.rawValue),
+        updatingOnConflictOf: "id"
+    )
 
     /// Binds the values in ``CodingKeys`` order, dates as seconds since 1970 (see the date strategies).
     func bind(to statement: inout BoundStatement) {
@@ -40,8 +44,12 @@ struct WorkoutRow: Codable, FetchableRecord, PersistableRecord {
     }
 
     // Seconds since 1970 as REAL keep the daemon's clock exact across a restart; text dates stop at milliseconds.
-    static func databaseDateEncodingStrategy(for column: String) -> DatabaseDateEncodingStrategy { .timeIntervalSince1970 }
-    static func databaseDateDecodingStrategy(for column: String) -> DatabaseDateDecodingStrategy { .timeIntervalSince1970 }
+    static func databaseDateEncodingStrategy(for column: String) -> DatabaseDateEncodingStrategy {
+        .timeIntervalSince1970
+    }
+    static func databaseDateDecodingStrategy(for column: String) -> DatabaseDateDecodingStrategy {
+        .timeIntervalSince1970
+    }
 
     init(_ record: WorkoutRecord) throws {
         id = record.id
@@ -57,10 +65,13 @@ struct WorkoutRow: Codable, FetchableRecord, PersistableRecord {
 
     func record() throws -> WorkoutRecord {
         WorkoutRecord(
-            id: id, device: DeviceIdentity(device),
+            id: id,
+            device: DeviceIdentity(device),
             workout: Workout(location: location, date: date, intensityLevel: intensityLevel),
-            startedAt: startedAt, endedAt: endedAt,
+            startedAt: startedAt,
+            endedAt: endedAt,
             startCommandID: try startCommandID.map { try StoredJSON.decode(CommandID.self, from: $0) },
-            endCommandID: try endCommandID.map { try StoredJSON.decode(CommandID.self, from: $0) })
+            endCommandID: try endCommandID.map { try StoredJSON.decode(CommandID.self, from: $0) }
+        )
     }
 }

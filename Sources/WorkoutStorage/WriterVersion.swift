@@ -8,22 +8,27 @@ enum WriterVersion {
     static let tableName = "workoutdVersion"
 
     static func createTable(in db: Database) throws {
-        try db.execute(sql: """
-            CREATE TABLE workoutdVersion (
-                id INTEGER PRIMARY KEY CHECK (id = 1),
-                version TEXT NOT NULL,
-                writtenAt REAL NOT NULL
-            )
-            """)
+        try db.execute(
+            sql: """
+                CREATE TABLE workoutdVersion (
+                    id INTEGER PRIMARY KEY CHECK (id = 1),
+                    version TEXT NOT NULL,
+                    writtenAt REAL NOT NULL
+                )
+                """
+        )
     }
 
     /// Records `version` as the last writer (after the migrations, in their own transaction).
     static func record(_ version: String, in db: Database) throws {
         guard try read(db) != version else { return }
-        try db.execute(sql: """
-            INSERT INTO workoutdVersion (id, version, writtenAt) VALUES (1, ?, ?)
-            ON CONFLICT (id) DO UPDATE SET version = excluded.version, writtenAt = excluded.writtenAt
-            """, arguments: [version, Date().timeIntervalSince1970])
+        try db.execute(
+            sql: """
+                INSERT INTO workoutdVersion (id, version, writtenAt) VALUES (1, ?, ?)
+                ON CONFLICT (id) DO UPDATE SET version = excluded.version, writtenAt = excluded.writtenAt
+                """,
+            arguments: [version, Date().timeIntervalSince1970]
+        )
     }
 
     /// The recorded version, or nil before any version recorded one (or before the table existed).

@@ -1,9 +1,10 @@
-#if canImport(Glibc)
-import Glibc
-#endif
 import ControlProtocol
 import Foundation
 import WorkoutProtocol
+
+#if canImport(Glibc)
+import Glibc
+#endif
 
 /// A blocking client connection to workoutd's control socket: write request lines, read reply and event lines.
 ///
@@ -32,7 +33,9 @@ public final class ControlConnection: @unchecked Sendable {
             raw[path.utf8.count] = 0
         }
         let result = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_un>.size)) }
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                connect(fd, $0, socklen_t(MemoryLayout<sockaddr_un>.size))
+            }
         }
         guard result == 0 else {
             let code = errno
@@ -40,7 +43,10 @@ public final class ControlConnection: @unchecked Sendable {
             switch code {
             case ENOENT: throw .notRunning(path: path, reason: "no socket at \(path)")
             case ECONNREFUSED: throw .notRunning(path: path, reason: "nothing listening on \(path)")
-            case EACCES, EPERM: throw .failed("permission denied on \(path); run as root or as a member of group workoutd (usermod -aG workoutd $USER)")
+            case EACCES, EPERM:
+                throw .failed(
+                    "permission denied on \(path); run as root or as a member of group workoutd (usermod -aG workoutd $USER)"
+                )
             default: throw .failed("cannot connect to \(path): \(String(cString: strerror(code)))")
             }
         }
@@ -56,7 +62,10 @@ public final class ControlConnection: @unchecked Sendable {
     }
 
     /// Sends `call` and returns its decoded reply; event lines that arrive first are skipped.
-    public func request<Value: Codable & Sendable>(_ call: ControlCall, as type: Value.Type = Value.self) throws(ControlConnectionError) -> ControlResponse<Value> {
+    public func request<Value: Codable & Sendable>(
+        _ call: ControlCall,
+        as type: Value.Type = Value.self
+    ) throws(ControlConnectionError) -> ControlResponse<Value> {
         let id = ControlRequestID.integer(nextID)
         nextID += 1
         let line: [UInt8]
@@ -68,14 +77,19 @@ public final class ControlConnection: @unchecked Sendable {
         try write(line)
         while true {
             guard let reply = try readLine() else { throw .failed("workoutd closed the connection") }
-            if let response = try? decoder.decode(ControlResponse<Value>.self, from: Data(reply)), response.id == id || response.id == nil {
+            if let response = try? decoder.decode(ControlResponse<Value>.self, from: Data(reply)),
+                response.id == id || response.id == nil
+            {
                 return response
             }
         }
     }
 
     /// Sends `call` and returns its result, or throws the daemon's error.
-    public func call<Value: Codable & Sendable>(_ call: ControlCall, as type: Value.Type = Value.self) throws(ControlConnectionError) -> Value {
+    public func call<Value: Codable & Sendable>(
+        _ call: ControlCall,
+        as type: Value.Type = Value.self
+    ) throws(ControlConnectionError) -> Value {
         switch try request(call, as: type).outcome {
         case .success(let value): return value
         case .failure(let error): throw .rejected(error)

@@ -5,11 +5,16 @@ import ControlProtocol
 /// identities refused since start for not being in `devices.allowed_serials`.
 struct DevicesCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
-        commandName: "devices", abstract: "Identity, node, since when, commands and errors per device; refused devices and why.")
+        commandName: "devices",
+        abstract: "Identity, node, since when, commands and errors per device; refused devices and why."
+    )
 
     @OptionGroup var options: GlobalOptions
 
-    @Flag(name: .long, help: "List the identities refused since start because devices.allowed_serials does not name them.")
+    @Flag(
+        name: .long,
+        help: "List the identities refused since start because devices.allowed_serials does not name them."
+    )
     var unknown = false
 
     func run() {
@@ -18,7 +23,8 @@ struct DevicesCommand: ParsableCommand {
         if options.json { return list.devices.forEach(Output.json) }
         var table = TextTable(columns: [
             .init("DEVICE"), .init("NODE"), .init("STATE"), .init("SINCE"),
-            .init("COMMANDS", alignment: .right), .init("ERRORS", alignment: .right), .init("CONNECTIONS", alignment: .right),
+            .init("COMMANDS", alignment: .right), .init("ERRORS", alignment: .right),
+            .init("CONNECTIONS", alignment: .right),
         ])
         for device in list.devices {
             table.append([
@@ -38,10 +44,14 @@ struct DevicesCommand: ParsableCommand {
     private func printUnknown(_ devices: [UnknownDeviceReport]) {
         if options.json { return devices.forEach(Output.json) }
         var table = TextTable(columns: [
-            .init("DEVICE"), .init("LAST NODE"), .init("FIRST SEEN"), .init("LAST SEEN"), .init("SIGHTINGS", alignment: .right),
+            .init("DEVICE"), .init("LAST NODE"), .init("FIRST SEEN"), .init("LAST SEEN"),
+            .init("SIGHTINGS", alignment: .right),
         ])
         for device in devices {
-            table.append([device.identity, device.node, Output.date(device.firstSeen), Output.date(device.lastSeen), "\(device.sightings)"])
+            table.append([
+                device.identity, device.node, Output.date(device.firstSeen), Output.date(device.lastSeen),
+                "\(device.sightings)",
+            ])
         }
         Output.table(table)
     }

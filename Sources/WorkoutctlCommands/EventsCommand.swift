@@ -7,7 +7,8 @@ import WorkoutProtocol
 struct EventsCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "events",
-        abstract: "Follow events as they happen: devices, commands, replies, workouts, shares. Ctrl-C to stop.")
+        abstract: "Follow events as they happen: devices, commands, replies, workouts, shares. Ctrl-C to stop."
+    )
 
     @OptionGroup var options: GlobalOptions
 
@@ -33,10 +34,12 @@ struct EventsCommand: ParsableCommand {
                 if options.json {
                     Output.json(event)
                 } else {
-                    Output.text(Self.row([
-                        "\(event.sequence)", event.time.formatted(.iso8601), event.detail.type.rawValue,
-                        event.detail.device, Self.detail(event.detail),
-                    ]) + "\n")
+                    Output.text(
+                        Self.row([
+                            "\(event.sequence)", event.time.formatted(.iso8601), event.detail.type.rawValue,
+                            event.detail.device, Self.detail(event.detail),
+                        ]) + "\n"
+                    )
                 }
             }
             Failure(.failed("workoutd closed the event stream")).report()
@@ -59,11 +62,17 @@ struct EventsCommand: ParsableCommand {
         case .deviceAdded(_, let node), .deviceRemoved(_, let node):
             "node \(node)"
         case .commandReceived(_, let commandType, let id, let origin):
-            [commandType?.rawValue ?? "(invalid line)", id.map { "id \($0)" }, origin == .control ? "via control socket" : nil]
-                .compactMap { $0 }.joined(separator: " ")
+            [
+                commandType?.rawValue ?? "(invalid line)", id.map { "id \($0)" },
+                origin == .control ? "via control socket" : nil,
+            ]
+            .compactMap { $0 }.joined(separator: " ")
         case .replySent(_, let reply, let origin):
-            [reply.statusText, reply.id.map { "id \($0)" }, reply.summary, origin == .control ? "via control socket" : nil]
-                .compactMap { $0 }.joined(separator: " ")
+            [
+                reply.statusText, reply.id.map { "id \($0)" }, reply.summary,
+                origin == .control ? "via control socket" : nil,
+            ]
+            .compactMap { $0 }.joined(separator: " ")
         case .workoutStarted(let workout):
             "workout \(workout.id) at \(workout.location), intensity \(workout.intensityLevel)"
         case .workoutEnded(let workout):

@@ -5,7 +5,9 @@ import ControlProtocol
 struct MetricsCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "metrics",
-        abstract: "Prometheus metrics: commands by type and outcome, bytes, invalid lines, replays, reconnects, handler latency.")
+        abstract:
+            "Prometheus metrics: commands by type and outcome, bytes, invalid lines, replays, reconnects, handler latency."
+    )
 
     @OptionGroup var options: GlobalOptions
 

@@ -11,7 +11,8 @@ struct SendCommand: ParsableCommand {
             Example: workoutctl send --device wearable-1 '{"command_type":"end_workout","id":7}'
 
             Exit status: 0 the reply is ok; 1 the reply is an error (or workoutd refused the request);             2 the device is not connected (the message lists the connected ones); 69 workoutd is not running.
-            """#)
+            """#
+    )
 
     @OptionGroup var options: GlobalOptions
 
@@ -29,7 +30,9 @@ struct SendCommand: ParsableCommand {
         // The reply is printed either way; the status says whether the command succeeded.
         defer { if !result.reply.isSuccess { Foundation.exit(ExitCode.failure.rawValue) } }
         if options.json { return Output.json(result) }
-        var table = TextTable(columns: [.init("DEVICE"), .init("STATUS"), .init("COMMAND"), .init("ID"), .init("REPLY")])
+        var table = TextTable(columns: [
+            .init("DEVICE"), .init("STATUS"), .init("COMMAND"), .init("ID"), .init("REPLY"),
+        ])
         table.append([
             result.device, result.reply.statusText, result.reply.commandTypeText,
             result.reply.id?.description ?? "-", result.reply.summary,

@@ -4,7 +4,9 @@ import ControlProtocol
 /// `workoutctl status`: is the daemon up, and what has it been doing.
 struct StatusCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
-        commandName: "status", abstract: "Uptime, version, devices, active workouts, queued shares and counters.")
+        commandName: "status",
+        abstract: "Uptime, version, devices, active workouts, queued shares and counters."
+    )
 
     @OptionGroup var options: GlobalOptions
 
@@ -35,11 +37,16 @@ struct StatusCommand: ParsableCommand {
         ]
         for (field, value) in rows { table.append([field, value]) }
         if !status.pendingRestart.isEmpty {
-            table.append(["pending restart", status.pendingRestart.joined(separator: ", ") + " (takes effect after restart)"])
+            table.append([
+                "pending restart", status.pendingRestart.joined(separator: ", ") + " (takes effect after restart)",
+            ])
         }
         if let replication = status.replication { table.append(["replication", Self.describe(replication)]) }
         if let problem = status.storageProblem {
-            table.append(["storage", "unavailable since \(Output.date(problem.since)): \(problem.reason) (storing commands get storage_unavailable)"])
+            table.append([
+                "storage",
+                "unavailable since \(Output.date(problem.since)): \(problem.reason) (storing commands get storage_unavailable)",
+            ])
         }
         Output.table(table)
     }

@@ -24,11 +24,26 @@ enum AllocatorLimits {
     }
 
     static let defaults: [Setting] = [
-        Setting(parameter: M_ARENA_MAX, value: 2, environmentName: "MALLOC_ARENA_MAX", tunable: "glibc.malloc.arena_max"),
+        Setting(
+            parameter: M_ARENA_MAX,
+            value: 2,
+            environmentName: "MALLOC_ARENA_MAX",
+            tunable: "glibc.malloc.arena_max"
+        ),
         // Blocks from 256 KiB up are mapped on their own and unmapped when freed.
-        Setting(parameter: M_MMAP_THRESHOLD, value: 256 * 1024, environmentName: "MALLOC_MMAP_THRESHOLD_", tunable: "glibc.malloc.mmap_threshold"),
+        Setting(
+            parameter: M_MMAP_THRESHOLD,
+            value: 256 * 1024,
+            environmentName: "MALLOC_MMAP_THRESHOLD_",
+            tunable: "glibc.malloc.mmap_threshold"
+        ),
         // An arena gives back its free top once it exceeds 512 KiB.
-        Setting(parameter: M_TRIM_THRESHOLD, value: 512 * 1024, environmentName: "MALLOC_TRIM_THRESHOLD_", tunable: "glibc.malloc.trim_threshold"),
+        Setting(
+            parameter: M_TRIM_THRESHOLD,
+            value: 512 * 1024,
+            environmentName: "MALLOC_TRIM_THRESHOLD_",
+            tunable: "glibc.malloc.trim_threshold"
+        ),
     ]
 
     /// The settings to apply: the defaults the environment does not set itself.

@@ -43,16 +43,25 @@ final class ClockCorrection: Service, Sendable, CustomStringConvertible {
                             let corrected = try await store.correctClockMarks(from: reading)
                             // The first pass always speaks once times were marked; the second only when it found stragglers.
                             if corrected > 0 || (announced && passesLeft == 2) {
-                                logger.notice("system clock synchronised: times taken before it corrected from the boot-time clock", metadata: [
-                                    "workouts": "\(corrected)"])
+                                logger.notice(
+                                    "system clock synchronised: times taken before it corrected from the boot-time clock",
+                                    metadata: [
+                                        "workouts": "\(corrected)"
+                                    ]
+                                )
                             }
                             passesLeft -= 1
                         } catch {
-                            logger.warning("clock correction could not be stored; retrying", metadata: ["reason": "\(error)"])
+                            logger.warning(
+                                "clock correction could not be stored; retrying",
+                                metadata: ["reason": "\(error)"]
+                            )
                         }
                     } else if !announced {
                         announced = true
-                        logger.notice("system clock not synchronised: workouts are timed on the boot-time clock and their times marked until it is")
+                        logger.notice(
+                            "system clock not synchronised: workouts are timed on the boot-time clock and their times marked until it is"
+                        )
                     }
                 }
                 try await Task.sleep(for: passesLeft == 0 ? .seconds(3600) : Self.period)

@@ -25,7 +25,9 @@ struct ConfigurationCheck {
 
     /// Checks that every `WORKOUTD_*` variable names a known key.
     static func checkEnvironment(_ environment: [String: String]) throws {
-        let known = Dictionary(ConfigurationKeys.expanded.map { (ConfigurationKeys.environmentVariable(for: $0.name), $0.name) }) { first, _ in first }
+        let known = Dictionary(
+            ConfigurationKeys.expanded.map { (ConfigurationKeys.environmentVariable(for: $0.name), $0.name) }
+        ) { first, _ in first }
         for variable in environment.keys.sorted() where variable.hasPrefix(DaemonConfiguration.environmentPrefix) {
             guard known[variable] == nil else { continue }
             var problem = "unknown environment variable"
@@ -60,7 +62,8 @@ struct ConfigurationCheck {
 
     private func unknownProblem(_ name: String, under section: String) -> String {
         let isService = section == "shares"
-        var problem = isService
+        var problem =
+            isService
             ? "unknown share service (known: \(ConfigurationKeys.wildcardNames.joined(separator: ", ")))"
             : "unknown key"
         if let nearest = ConfigurationKeys.nearest(to: name, among: ConfigurationKeys.children(of: section)) {

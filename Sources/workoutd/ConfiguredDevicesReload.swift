@@ -11,12 +11,18 @@ extension ReloadHook {
     /// on, and serves at once the refused ones it now lists.
     static func configuredDevices(_ manager: DeviceManager) -> ReloadHook {
         ReloadHook(name: "devices") { configuration in
-            return {
+            {
                 await manager.update(options: configuration.serial.pipeline)
                 await manager.update(allowedSerials: configuration.allowedSerials)
                 for path in configuration.devices {
-                    await manager.attach(DeviceSpec(
-                        path: path, identity: DeviceIdentity(path), baud: configuration.serial.baud, policy: configuration.serial.reconnect))
+                    await manager.attach(
+                        DeviceSpec(
+                            path: path,
+                            identity: DeviceIdentity(path),
+                            baud: configuration.serial.baud,
+                            policy: configuration.serial.reconnect
+                        )
+                    )
                 }
             }
         }

@@ -1,16 +1,16 @@
+import DeviceDiscovery
 import Foundation
 import Logging
 import NIOCore
 import NIOPosix
+import Replication
 import SerialTransport
 import ServiceLifecycle
-import DeviceDiscovery
-import Replication
 import ShareDelivery
+import WebServer
 import WorkoutEngine
 import WorkoutProtocol
 import WorkoutStorage
-import WebServer
 
 /// The composition root: builds the engine, storage and transports from the configuration and runs
 /// them as one service group that shuts down gracefully on SIGTERM/SIGINT.
@@ -22,13 +22,22 @@ enum Daemon {
         let doorbell = config.replication == nil ? nil : ReplicationDoorbell()
         let store = try openStore(config, replicationDoorbell: doorbell)
         if let sqlite = store as? SQLiteWorkoutStore, sqlite.backFilledForReplication > 0 {
-            logger.info("replication: history committed without it queued for shipping", metadata: [
-                "records": "\(sqlite.backFilledForReplication)"])
+            logger.info(
+                "replication: history committed without it queued for shipping",
+                metadata: [
+                    "records": "\(sqlite.backFilledForReplication)"
+                ]
+            )
         }
         // The transport decides where sessions run: each on its device's event loop.
         let placement = SessionPlacement(group: MultiThreadedEventLoopGroup.singleton)
         let clock = WorkoutClock.system(assumeSynchronized: config.clockAssumedSynchronized)
-        let engine = try await WorkoutEngine(store: store, clock: clock, sessionExecutor: placement.sessionExecutor, limits: config.limits)
+        let engine = try await WorkoutEngine(
+            store: store,
+            clock: clock,
+            sessionExecutor: placement.sessionExecutor,
+            limits: config.limits
+        )
         let eviction = SessionEviction(engine: engine, timeout: config.limits.sessionIdleTimeout, logger: logger)
         observers.observe(engine)
         let memoryRelease = MemoryRelease(loop: MultiThreadedEventLoopGroup.singleton.any())
@@ -38,26 +47,47 @@ enum Daemon {
         let systemd = SystemdServices(logger: logger)
         systemd.observe(engine.events)
         let manager = DeviceManager(
-            group: MultiThreadedEventLoopGroup.singleton, placement: placement, engine: engine,
-            options: config.serial.pipeline, logger: logger,
+            group: MultiThreadedEventLoopGroup.singleton,
+            placement: placement,
+            engine: engine,
+            options: config.serial.pipeline,
+            logger: logger,
             observer: { [events = observers.deviceObserver, status = systemd.deviceObserver] activity in
                 events(activity)
                 status(activity)
-            }, allowedSerials: config.allowedSerials)
+            },
+            allowedSerials: config.allowedSerials
+        )
         let staticDevices = config.devices.map { path in
-            DeviceSpec(path: path, identity: DeviceIdentity(path), baud: config.serial.baud, policy: config.serial.reconnect)
+            DeviceSpec(
+                path: path,
+                identity: DeviceIdentity(path),
+                baud: config.serial.baud,
+                policy: config.serial.reconnect
+            )
         }
-        let serial = SerialDeviceService(manager: manager, staticDevices: staticDevices, drainTimeout: config.serial.drainTimeout)
+        let serial = SerialDeviceService(
+            manager: manager,
+            staticDevices: staticDevices,
+            drainTimeout: config.serial.drainTimeout
+        )
 
         let reloader = ConfigurationReloader(config, tally: observers.tally, notifier: systemd.notifier, logger: logger)
         reloader.register(.logLevel)
         reloader.register(.configuredDevices(manager))
         reloader.register(.limits(engine, eviction: eviction, store: store as? SQLiteWorkoutStore))
         let delivery = ShareDeliveryService(
-            store: store, sinks: config.shares.sinks.makeSinks(stateDirectory: config.stateDirectory),
-            events: engine.events, configuration: config.shares, logger: logger)
+            store: store,
+            sinks: config.shares.sinks.makeSinks(stateDirectory: config.stateDirectory),
+            events: engine.events,
+            configuration: config.shares,
+            logger: logger
+        )
         reloader.register(.shareSinks(delivery, stateDirectory: config.stateDirectory))
-        var services: [any Service] = [systemd.watchdog(eventLoopGroup: MultiThreadedEventLoopGroup.singleton), delivery, serial, reloader, eviction]
+        var services: [any Service] = [
+            systemd.watchdog(eventLoopGroup: MultiThreadedEventLoopGroup.singleton), delivery, serial, reloader,
+            eviction,
+        ]
         if let sqlite = store as? SQLiteWorkoutStore {
             services.append(ClockCorrection(clock: clock, store: sqlite, logger: logger))
             services.append(StorageRecovery(store: sqlite, lock: stateLock, failures: storageFailures, logger: logger))
@@ -68,9 +98,20 @@ enum Daemon {
             reloader.register(.replicationPassword(shipper, current: replication))
         }
         let responder = observers.responder(
-            config, engine: engine, records: store, manager: manager, replication: shipper, storageProblem: { storageFailures.problem })
+            config,
+            engine: engine,
+            records: store,
+            manager: manager,
+            replication: shipper,
+            storageProblem: { storageFailures.problem }
+        )
         reloader.register(.controlLineLimit(responder))
-        if let control = observers.controlServer(config, responder: responder, group: MultiThreadedEventLoopGroup.singleton, logger: logger) {
+        if let control = observers.controlServer(
+            config,
+            responder: responder,
+            group: MultiThreadedEventLoopGroup.singleton,
+            logger: logger
+        ) {
             services.append(control)
         }
         // Also when `web.listen` is off: a reload that turns it on starts it.
@@ -79,60 +120,95 @@ enum Daemon {
         reloader.register(.web(web))
         // After `serial`, so shutdown (in reverse order) stops discovering before the devices drain.
         // Also when disabled: it then touches no udev, and a reload that enables it starts it.
-        let discovery = DiscoveryService(manager: manager, matcher: config.discovery, baud: config.serial.baud, logger: logger)
+        let discovery = DiscoveryService(
+            manager: manager,
+            matcher: config.discovery,
+            baud: config.serial.baud,
+            logger: logger
+        )
         services.append(discovery)
         reloader.register(.discoveryRules(discovery))
         // A database too large to read whole before READY=1 is checked once serving has started.
         let integrity = StorageIntegrityCheck.Outcome()
         if let sqlite = store as? SQLiteWorkoutStore, !sqlite.integrityCheckedAtOpen {
-            services.append(StorageIntegrityCheck(
-                store: sqlite, outcome: integrity, logger: logger, untilReady: { try await discovery.waitUntilReady() },
-                failed: { systemd.noteStatusChange() }))
+            services.append(
+                StorageIntegrityCheck(
+                    store: sqlite,
+                    outcome: integrity,
+                    logger: logger,
+                    untilReady: { try await discovery.waitUntilReady() },
+                    failed: { systemd.noteStatusChange() }
+                )
+            )
         }
-        services.append(systemd.status(
-            manager: manager, records: store,
-            untilReady: {
-                try await discovery.waitUntilReady()
-                StartupCodeRelease.release()
-            },
-            storageProblem: { integrity.failure }))
+        services.append(
+            systemd.status(
+                manager: manager,
+                records: store,
+                untilReady: {
+                    try await discovery.waitUntilReady()
+                    StartupCodeRelease.release()
+                },
+                storageProblem: { integrity.failure }
+            )
+        )
         var groupConfiguration = ServiceGroupConfiguration(
             services: services.map { .init(service: $0) },
             gracefulShutdownSignals: [.sigterm, .sigint],
-            logger: logger)
+            logger: logger
+        )
         // Shutdown is bounded: devices get their drain time, then whatever still runs is cancelled, so a
         // stuck service can never outlast systemd's stop timeout and end in SIGKILL.
         groupConfiguration.maximumGracefulShutdownDuration = config.serial.drainTimeout + .seconds(5)
         groupConfiguration.maximumCancellationDuration = .seconds(2)
         let group = ServiceGroup(configuration: groupConfiguration)
-        logger.info("workoutd started", metadata: [
-            "devices": "\(config.devices.joined(separator: ","))",
-            "state_dir": "\(config.stateDirectory)",
-        ])
+        logger.info(
+            "workoutd started",
+            metadata: [
+                "devices": "\(config.devices.joined(separator: ","))",
+                "state_dir": "\(config.stateDirectory)",
+            ]
+        )
         try await group.run()
         logger.info("workoutd stopped")
     }
 
     /// SQLite in the state directory, or memory when configured (benchmarks, throwaway runs).
-    private static func openStore(_ config: DaemonConfiguration, replicationDoorbell: ReplicationDoorbell?) throws -> any WorkoutStore {
+    private static func openStore(
+        _ config: DaemonConfiguration,
+        replicationDoorbell: ReplicationDoorbell?
+    ) throws -> any WorkoutStore {
         switch config.storage.backend {
         case .memory:
             return InMemoryWorkoutStore()
         case .sqlite:
             return try SQLiteWorkoutStore(
-                stateDirectory: config.stateDirectory, replicationDoorbell: replicationDoorbell,
-                maximumDatabaseBytes: config.storage.maximumDatabaseBytes, softwareVersion: WorkoutdVersion.current)
+                stateDirectory: config.stateDirectory,
+                replicationDoorbell: replicationDoorbell,
+                maximumDatabaseBytes: config.storage.maximumDatabaseBytes,
+                softwareVersion: WorkoutdVersion.current
+            )
         }
     }
 
     /// The replication shipper when `replication.postgres_url` is set (configuration ensures a SQLite store).
     private static func makeShipper(
-        _ config: DaemonConfiguration, store: any WorkoutStore, doorbell: ReplicationDoorbell?, logger: Logger
+        _ config: DaemonConfiguration,
+        store: any WorkoutStore,
+        doorbell: ReplicationDoorbell?,
+        logger: Logger
     ) throws -> ReplicationShipper? {
-        guard let replication = config.replication, let doorbell, let log = store as? any ReplicationLog else { return nil }
+        guard let replication = config.replication, let doorbell, let log = store as? any ReplicationLog else {
+            return nil
+        }
         do {
             return try ReplicationShipper(
-                configuration: replication, log: log, doorbell: doorbell, softwareVersion: WorkoutdVersion.current, logger: logger)
+                configuration: replication,
+                log: log,
+                doorbell: doorbell,
+                softwareVersion: WorkoutdVersion.current,
+                logger: logger
+            )
         } catch {
             throw ConfigurationError(key: error.key ?? "replication.password_file", problem: error.description)
         }

@@ -33,7 +33,9 @@ extension DaemonConfiguration {
         if web.requiresLogin, web.token == nil, let listen = web.listen {
             throw ConfigurationError(
                 key: "web.listen",
-                problem: "\(listen) is reachable from the network, so logins need a token: set web.token_credential (LoadCredential=) or web.token_file")
+                problem:
+                    "\(listen) is reachable from the network, so logins need a token: set web.token_credential (LoadCredential=) or web.token_file"
+            )
         }
         return web
     }
@@ -51,11 +53,18 @@ extension DaemonConfiguration {
             throw ConfigurationError(key: "web.token_credential", problem: "and web.token_file are both set; keep one")
         case (let name?, nil):
             guard !name.contains("/"), name != ".", name != ".." else {
-                throw ConfigurationError(key: "web.token_credential", problem: "must be a credential name (LoadCredential=<name>:<file>), not a path; got '\(name)'")
-            }
-            guard let directory = ProcessInfo.processInfo.environment["CREDENTIALS_DIRECTORY"], !directory.isEmpty else {
                 throw ConfigurationError(
-                    key: "web.token_credential", problem: "names credential '\(name)', but $CREDENTIALS_DIRECTORY is not set: the unit needs LoadCredential=\(name):/etc/workoutd/\(name)")
+                    key: "web.token_credential",
+                    problem: "must be a credential name (LoadCredential=<name>:<file>), not a path; got '\(name)'"
+                )
+            }
+            guard let directory = ProcessInfo.processInfo.environment["CREDENTIALS_DIRECTORY"], !directory.isEmpty
+            else {
+                throw ConfigurationError(
+                    key: "web.token_credential",
+                    problem:
+                        "names credential '\(name)', but $CREDENTIALS_DIRECTORY is not set: the unit needs LoadCredential=\(name):/etc/workoutd/\(name)"
+                )
             }
             key = "web.token_credential"
             path = directory + "/" + name
@@ -73,7 +82,10 @@ extension DaemonConfiguration {
             .trimmingCharacters(in: .whitespaces)
         // A short token can be guessed even through the login throttle.
         guard token.utf8.count >= 16 else {
-            throw ConfigurationError(key: key, problem: "the token in \(path) is shorter than 16 characters (e.g. openssl rand -hex 24 > file)")
+            throw ConfigurationError(
+                key: key,
+                problem: "the token in \(path) is shorter than 16 characters (e.g. openssl rand -hex 24 > file)"
+            )
         }
         return WebToken(token)
     }

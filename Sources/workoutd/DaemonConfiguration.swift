@@ -8,10 +8,10 @@ import Replication
 import SerialTransport
 import ShareDelivery
 import SystemPackage
-import WorkoutEngine
-import WorkoutStorage
-import WorkoutProtocol
 import WebServer
+import WorkoutEngine
+import WorkoutProtocol
+import WorkoutStorage
 
 /// Everything the daemon reads at start: the YAML file, then `WORKOUTD_*` environment variables, then flags.
 ///
@@ -76,7 +76,9 @@ struct DaemonConfiguration: Sendable {
     }
 
     static func load(
-        file: String?, environment: [String: String], overrides: Overrides
+        file: String?,
+        environment: [String: String],
+        overrides: Overrides
     ) async throws -> DaemonConfiguration {
         let check = try check(file: file, environment: environment)
         do {
@@ -103,7 +105,9 @@ struct DaemonConfiguration: Sendable {
     }
 
     private static func read(
-        file: String?, environment: [String: String], overrides: Overrides
+        file: String?,
+        environment: [String: String],
+        overrides: Overrides
     ) async throws -> DaemonConfiguration {
         let reader = try await makeReader(file: file, environment: environment)
         var config = DaemonConfiguration()
@@ -111,14 +115,27 @@ struct DaemonConfiguration: Sendable {
         // a list in the file and WORKOUTD_DEVICES_PATHS; the paths of both are served).
         config.devices = (try reader.strings("devices") ?? []) + (try reader.strings("devices.paths") ?? [])
         if let allowed = try reader.strings("devices.allowed_serials") {
-            if let blank = allowed.first(where: { $0.trimmingCharacters(in: .whitespaces).isEmpty || $0.contains(where: \.isNewline) }) {
-                throw ConfigurationError(key: "devices.allowed_serials", problem: "entries must be identities as workoutctl devices shows them; got '\(blank)'")
+            if let blank = allowed.first(where: {
+                $0.trimmingCharacters(in: .whitespaces).isEmpty || $0.contains(where: \.isNewline)
+            }) {
+                throw ConfigurationError(
+                    key: "devices.allowed_serials",
+                    problem: "entries must be identities as workoutctl devices shows them; got '\(blank)'"
+                )
             }
             config.allowedSerials = Set(allowed)
         }
-        config.serial.baud = try reader.integer("serial.baud", default: config.serial.baud) { SerialPort.isSupported(baud: $0) ? nil : "is not a supported baud rate" }
-        config.serial.pipeline.maximumLineLength = try reader.integer("serial.max_line_bytes", default: config.serial.pipeline.maximumLineLength) { (64...1 << 20).contains($0) ? nil : "must be between 64 and 1048576" }
-        config.serial.pipeline.maximumPendingLines = try reader.integer("serial.max_pending_lines", default: config.serial.pipeline.maximumPendingLines) { (1...65536).contains($0) ? nil : "must be between 1 and 65536" }
+        config.serial.baud = try reader.integer("serial.baud", default: config.serial.baud) {
+            SerialPort.isSupported(baud: $0) ? nil : "is not a supported baud rate"
+        }
+        config.serial.pipeline.maximumLineLength = try reader.integer(
+            "serial.max_line_bytes",
+            default: config.serial.pipeline.maximumLineLength
+        ) { (64...1 << 20).contains($0) ? nil : "must be between 64 and 1048576" }
+        config.serial.pipeline.maximumPendingLines = try reader.integer(
+            "serial.max_pending_lines",
+            default: config.serial.pipeline.maximumPendingLines
+        ) { (1...65536).contains($0) ? nil : "must be between 1 and 65536" }
         if let ending = try reader.string("serial.reply_line_ending") {
             guard let value = ReplyLineEnding(rawValue: ending) else {
                 throw ConfigurationError(key: "serial.reply_line_ending", problem: "must be auto, lf or crlf")
@@ -128,11 +145,21 @@ struct DaemonConfiguration: Sendable {
         config.stateDirectory = try reader.string("state_dir") ?? config.stateDirectory
         config.logLevel = try parseLogLevel(try reader.string("log_level"), key: "log_level") ?? config.logLevel
         func milliseconds(_ duration: Duration) -> Int { Int(duration / .milliseconds(1)) }
-        let initialDelay = try reader.integer("reconnect.initial_delay_ms", default: milliseconds(config.serial.reconnect.initialDelay)) { $0 > 0 ? nil : "must be positive" }
-        let maximumDelay = try reader.integer("reconnect.max_delay_ms", default: milliseconds(config.serial.reconnect.maximumDelay)) { $0 >= initialDelay ? nil : "must be at least reconnect.initial_delay_ms" }
+        let initialDelay = try reader.integer(
+            "reconnect.initial_delay_ms",
+            default: milliseconds(config.serial.reconnect.initialDelay)
+        ) { $0 > 0 ? nil : "must be positive" }
+        let maximumDelay = try reader.integer(
+            "reconnect.max_delay_ms",
+            default: milliseconds(config.serial.reconnect.maximumDelay)
+        ) { $0 >= initialDelay ? nil : "must be at least reconnect.initial_delay_ms" }
         config.serial.reconnect.initialDelay = .milliseconds(initialDelay)
         config.serial.reconnect.maximumDelay = .milliseconds(maximumDelay)
-        config.serial.drainTimeout = .milliseconds(try reader.integer("shutdown.drain_timeout_ms", default: milliseconds(config.serial.drainTimeout)) { $0 >= 0 ? nil : "must not be negative" })
+        config.serial.drainTimeout = .milliseconds(
+            try reader.integer("shutdown.drain_timeout_ms", default: milliseconds(config.serial.drainTimeout)) {
+                $0 >= 0 ? nil : "must not be negative"
+            }
+        )
         config.clockAssumedSynchronized = try reader.bool("clock.assume_synchronized", default: false)
         if try reader.bool("discovery.enabled", default: true) {
             let rules = try reader.strings("discovery.match") ?? DeviceMatcher.defaultRules
@@ -147,21 +174,36 @@ struct DaemonConfiguration: Sendable {
 
         if let backend = try reader.string("storage.backend") {
             guard let parsed = StorageConfiguration.Backend(rawValue: backend) else {
-                throw ConfigurationError(key: "storage.backend", problem: "must be one of \(StorageConfiguration.Backend.allCases.map(\.rawValue).joined(separator: ", ")); got '\(backend)'")
+                throw ConfigurationError(
+                    key: "storage.backend",
+                    problem:
+                        "must be one of \(StorageConfiguration.Backend.allCases.map(\.rawValue).joined(separator: ", ")); got '\(backend)'"
+                )
             }
             config.storage.backend = parsed
         }
         if overrides.inMemory { config.storage.backend = .memory }
-        config.storage.maximumDatabaseBytes = try reader.integer("storage.max_database_bytes", default: config.storage.maximumDatabaseBytes) { $0 >= 0 ? nil : "must not be negative (0: no budget)" }
+        config.storage.maximumDatabaseBytes = try reader.integer(
+            "storage.max_database_bytes",
+            default: config.storage.maximumDatabaseBytes
+        ) { $0 >= 0 ? nil : "must not be negative (0: no budget)" }
         config.limits = try readLimits(reader)
         config.shares.sinks = try readShareSinks(reader)
         config.replication = try readReplication(reader, storage: config.storage.backend, file: file ?? defaultFile)
         config.web = try readWeb(reader)
 
-        config.controlSocket = try parseControlSocket(overrides.controlSocket ?? reader.string("control_socket"),
-                                                      key: overrides.controlSocket == nil ? "control_socket" : "--control-socket")
-        if let group = try reader.string("control_socket_group") { config.controlSocketGroup = group.isEmpty ? nil : group }
-        config.origin = Origin(file: file, environment: environment.filter { $0.key.hasPrefix(environmentPrefix) }, overrides: overrides)
+        config.controlSocket = try parseControlSocket(
+            overrides.controlSocket ?? reader.string("control_socket"),
+            key: overrides.controlSocket == nil ? "control_socket" : "--control-socket"
+        )
+        if let group = try reader.string("control_socket_group") {
+            config.controlSocketGroup = group.isEmpty ? nil : group
+        }
+        config.origin = Origin(
+            file: file,
+            environment: environment.filter { $0.key.hasPrefix(environmentPrefix) },
+            overrides: overrides
+        )
 
         config.devices += overrides.devices
         if let stateDirectory = overrides.stateDirectory { config.stateDirectory = stateDirectory }
@@ -172,10 +214,20 @@ struct DaemonConfiguration: Sendable {
     private static func readLimits(_ reader: ConfigurationReader) throws -> DeviceLimits {
         var limits = DeviceLimits()
         let most = 1_000_000
-        limits.commandsPerSecond = try reader.integer("limits.commands_per_second", default: limits.commandsPerSecond) { (0...most).contains($0) ? nil : "must be 0 (off) to \(most)" }
-        limits.commandBurst = try reader.integer("limits.command_burst", default: limits.commandBurst) { (1...most).contains($0) ? nil : "must be 1 to \(most)" }
-        limits.pendingSharesPerDevice = try reader.integer("limits.pending_shares_per_device", default: limits.pendingSharesPerDevice) { (0...most).contains($0) ? nil : "must be 0 (no limit) to \(most)" }
-        let idle = try reader.integer("limits.session_idle_timeout_s", default: Int(limits.sessionIdleTimeout / .seconds(1))) { (0...366 * 86_400).contains($0) ? nil : "must be 0 (keep) to 31622400" }
+        limits.commandsPerSecond = try reader.integer("limits.commands_per_second", default: limits.commandsPerSecond) {
+            (0...most).contains($0) ? nil : "must be 0 (off) to \(most)"
+        }
+        limits.commandBurst = try reader.integer("limits.command_burst", default: limits.commandBurst) {
+            (1...most).contains($0) ? nil : "must be 1 to \(most)"
+        }
+        limits.pendingSharesPerDevice = try reader.integer(
+            "limits.pending_shares_per_device",
+            default: limits.pendingSharesPerDevice
+        ) { (0...most).contains($0) ? nil : "must be 0 (no limit) to \(most)" }
+        let idle = try reader.integer(
+            "limits.session_idle_timeout_s",
+            default: Int(limits.sessionIdleTimeout / .seconds(1))
+        ) { (0...366 * 86_400).contains($0) ? nil : "must be 0 (keep) to 31622400" }
         limits.sessionIdleTimeout = .seconds(idle)
         return limits
     }
@@ -187,12 +239,18 @@ struct DaemonConfiguration: Sendable {
             let kind = try reader.string("\(prefix).sink")
             let url = try reader.string("\(prefix).url")
             let command = try reader.strings("\(prefix).command")
-            let timeout: Int? = try reader.string("\(prefix).timeout_ms") == nil
+            let timeout: Int? =
+                try reader.string("\(prefix).timeout_ms") == nil
                 ? nil : try reader.integer("\(prefix).timeout_ms", default: 0) { $0 > 0 ? nil : "must be positive" }
             guard kind != nil || url != nil || command != nil || timeout != nil else { continue }
             do {
                 sinks[service] = try ShareSinkConfiguration.Sink(
-                    keyPrefix: prefix, sink: kind, url: url, command: command, timeoutMilliseconds: timeout)
+                    keyPrefix: prefix,
+                    sink: kind,
+                    url: url,
+                    command: command,
+                    timeoutMilliseconds: timeout
+                )
             } catch {
                 throw ConfigurationError(key: error.key, problem: error.message)
             }
@@ -200,14 +258,27 @@ struct DaemonConfiguration: Sendable {
         return ShareSinkConfiguration(sinks: sinks)
     }
 
-    private static func readReplication(_ reader: ConfigurationReader, storage: StorageConfiguration.Backend, file: String) throws -> ReplicationConfiguration? {
+    private static func readReplication(
+        _ reader: ConfigurationReader,
+        storage: StorageConfiguration.Backend,
+        file: String
+    ) throws -> ReplicationConfiguration? {
         guard let url = try reader.string("replication.postgres_url"), !url.isEmpty else { return nil }
         guard storage == .sqlite else {
             // The outbox lives in the SQLite database; a memory store has nothing that survives to ship.
-            throw ConfigurationError(key: "replication.postgres_url", problem: "needs storage.backend: sqlite (the backlog waits in SQLite)")
+            throw ConfigurationError(
+                key: "replication.postgres_url",
+                problem: "needs storage.backend: sqlite (the backlog waits in SQLite)"
+            )
         }
-        guard let hubID = try reader.string("replication.hub_id").flatMap({ $0.isEmpty ? nil : $0 }) ?? ReplicationConfiguration.machineID() else {
-            throw ConfigurationError(key: "replication.hub_id", problem: "must be set: /etc/machine-id is missing or empty")
+        guard
+            let hubID = try reader.string("replication.hub_id").flatMap({ $0.isEmpty ? nil : $0 })
+                ?? ReplicationConfiguration.machineID()
+        else {
+            throw ConfigurationError(
+                key: "replication.hub_id",
+                problem: "must be set: /etc/machine-id is missing or empty"
+            )
         }
         let passwordFile = try reader.string("replication.password_file")
         var replication: ReplicationConfiguration
@@ -217,10 +288,15 @@ struct DaemonConfiguration: Sendable {
             throw ConfigurationError(key: "replication.postgres_url", problem: error.description)
         }
         try readReplicationSecrets(reader, into: &replication, file: file)
-        let days = try reader.integer("replication.retention_days", default: 0) { $0 >= 0 ? nil : "must not be negative" }
+        let days = try reader.integer("replication.retention_days", default: 0) {
+            $0 >= 0 ? nil : "must not be negative"
+        }
         replication.retention = days == 0 ? nil : .seconds(days * 86_400)
         let range = ReplicationConfiguration.maximumConnectionsRange
-        replication.maximumConnections = try reader.integer("replication.max_connections", default: replication.maximumConnections) {
+        replication.maximumConnections = try reader.integer(
+            "replication.max_connections",
+            default: replication.maximumConnections
+        ) {
             range.contains($0) ? nil : "must be \(range.lowerBound) to \(range.upperBound)"
         }
         do {
@@ -233,17 +309,30 @@ struct DaemonConfiguration: Sendable {
 
     /// `replication.password_credential` (a systemd credential's name), `replication.allow_password_without_verified_server`,
     /// and whether a password in the URL sits in a file others can read.
-    private static func readReplicationSecrets(_ reader: ConfigurationReader, into replication: inout ReplicationConfiguration, file: String) throws {
+    private static func readReplicationSecrets(
+        _ reader: ConfigurationReader,
+        into replication: inout ReplicationConfiguration,
+        file: String
+    ) throws {
         if let credential = try reader.string("replication.password_credential"), !credential.isEmpty {
             guard !credential.contains("/"), credential != ".", credential != ".." else {
-                throw ConfigurationError(key: "replication.password_credential", problem: "must be a credential name (LoadCredential=<name>:<file>), not a path; got '\(credential)'")
+                throw ConfigurationError(
+                    key: "replication.password_credential",
+                    problem: "must be a credential name (LoadCredential=<name>:<file>), not a path; got '\(credential)'"
+                )
             }
             if case .file = replication.passwordSource {
-                throw ConfigurationError(key: "replication.password_credential", problem: "and replication.password_file are both set; keep one")
+                throw ConfigurationError(
+                    key: "replication.password_credential",
+                    problem: "and replication.password_file are both set; keep one"
+                )
             }
             replication.passwordSource = .credential(credential)
         }
-        replication.allowPasswordWithoutVerifiedServer = try reader.bool("replication.allow_password_without_verified_server", default: false)
+        replication.allowPasswordWithoutVerifiedServer = try reader.bool(
+            "replication.allow_password_without_verified_server",
+            default: false
+        )
         var info = stat()
         if replication.urlPassword != nil, stat(file, &info) == 0, info.st_mode & 0o004 != 0 {
             replication.urlPasswordExposedIn = file
@@ -251,9 +340,11 @@ struct DaemonConfiguration: Sendable {
     }
 
     private static func makeReader(file: String?, environment: [String: String]) async throws -> ConfigurationReader {
-        let variables = Dictionary(uniqueKeysWithValues: environment.compactMap { key, value in
-            key.hasPrefix(environmentPrefix) ? (String(key.dropFirst(environmentPrefix.count)), value) : nil
-        })
+        let variables = Dictionary(
+            uniqueKeysWithValues: environment.compactMap { key, value in
+                key.hasPrefix(environmentPrefix) ? (String(key.dropFirst(environmentPrefix.count)), value) : nil
+            }
+        )
         var providers: [any ConfigProvider] = [EnvironmentVariablesProvider(environmentVariables: variables)]
         let path = file ?? defaultFile
         do {
@@ -269,7 +360,10 @@ struct DaemonConfiguration: Sendable {
         guard let text else { return ControlSocket.defaultPath }
         if text.isEmpty || text == "none" { return nil }
         guard text.hasPrefix("/") else {
-            throw ConfigurationError(key: key, problem: "must be an absolute path, or \"\" (none) to disable the control socket; got '\(text)'")
+            throw ConfigurationError(
+                key: key,
+                problem: "must be an absolute path, or \"\" (none) to disable the control socket; got '\(text)'"
+            )
         }
         return text
     }
@@ -277,7 +371,11 @@ struct DaemonConfiguration: Sendable {
     private static func parseLogLevel(_ text: String?, key: String) throws -> Logger.Level? {
         guard let text else { return nil }
         guard let level = Logger.Level(rawValue: text.lowercased()) else {
-            throw ConfigurationError(key: key, problem: "must be one of \(Logger.Level.allCases.map(\.rawValue).joined(separator: ", ")); got '\(text)'")
+            throw ConfigurationError(
+                key: key,
+                problem:
+                    "must be one of \(Logger.Level.allCases.map(\.rawValue).joined(separator: ", ")); got '\(text)'"
+            )
         }
         return level
     }
@@ -310,7 +408,11 @@ struct ConfigurationReader {
     }
 
     /// An integer, with `validate` returning a problem description or nil when the value is fine.
-    func integer<T: FixedWidthInteger>(_ key: String, default defaultValue: T, validate: (T) -> String? = { _ in nil }) throws -> T {
+    func integer<T: FixedWidthInteger>(
+        _ key: String,
+        default defaultValue: T,
+        validate: (T) -> String? = { _ in nil }
+    ) throws -> T {
         guard let raw = reader.string(forKey: ConfigKey(key)) else { return defaultValue }
         guard let value = T(raw.trimmingCharacters(in: .whitespaces)) else {
             throw ConfigurationError(key: key, problem: "must be an integer; got '\(raw)'")

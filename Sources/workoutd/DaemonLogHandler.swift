@@ -53,7 +53,8 @@ struct DaemonLogHandler: LogHandler {
     }
 
     func log(event: LogEvent) {
-        var line = forJournal
+        var line =
+            forJournal
             ? "<\(Self.syslogPriority(event.level))>"
             : "\(Date().formatted(.iso8601.year().month().day().time(includingFractionalSeconds: true))) \(event.level) "
         // Messages and values carry device input (identities, ids, paths, errors): escaped, so none can end the

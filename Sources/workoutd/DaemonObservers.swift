@@ -35,23 +35,44 @@ struct DaemonObservers: Sendable {
 
     /// What the control socket and the web API answer from: one responder, one model.
     func responder(
-        _ config: DaemonConfiguration, engine: WorkoutEngine, records: any RecordQueries, manager: DeviceManager,
-        replication shipper: ReplicationShipper? = nil, storageProblem: (@Sendable () -> StorageProblem?)? = nil
+        _ config: DaemonConfiguration,
+        engine: WorkoutEngine,
+        records: any RecordQueries,
+        manager: DeviceManager,
+        replication shipper: ReplicationShipper? = nil,
+        storageProblem: (@Sendable () -> StorageProblem?)? = nil
     ) -> ControlResponder {
         let registry = self.registry
         var replication: (@Sendable () async -> ReplicationReport)?
         if let shipper { replication = { await shipper.report() } }
         return ControlResponder(
-            identity: .init(version: WorkoutdVersion.current), engine: engine, records: records, manager: manager, tally: tally, hub: hub,
-            maximumLineLength: config.serial.pipeline.maximumLineLength, metricsText: { registry.emitToString() },
-            replication: replication, storageProblem: storageProblem)
+            identity: .init(version: WorkoutdVersion.current),
+            engine: engine,
+            records: records,
+            manager: manager,
+            tally: tally,
+            hub: hub,
+            maximumLineLength: config.serial.pipeline.maximumLineLength,
+            metricsText: { registry.emitToString() },
+            replication: replication,
+            storageProblem: storageProblem
+        )
     }
 
     /// The control socket service, or nil when the configuration disables it.
-    func controlServer(_ config: DaemonConfiguration, responder: ControlResponder, group: any EventLoopGroup, logger: Logger) -> ControlServer? {
+    func controlServer(
+        _ config: DaemonConfiguration,
+        responder: ControlResponder,
+        group: any EventLoopGroup,
+        logger: Logger
+    ) -> ControlServer? {
         guard let path = config.controlSocket else { return nil }
         let authorization = ControlAuthorization(readerGroup: config.controlSocketGroup)
         return ControlServer(
-            options: ControlServerOptions(path: path, authorization: authorization), responder: responder, group: group, logger: logger)
+            options: ControlServerOptions(path: path, authorization: authorization),
+            responder: responder,
+            group: group,
+            logger: logger
+        )
     }
 }

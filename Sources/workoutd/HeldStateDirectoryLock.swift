@@ -1,8 +1,9 @@
+import Foundation
+import Synchronization
+
 #if canImport(Glibc)
 import Glibc
 #endif
-import Foundation
-import Synchronization
 
 /// The state directory's lock as this daemon holds it (``StateDirectoryLock``), following the directory when its
 /// file system is repaired and mounted afresh at the same path.
@@ -30,7 +31,9 @@ final class HeldStateDirectoryLock: Sendable {
         return try descriptor.withLock { (fd: inout Int32) throws(StateDirectoryLock.Refusal) -> Bool in
             var held = stat()
             var atPath = stat()
-            if fstat(fd, &held) == 0, stat(path, &atPath) == 0, held.st_dev == atPath.st_dev, held.st_ino == atPath.st_ino {
+            if fstat(fd, &held) == 0, stat(path, &atPath) == 0, held.st_dev == atPath.st_dev,
+                held.st_ino == atPath.st_ino
+            {
                 return false
             }
             let moved = try StateDirectoryLock.acquire(stateDirectory: stateDirectory)

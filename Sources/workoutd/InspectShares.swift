@@ -1,12 +1,14 @@
 import ArgumentParser
-import WorkoutctlCommands
 import Foundation
 import WorkoutEngine
 import WorkoutStorage
+import WorkoutctlCommands
 
 /// `workoutd shares`: lists queued and delivered shares, newest first, without a running daemon.
 struct Shares: AsyncParsableCommand {
-    static let configuration = CommandConfiguration(abstract: "List shares and their delivery state, newest first (reads the database; no daemon needed).")
+    static let configuration = CommandConfiguration(
+        abstract: "List shares and their delivery state, newest first (reads the database; no daemon needed)."
+    )
 
     @OptionGroup var options: InspectOptions
 

@@ -1,13 +1,15 @@
 import ArgumentParser
-import WorkoutctlCommands
 import Foundation
 import WorkoutEngine
 import WorkoutProtocol
 import WorkoutStorage
+import WorkoutctlCommands
 
 /// `workoutd workouts`: lists stored workouts, newest first, without a running daemon.
 struct Workouts: AsyncParsableCommand {
-    static let configuration = CommandConfiguration(abstract: "List stored workouts, newest first (reads the database; no daemon needed).")
+    static let configuration = CommandConfiguration(
+        abstract: "List stored workouts, newest first (reads the database; no daemon needed)."
+    )
 
     @OptionGroup var options: InspectOptions
 

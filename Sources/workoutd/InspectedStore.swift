@@ -17,6 +17,11 @@ enum InspectedStore {
 
     /// One compact JSON line, with what a terminal would act on (C1, bidi) as `\u` escapes.
     static func printJSONLine<Value: Encodable>(_ value: Value) throws {
-        print(String(decoding: UntrustedText.escapedJSON(Array(try JSONEncoder.compactSorted().encode(value))), as: UTF8.self))
+        print(
+            String(
+                decoding: UntrustedText.escapedJSON(Array(try JSONEncoder.compactSorted().encode(value))),
+                as: UTF8.self
+            )
+        )
     }
 }

@@ -6,8 +6,16 @@ extension ReplicationShipper {
     func report() async -> ReplicationReport {
         let snapshot = status.current
         return ReplicationReport(
-            state: snapshot.state.rawValue, since: snapshot.since, pending: (try? await pendingCount()) ?? -1,
-            lastShippedAt: snapshot.lastShippedAt, lastError: snapshot.lastError, hubID: snapshot.hubID, server: snapshot.server,
-            connections: snapshot.connections, maxConnections: snapshot.maxConnections, serverIdentity: snapshot.serverIdentity)
+            state: snapshot.state.rawValue,
+            since: snapshot.since,
+            pending: (try? await pendingCount()) ?? -1,
+            lastShippedAt: snapshot.lastShippedAt,
+            lastError: snapshot.lastError,
+            hubID: snapshot.hubID,
+            server: snapshot.server,
+            connections: snapshot.connections,
+            maxConnections: snapshot.maxConnections,
+            serverIdentity: snapshot.serverIdentity
+        )
     }
 }

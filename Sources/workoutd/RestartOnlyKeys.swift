@@ -13,7 +13,9 @@ extension DaemonConfiguration {
             "replication.hub_id": replication?.hubID ?? "",
             "replication.retention_days": replication?.retention.map { "\($0)" } ?? "",
             "replication.max_connections": replication.map { "\($0.maximumConnections)" } ?? "",
-            "replication.allow_password_without_verified_server": replication.map { "\($0.allowPasswordWithoutVerifiedServer)" } ?? "",
+            "replication.allow_password_without_verified_server": replication.map {
+                "\($0.allowPasswordWithoutVerifiedServer)"
+            } ?? "",
             "clock.assume_synchronized": "\(clockAssumedSynchronized)",
         ]
     }

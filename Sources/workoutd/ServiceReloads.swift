@@ -34,7 +34,8 @@ extension ReloadHook {
     static func replicationPassword(_ shipper: ReplicationShipper, current: ReplicationConfiguration) -> ReloadHook {
         ReloadHook(name: "replication") { configuration in
             guard let replication = configuration.replication,
-                  replication.redactedDescription == current.redactedDescription, replication.hubID == current.hubID else {
+                replication.redactedDescription == current.redactedDescription, replication.hubID == current.hubID
+            else {
                 return {}
             }
             let password: String?

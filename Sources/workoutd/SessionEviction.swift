@@ -42,7 +42,10 @@ final class SessionEviction: Service, Sendable, CustomStringConvertible {
                 let held = engine.sessionsInMemory
                 inMemory.record(held)
                 if evicted > 0 {
-                    logger.debug("idle sessions left memory", metadata: ["evicted": "\(evicted)", "in_memory": "\(held)"])
+                    logger.debug(
+                        "idle sessions left memory",
+                        metadata: ["evicted": "\(evicted)", "in_memory": "\(held)"]
+                    )
                 }
             }
         }

@@ -1,7 +1,8 @@
+import Foundation
+
 #if canImport(Glibc)
 import Glibc
 #endif
-import Foundation
 
 /// Start-up runs code the daemon never needs again while it serves (argument parsing, the YAML reader,
 /// migrations, locale set-up in Foundation), and the kernel maps in the neighbours of every page it faults
@@ -20,9 +21,12 @@ enum StartupCodeRelease {
         for line in maps.split(separator: "\n") {
             // "start-end perms offset dev inode path"
             let fields = line.split(separator: " ", omittingEmptySubsequences: true)
-            guard fields.count >= 6, fields[1] == "r-xp", fields[5...].joined(separator: " ") == executable else { continue }
+            guard fields.count >= 6, fields[1] == "r-xp", fields[5...].joined(separator: " ") == executable else {
+                continue
+            }
             let bounds = fields[0].split(separator: "-")
-            guard bounds.count == 2, let start = UInt(bounds[0], radix: 16), let end = UInt(bounds[1], radix: 16), end > start,
+            guard bounds.count == 2, let start = UInt(bounds[0], radix: 16), let end = UInt(bounds[1], radix: 16),
+                end > start,
                 let address = UnsafeMutableRawPointer(bitPattern: start)
             else { continue }
             if madvise(address, Int(end - start), MADV_DONTNEED) == 0 { released += Int(end - start) }

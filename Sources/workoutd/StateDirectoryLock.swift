@@ -1,7 +1,8 @@
+import Foundation
+
 #if canImport(Glibc)
 import Glibc
 #endif
-import Foundation
 
 /// The state directory's single owner: an exclusive `flock` on `<state_dir>/workoutd.lock`, held for the life
 /// of the process (the kernel drops it when the process ends, however it ends), with the owner's pid inside
@@ -29,7 +30,10 @@ enum StateDirectoryLock {
         let path = (stateDirectory as NSString).appendingPathComponent(Self.fileName)
         do {
             try FileManager.default.createDirectory(
-                atPath: stateDirectory, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
+                atPath: stateDirectory,
+                withIntermediateDirectories: true,
+                attributes: [.posixPermissions: 0o700]
+            )
         } catch {
             throw Refusal(description: "cannot create state directory \(stateDirectory): \(error.localizedDescription)")
         }
@@ -39,14 +43,19 @@ enum StateDirectoryLock {
         guard fd >= 0 else {
             let reason = errno
             if reason == ELOOP {
-                throw Refusal(description: "lock \(path) is a symbolic link; refusing to follow it (remove it; the daemon creates the lock itself)")
+                throw Refusal(
+                    description:
+                        "lock \(path) is a symbolic link; refusing to follow it (remove it; the daemon creates the lock itself)"
+                )
             }
             throw Refusal(description: "cannot open \(path): \(String(cString: strerror(reason)))")
         }
         var status = stat()
         guard fstat(fd, &status) == 0, status.st_mode & S_IFMT == S_IFREG, status.st_uid == geteuid() else {
             close(fd)
-            throw Refusal(description: "lock \(path) is not a regular file owned by uid \(geteuid()); refusing to use it")
+            throw Refusal(
+                description: "lock \(path) is not a regular file owned by uid \(geteuid()); refusing to use it"
+            )
         }
         guard flock(fd, LOCK_EX | LOCK_NB) == 0 else {
             let reason = errno
@@ -55,7 +64,10 @@ enum StateDirectoryLock {
             guard reason == EWOULDBLOCK else {
                 throw Refusal(description: "cannot lock \(path): \(String(cString: strerror(reason)))")
             }
-            throw Refusal(description: "state directory \(stateDirectory) is in use by pid \(holder.map(String.init) ?? "unknown") (lock \(path))")
+            throw Refusal(
+                description:
+                    "state directory \(stateDirectory) is in use by pid \(holder.map(String.init) ?? "unknown") (lock \(path))"
+            )
         }
         // Private whatever the umask (an older daemon created it 0644).
         _ = fchmod(fd, 0o600)
@@ -74,18 +86,26 @@ enum StateDirectoryLock {
         var status = stat()
         // stat, not lstat: under DynamicUser=yes /var/lib/workoutd is systemd's symlink into /var/lib/private.
         guard stat(stateDirectory, &status) == 0 else {
-            throw Refusal(description: "cannot inspect state directory \(stateDirectory): \(String(cString: strerror(errno)))")
+            throw Refusal(
+                description: "cannot inspect state directory \(stateDirectory): \(String(cString: strerror(errno)))"
+            )
         }
         guard status.st_mode & S_IFMT == S_IFDIR else {
             throw Refusal(description: "state directory \(stateDirectory) is not a directory")
         }
         let uid = geteuid()
         guard status.st_uid == uid else {
-            throw Refusal(description: "state directory \(stateDirectory) is owned by uid \(status.st_uid), not by the daemon's uid \(uid); chown it to the daemon's user")
+            throw Refusal(
+                description:
+                    "state directory \(stateDirectory) is owned by uid \(status.st_uid), not by the daemon's uid \(uid); chown it to the daemon's user"
+            )
         }
         let mode = status.st_mode & 0o7777
         guard mode & 0o022 == 0 else {
-            throw Refusal(description: "state directory \(stateDirectory) is writable by group or others (mode \(String(mode, radix: 8))); chmod go-w it (0700 is what the daemon creates)")
+            throw Refusal(
+                description:
+                    "state directory \(stateDirectory) is writable by group or others (mode \(String(mode, radix: 8))); chmod go-w it (0700 is what the daemon creates)"
+            )
         }
     }
 

@@ -77,20 +77,31 @@ final class StorageFailureLog: Sendable {
                 s.unlogged += 1
                 return (began, nil)
             }
-            defer { s.lastLogged = now; s.unlogged = 0 }
+            defer {
+                s.lastLogged = now
+                s.unlogged = 0
+            }
             return (began, s.unlogged)
         }
         if began { failureStartsContinuation.yield() }
         guard let suppressed else { return }
-        logger.warning("storage unavailable: commands are refused with storage_unavailable until it recovers", metadata: [
-            "device": "\(device)", "error": "\(reason)", "failed_batches_since_last_warning": "\(suppressed)",
-        ])
+        logger.warning(
+            "storage unavailable: commands are refused with storage_unavailable until it recovers",
+            metadata: [
+                "device": "\(device)", "error": "\(reason)", "failed_batches_since_last_warning": "\(suppressed)",
+            ]
+        )
     }
 
     private func recovered() {
         guard failing.load(ordering: .relaxed) else { return }
         let wasFailing = state.withLock { s in
-            defer { s.failing = false; s.lastLogged = nil; s.unlogged = 0; failing.store(false, ordering: .relaxed) }
+            defer {
+                s.failing = false
+                s.lastLogged = nil
+                s.unlogged = 0
+                failing.store(false, ordering: .relaxed)
+            }
             return s.failing
         }
         currentProblem.withLock { $0 = nil }

@@ -35,21 +35,30 @@ struct StorageIntegrityCheck: Service, CustomStringConvertible {
             do {
                 let problems = try await store.checkIntegrity()
                 if problems.isEmpty {
-                    logger.info("storage integrity check passed", metadata: [
-                        "path": "\(store.path)", "took": "\(ContinuousClock.now - started)",
-                    ])
+                    logger.info(
+                        "storage integrity check passed",
+                        metadata: [
+                            "path": "\(store.path)", "took": "\(ContinuousClock.now - started)",
+                        ]
+                    )
                 } else {
                     outcome.record("database damaged")
-                    logger.error("storage integrity check FAILED: the database is damaged; serving goes on, but restore it from a backup or move it aside", metadata: [
-                        "path": "\(store.path)", "problems": "\(problems.prefix(3).joined(separator: "; "))",
-                    ])
+                    logger.error(
+                        "storage integrity check FAILED: the database is damaged; serving goes on, but restore it from a backup or move it aside",
+                        metadata: [
+                            "path": "\(store.path)", "problems": "\(problems.prefix(3).joined(separator: "; "))",
+                        ]
+                    )
                     failed()
                 }
             } catch {
                 // Shutdown interrupted the read: not a finding.
                 if error is CancellationError || Task.isCancelled { return }
                 outcome.record("integrity check could not run")
-                logger.error("storage integrity check could not run", metadata: ["path": "\(store.path)", "error": "\(error)"])
+                logger.error(
+                    "storage integrity check could not run",
+                    metadata: ["path": "\(store.path)", "error": "\(error)"]
+                )
                 failed()
             }
         }

@@ -41,21 +41,31 @@ final class StorageRecovery: Service, Sendable, CustomStringConvertible {
                 guard failures.isFailing else { continue }
                 do {
                     if let lock, try lock.follow() {
-                        logger.notice("state directory lock taken again on the volume mounted afresh", metadata: [
-                            "state_dir": "\(lock.stateDirectory)"])
+                        logger.notice(
+                            "state directory lock taken again on the volume mounted afresh",
+                            metadata: [
+                                "state_dir": "\(lock.stateDirectory)"
+                            ]
+                        )
                     }
                 } catch {
                     let text = "\(error)"
                     if text != lastError {
                         lastError = text
-                        logger.error("state directory lock cannot be taken again; storage stays unavailable", metadata: ["error": "\(text)"])
+                        logger.error(
+                            "state directory lock cannot be taken again; storage stays unavailable",
+                            metadata: ["error": "\(text)"]
+                        )
                     }
                     continue
                 }
                 do {
                     if try store.reopenIfReplaced() {
                         lastError = nil
-                        logger.notice("database reopened: its file system was mounted afresh", metadata: ["path": "\(store.path)"])
+                        logger.notice(
+                            "database reopened: its file system was mounted afresh",
+                            metadata: ["path": "\(store.path)"]
+                        )
                     }
                 } catch {
                     // Once per distinct reason: the same refusal every two seconds would flood the journal.

@@ -44,16 +44,23 @@ struct SystemdServices {
     /// - Parameter untilReady: returns once devices can be served (discovery armed, first scan done).
     /// - Parameter storageProblem: what the background integrity check found wrong, if anything.
     func status(
-        manager: DeviceManager, records: any RecordQueries, untilReady: @escaping @Sendable () async throws -> Void,
+        manager: DeviceManager,
+        records: any RecordQueries,
+        untilReady: @escaping @Sendable () async throws -> Void,
         storageProblem: @escaping @Sendable () -> String? = { nil }
     ) -> SystemdStatusService {
-        SystemdStatusService(notifier: notifier, changes: statusChanges.stream, logger: logger, untilReady: untilReady) {
+        SystemdStatusService(notifier: notifier, changes: statusChanges.stream, logger: logger, untilReady: untilReady)
+        {
             await Self.describe(manager: manager, records: records, storageProblem: storageProblem())
         }
     }
 
     /// "2 devices, 1 workout active": what `systemctl status workoutd` shows.
-    static func describe(manager: DeviceManager, records: any RecordQueries, storageProblem: String? = nil) async -> String {
+    static func describe(
+        manager: DeviceManager,
+        records: any RecordQueries,
+        storageProblem: String? = nil
+    ) async -> String {
         let connected = await manager.devices().filter { $0.snapshot.connected }.count
         let devices = connected == 1 ? "1 device" : "\(connected) devices"
         let problem = storageProblem.map { ", STORAGE: \($0) (see the log)" } ?? ""

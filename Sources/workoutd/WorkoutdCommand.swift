@@ -1,9 +1,9 @@
 import ArgumentParser
-import Foundation
 import ControlProtocol
+import Foundation
 import Logging
-import WorkoutStorage
 import SystemdSupport
+import WorkoutStorage
 
 /// `workoutd`: serves wearables on serial devices; subcommands inspect what it stored.
 struct WorkoutdCommand: AsyncParsableCommand {
@@ -41,16 +41,25 @@ struct Serve: AsyncParsableCommand {
     @Option(name: .customLong("device"), help: "A serial device to serve (a tty, a pty, a socat link). Repeatable.")
     var devices: [String] = []
 
-    @Option(name: .customLong("state-dir"), help: "Where workouts are stored (default: \(StorageConfiguration.defaultStateDirectory)).")
+    @Option(
+        name: .customLong("state-dir"),
+        help: "Where workouts are stored (default: \(StorageConfiguration.defaultStateDirectory))."
+    )
     var stateDirectory: String?
 
     @Option(name: .customLong("log-level"), help: "trace, debug, info, notice, warning, error or critical.")
     var logLevel: String?
 
-    @Option(name: .customLong("control-socket"), help: "The control socket for workoutctl (default: \(ControlSocket.defaultPath)); 'none' disables it.")
+    @Option(
+        name: .customLong("control-socket"),
+        help: "The control socket for workoutctl (default: \(ControlSocket.defaultPath)); 'none' disables it."
+    )
     var controlSocket: String?
 
-    @Flag(name: .customLong("in-memory"), help: "Keep workouts in memory only (nothing survives a restart): for benchmarks and trials.")
+    @Flag(
+        name: .customLong("in-memory"),
+        help: "Keep workouts in memory only (nothing survives a restart): for benchmarks and trials."
+    )
     var inMemory = false
 
     /// The OPTIONS part of this command's help, for `workoutd --help`.
@@ -65,8 +74,16 @@ struct Serve: AsyncParsableCommand {
         let configuration: DaemonConfiguration
         do {
             configuration = try await DaemonConfiguration.load(
-                file: config, environment: ProcessInfo.processInfo.environment,
-                overrides: .init(devices: devices, stateDirectory: stateDirectory, logLevel: logLevel, controlSocket: controlSocket, inMemory: inMemory))
+                file: config,
+                environment: ProcessInfo.processInfo.environment,
+                overrides: .init(
+                    devices: devices,
+                    stateDirectory: stateDirectory,
+                    logLevel: logLevel,
+                    controlSocket: controlSocket,
+                    inMemory: inMemory
+                )
+            )
         } catch let error as ConfigurationError {
             // Run by ExecReload, this is the line an operator finds with `journalctl -p err`: the `<3>`
             // prefix gives it the error priority, as the daemon's own log lines carry theirs.
@@ -80,7 +97,10 @@ struct Serve: AsyncParsableCommand {
             DaemonLogHandler(label: label, forJournal: forJournal)
         }
         let logger = Logger(label: "workoutd")
-        logger.debug("allocator limits", metadata: ["applied": "\(allocatorLimits.map(\.description).joined(separator: " "))"])
+        logger.debug(
+            "allocator limits",
+            metadata: ["applied": "\(allocatorLimits.map(\.description).joined(separator: " "))"]
+        )
         // One daemon per state directory: a second one would interleave writes to the same database and outbox.
         // (The in-memory store keeps nothing there, so trial and benchmark runs may share the default.)
         var stateLock: HeldStateDirectoryLock?
@@ -88,7 +108,8 @@ struct Serve: AsyncParsableCommand {
             do {
                 stateLock = HeldStateDirectoryLock(
                     stateDirectory: configuration.stateDirectory,
-                    descriptor: try StateDirectoryLock.acquire(stateDirectory: configuration.stateDirectory))
+                    descriptor: try StateDirectoryLock.acquire(stateDirectory: configuration.stateDirectory)
+                )
             } catch {
                 logger.critical("\(error)")
                 throw ExitCode(StateDirectoryLock.exitStatus)
@@ -108,8 +129,10 @@ struct Serve: AsyncParsableCommand {
 struct CheckConfig: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "check-config",
-        abstract: "Check the configuration file and WORKOUTD_* variables without starting; exit 0 when valid, 78 otherwise.",
-        discussion: "systemctl reload runs this first, so a broken file is refused before the daemon is signalled.")
+        abstract:
+            "Check the configuration file and WORKOUTD_* variables without starting; exit 0 when valid, 78 otherwise.",
+        discussion: "systemctl reload runs this first, so a broken file is refused before the daemon is signalled."
+    )
 
     @Option(name: .long, help: "YAML configuration file (default: \(DaemonConfiguration.defaultFile)).")
     var config: String?
@@ -117,8 +140,10 @@ struct CheckConfig: AsyncParsableCommand {
     func run() async throws {
         do {
             _ = try await DaemonConfiguration.load(
-                file: config ?? DaemonConfiguration.defaultFile, environment: ProcessInfo.processInfo.environment,
-                overrides: .init())
+                file: config ?? DaemonConfiguration.defaultFile,
+                environment: ProcessInfo.processInfo.environment,
+                overrides: .init()
+            )
         } catch let error as ConfigurationError {
             // Run by ExecReload, this is the line an operator finds with `journalctl -p err`: the `<3>`
             // prefix gives it the error priority, as the daemon's own log lines carry theirs.

@@ -1,10 +1,11 @@
-import class WorkoutctlCommands.ControlConnection
 import ControlProtocol
 import Foundation
 import Testing
 import WorkoutEngine
 import WorkoutProtocol
 import WorkoutdTesting
+
+import class WorkoutctlCommands.ControlConnection
 
 /// Every workoutctl command against a running daemon with a wearable on a pty: the table a person
 /// reads and the JSON lines a script reads.
@@ -41,9 +42,14 @@ import WorkoutdTesting
         #expect(table.status == 0)
         #expect(table.lines.first?.split(separator: " ", omittingEmptySubsequences: true) == ["FIELD", "VALUE"])
         let valueColumn = try #require(table.lines.first?.range(of: "VALUE")).lowerBound.utf16Offset(in: table.lines[0])
-        let rows = Dictionary(uniqueKeysWithValues: table.lines.dropFirst().map { line in
-            (String(line.prefix(valueColumn)).trimmingCharacters(in: .whitespaces), String(line.dropFirst(valueColumn)))
-        })
+        let rows = Dictionary(
+            uniqueKeysWithValues: table.lines.dropFirst().map { line in
+                (
+                    String(line.prefix(valueColumn)).trimmingCharacters(in: .whitespaces),
+                    String(line.dropFirst(valueColumn))
+                )
+            }
+        )
         #expect(rows["version"] == "0.2.0")
         #expect(rows["devices"] == "1 connected, 1 attached")
         #expect(rows["commands"] == "5")
@@ -62,7 +68,10 @@ import WorkoutdTesting
         #expect(status.pid == daemon.daemon.process.processIdentifier)
         #expect(status.devicesConnected == 1)
         #expect(status.counters.commands == 5)
-        #expect(status.counters.workoutsStarted == 1 && status.counters.workoutsEnded == 1 && status.counters.sharesQueued == 1)
+        #expect(
+            status.counters.workoutsStarted == 1 && status.counters.workoutsEnded == 1
+                && status.counters.sharesQueued == 1
+        )
         #expect(status.uptimeSeconds > 0)
         #expect((pendingAfterJSON...pendingBeforeJSON).contains(status.queuedShares))
     }
@@ -88,9 +97,19 @@ import WorkoutdTesting
         #expect(row.hasSuffix("5       1            1"))
 
         let devices = try daemon.ctlJSON(["devices"], as: DeviceReport.self)
-        #expect(devices == [DeviceReport(
-            identity: wearable.devicePath, node: wearable.devicePath, connected: true,
-            connectedSince: devices.first?.connectedSince, commands: 5, errors: 1, connections: 1)])
+        #expect(
+            devices == [
+                DeviceReport(
+                    identity: wearable.devicePath,
+                    node: wearable.devicePath,
+                    connected: true,
+                    connectedSince: devices.first?.connectedSince,
+                    commands: 5,
+                    errors: 1,
+                    connections: 1
+                )
+            ]
+        )
         #expect(devices.first?.connectedSince != nil)
     }
 
@@ -100,12 +119,19 @@ import WorkoutdTesting
         #expect(table.lines.count == 2)
         // FLAGS follows when a row has one: here, on a host whose clock is not synchronised (this container).
         let header = table.lines[0].split(separator: " ")
-        #expect(Array(header.prefix(8)) == ["ID", "DEVICE", "LOCATION", "DATE", "INTENSITY", "STARTED", "ENDED", "DURATION_S"])
+        #expect(
+            Array(header.prefix(8)) == [
+                "ID", "DEVICE", "LOCATION", "DATE", "INTENSITY", "STARTED", "ENDED", "DURATION_S",
+            ]
+        )
         #expect(header.count == 8 || (header.last == "FLAGS" && table.lines[1].hasSuffix("clock-unsynchronized")))
         #expect(table.lines[1].contains("Gary's Gym"))
         #expect(table.lines[1].contains("2020-03-16 19:45:13Z"))
 
-        let workouts = try daemon.ctlJSON(["workouts", "--device", wearable.devicePath, "--limit", "5"], as: WorkoutRecord.self)
+        let workouts = try daemon.ctlJSON(
+            ["workouts", "--device", wearable.devicePath, "--limit", "5"],
+            as: WorkoutRecord.self
+        )
         #expect(workouts.count == 1)
         #expect(workouts.first?.location == "Gary's Gym")
         #expect(workouts.first?.intensityLevel == 5)
@@ -139,9 +165,12 @@ import WorkoutdTesting
         #expect(rejected.lines[1].contains("no_active_workout"))
 
         let sent = try daemon.ctlJSON(
-            ["send", "--device", wearable.devicePath,
-             CommandLines.start(id: 9, location: "Zürich", date: "2020-03-16T19:45:13Z", intensity: 3)],
-            as: SendResult.self)
+            [
+                "send", "--device", wearable.devicePath,
+                CommandLines.start(id: 9, location: "Zürich", date: "2020-03-16T19:45:13Z", intensity: 3),
+            ],
+            as: SendResult.self
+        )
         let result = try #require(sent.first)
         #expect(result.device == wearable.devicePath)
         #expect(result.reply.id == .integer(9))
@@ -150,9 +179,14 @@ import WorkoutdTesting
             return
         }
         // The wearable itself now sees the workout it did not start.
-        #expect(try wearable.request(CommandLines.start(location: "X", date: "2020-03-16T19:45:13Z", intensity: 3))
-            .contains("workout_already_active"))
-        #expect(wearable.drain(for: .milliseconds(50)).isEmpty, "a sent command's reply goes to workoutctl, not the device")
+        #expect(
+            try wearable.request(CommandLines.start(location: "X", date: "2020-03-16T19:45:13Z", intensity: 3))
+                .contains("workout_already_active")
+        )
+        #expect(
+            wearable.drain(for: .milliseconds(50)).isEmpty,
+            "a sent command's reply goes to workoutctl, not the device"
+        )
     }
 
     @Test func metrics() throws {
@@ -192,7 +226,11 @@ import WorkoutdTesting
             if case .failure(let error) = reply.outcome { error } else { nil }
         }
         #expect(replies.map(\.id) == [nil, .string("a"), .integer(7), .integer(8), nil])
-        #expect(replies.map { failure($0)?.code } == [.parseError, .unknownMethod, .invalidParams, .invalidParams, .requestTooLong])
+        #expect(
+            replies.map { failure($0)?.code } == [
+                .parseError, .unknownMethod, .invalidParams, .invalidParams, .requestTooLong,
+            ]
+        )
         #expect(failure(replies[2])?.message.contains("params.limit") == true)
         // The same connection still works, and so does the device.
         let status: StatusReport = try connection.call(.status)

@@ -1,16 +1,23 @@
-#if canImport(Glibc)
-import Glibc
-#endif
 import ControlProtocol
 import Foundation
 import Testing
 import WorkoutProtocol
 import WorkoutdTesting
 
+#if canImport(Glibc)
+import Glibc
+#endif
+
 /// The control socket by peer credentials (SO_PEERCRED), whatever the socket file's mode: root and the daemon's
 /// user may do everything, members of `control_socket_group` may read, anyone else is refused.
 /// Run as root: the clients are started as other users with setpriv.
-@Suite(.serialized, .enabled(if: getuid() == 0 && FileManager.default.isExecutableFile(atPath: "/usr/bin/setpriv"), "needs root and setpriv"))
+@Suite(
+    .serialized,
+    .enabled(
+        if: getuid() == 0 && FileManager.default.isExecutableFile(atPath: "/usr/bin/setpriv"),
+        "needs root and setpriv"
+    )
+)
 struct ControlSocketAccessTests {
     /// A group with a member in the group database (Debian's postgresql package puts postgres in ssl-cert).
     static let readerGroup = "ssl-cert"
@@ -18,15 +25,26 @@ struct ControlSocketAccessTests {
 
     /// `workoutctl --socket <daemon's socket> arguments…` run as `user` with primary group `group` and no
     /// supplementary groups.
-    private func ctl(_ daemon: ControlledDaemon, as user: String, group: String, _ arguments: [String]) throws -> Workoutctl.Output {
+    private func ctl(
+        _ daemon: ControlledDaemon,
+        as user: String,
+        group: String,
+        _ arguments: [String]
+    ) throws -> Workoutctl.Output {
         try Workoutctl.run(
-            ["--reuid=\(user)", "--regid=\(group)", "--clear-groups", try Workoutctl.binaryPath(), "--socket", daemon.socket] + arguments,
-            binary: "/usr/bin/setpriv")
+            [
+                "--reuid=\(user)", "--regid=\(group)", "--clear-groups", try Workoutctl.binaryPath(), "--socket",
+                daemon.socket,
+            ] + arguments,
+            binary: "/usr/bin/setpriv"
+        )
     }
 
     private func daemonWithOpenSocket(devices: [String]) throws -> ControlledDaemon {
         let daemon = try ControlledDaemon(
-            devices: devices, configuration: "log_level: info\ncontrol_socket_group: \(Self.readerGroup)\n")
+            devices: devices,
+            configuration: "log_level: info\ncontrol_socket_group: \(Self.readerGroup)\n"
+        )
         // Anyone may connect at the file level: only the credentials decide.
         #expect(chmod(daemon.socket, 0o666) == 0)
         return daemon
@@ -36,12 +54,17 @@ struct ControlSocketAccessTests {
         let wearable = try SimulatedWearable()
         let daemon = try daemonWithOpenSocket(devices: [wearable.devicePath])
         try daemon.waitUntilConnected(wearable.devicePath)
-        for arguments in [["status"], ["devices"], ["workouts"], ["shares"], ["metrics"],
-                          ["send", "--device", wearable.devicePath, CommandLines.start()]] {
+        for arguments in [
+            ["status"], ["devices"], ["workouts"], ["shares"], ["metrics"],
+            ["send", "--device", wearable.devicePath, CommandLines.start()],
+        ] {
             let refused = try ctl(daemon, as: "nobody", group: "nogroup", arguments)
             #expect(refused.status == 1, "\(arguments): \(refused.stdout)\(refused.stderr)")
             #expect(refused.stdout.isEmpty)
-            #expect(refused.stderr.contains("permission denied: uid 65534 may not use the control socket"), "\(refused.stderr)")
+            #expect(
+                refused.stderr.contains("permission denied: uid 65534 may not use the control socket"),
+                "\(refused.stderr)"
+            )
             #expect(refused.stderr.contains("(permission_denied)"), "\(refused.stderr)")
         }
         // The refused send ran nothing.
@@ -73,16 +96,34 @@ struct ControlSocketAccessTests {
         let workouts = try ctl(daemon, as: "nobody", group: Self.readerGroup, ["workouts", "--json"])
         #expect(workouts.lines.count == 1, "\(workouts.stdout)")
 
-        let send = try ctl(daemon, as: "nobody", group: Self.readerGroup, ["send", "--device", wearable.devicePath, CommandLines.end()])
+        let send = try ctl(
+            daemon,
+            as: "nobody",
+            group: Self.readerGroup,
+            ["send", "--device", wearable.devicePath, CommandLines.end()]
+        )
         #expect(send.status == 1)
-        #expect(send.stderr.contains("permission denied: send needs root or the daemon's user (uid 0); uid 65534 may only read"), "\(send.stderr)")
-        #expect(try daemon.ctlJSON(["workouts"], as: WorkoutRecord.self).map(\.endedAt) == [nil], "the refused end ran nothing")
+        #expect(
+            send.stderr.contains(
+                "permission denied: send needs root or the daemon's user (uid 0); uid 65534 may only read"
+            ),
+            "\(send.stderr)"
+        )
+        #expect(
+            try daemon.ctlJSON(["workouts"], as: WorkoutRecord.self).map(\.endedAt) == [nil],
+            "the refused end ran nothing"
+        )
 
         // Member through the group database (its session's groups cleared): the group as /etc/group lists it.
         if let members = getgrnam(Self.readerGroup)?.pointee.gr_mem, Self.listed(Self.databaseMember, in: members) {
             let read = try ctl(daemon, as: Self.databaseMember, group: Self.databaseMember, ["status"])
             #expect(read.status == 0, "\(read.stderr)")
-            let send = try ctl(daemon, as: Self.databaseMember, group: Self.databaseMember, ["send", "--device", wearable.devicePath, CommandLines.end()])
+            let send = try ctl(
+                daemon,
+                as: Self.databaseMember,
+                group: Self.databaseMember,
+                ["send", "--device", wearable.devicePath, CommandLines.end()]
+            )
             #expect(send.status == 1)
             #expect(send.stderr.contains("may only read"))
         }

@@ -1,7 +1,8 @@
-import class WorkoutctlCommands.ControlConnection
 import ControlProtocol
 import Foundation
 import WorkoutdTesting
+
+import class WorkoutctlCommands.ControlConnection
 
 /// A real `workoutd` with its control socket in a scratch directory, and `workoutctl` pointed at it.
 final class ControlledDaemon: @unchecked Sendable {
@@ -14,18 +15,25 @@ final class ControlledDaemon: @unchecked Sendable {
     /// passed as `--log-level` (which wins over the file), nil leaves the level to the file. `directory`, when
     /// given, is one an earlier daemon used (its `state` kept): the new one starts on what that one stored.
     init(
-        devices: [String] = [], configuration: String = "log_level: info\n", logLevel: String? = "info",
-        arguments: [String] = [], directory reused: URL? = nil
+        devices: [String] = [],
+        configuration: String = "log_level: info\n",
+        logLevel: String? = "info",
+        arguments: [String] = [],
+        directory reused: URL? = nil
     ) throws {
-        directory = reused ?? FileManager.default.temporaryDirectory.appendingPathComponent("ctl-\(UUID().uuidString.prefix(8))")
+        directory =
+            reused
+            ?? FileManager.default.temporaryDirectory.appendingPathComponent("ctl-\(UUID().uuidString.prefix(8))")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         socket = directory.appendingPathComponent("control.sock").path
         configFile = directory.appendingPathComponent("workoutd.yaml").path
         try configuration.write(toFile: configFile, atomically: true, encoding: .utf8)
-        daemon = try DaemonProcess(arguments: [
-            "--config", configFile, "--control-socket", socket,
-            "--state-dir", directory.appendingPathComponent("state").path,
-        ] + (logLevel.map { ["--log-level", $0] } ?? []) + devices.flatMap { ["--device", $0] } + arguments)
+        daemon = try DaemonProcess(
+            arguments: [
+                "--config", configFile, "--control-socket", socket,
+                "--state-dir", directory.appendingPathComponent("state").path,
+            ] + (logLevel.map { ["--log-level", $0] } ?? []) + devices.flatMap { ["--device", $0] } + arguments
+        )
         try daemon.waitForLog("control socket listening")
         try daemon.waitForLog("configuration reload armed")
     }
@@ -38,7 +46,9 @@ final class ControlledDaemon: @unchecked Sendable {
     /// Runs `workoutctl … --json` and decodes each output line as `T`.
     func ctlJSON<T: Decodable>(_ arguments: [String], as type: T.Type) throws -> [T] {
         let output = try ctl(arguments + ["--json"])
-        guard output.status == 0 else { throw TestingError("workoutctl \(arguments) exited \(output.status): \(output.stderr)") }
+        guard output.status == 0 else {
+            throw TestingError("workoutctl \(arguments) exited \(output.status): \(output.stderr)")
+        }
         let decoder = ControlSocket.makeDecoder()
         return try output.lines.map { try decoder.decode(T.self, from: Data($0.utf8)) }
     }

@@ -1,9 +1,10 @@
-import class WorkoutctlCommands.ControlConnection
 import ControlProtocol
 import Foundation
 import Testing
 import WorkoutProtocol
 import WorkoutdTesting
+
+import class WorkoutctlCommands.ControlConnection
 
 /// `workoutctl events` while commands flow: every event, in the order it happened.
 @Suite(.serialized) struct EventStreamTests {
@@ -31,14 +32,16 @@ import WorkoutdTesting
         }
         // Delivery runs on its own worker, so `shareDelivered` lands wherever it happens to; the rest is in step.
         let flow = received.filter { $0.detail.type != .shareDelivered }
-        #expect(flow.map(\.detail.type) == [
-            .commandReceived, .workoutStarted, .replySent,
-            .commandReceived, .workoutEnded, .replySent,
-            .commandReceived, .shareQueued, .replySent,
-            .commandReceived, .replySent,
-            .commandReceived, .replySent,
-            .deviceRemoved,
-        ])
+        #expect(
+            flow.map(\.detail.type) == [
+                .commandReceived, .workoutStarted, .replySent,
+                .commandReceived, .workoutEnded, .replySent,
+                .commandReceived, .shareQueued, .replySent,
+                .commandReceived, .replySent,
+                .commandReceived, .replySent,
+                .deviceRemoved,
+            ]
+        )
         #expect(Set(received.map(\.detail.device)) == [wearable.devicePath])
         let sequence = received.map(\.sequence)
         #expect(zip(sequence, sequence.dropFirst()).allSatisfy { $0 + 1 == $1 }, "seq has no gaps: \(sequence)")
@@ -69,7 +72,11 @@ import WorkoutdTesting
         let lines = try (0..<3).map { _ in try events.readLine() }
         let eventColumn = try #require(header.range(of: "EVENT")).lowerBound.utf16Offset(in: header)
         let deviceColumn = try #require(header.range(of: "DEVICE")).lowerBound.utf16Offset(in: header)
-        #expect(lines.map { String($0.dropFirst(eventColumn).prefix { $0 != " " }) } == ["command_received", "workout_started", "reply_sent"])
+        #expect(
+            lines.map { String($0.dropFirst(eventColumn).prefix { $0 != " " }) } == [
+                "command_received", "workout_started", "reply_sent",
+            ]
+        )
         #expect(lines.allSatisfy { String($0.dropFirst(deviceColumn)).hasPrefix(wearable.devicePath) })
         #expect(lines[0].hasSuffix("start_workout id 1"))
         #expect(lines[2].contains("ok id 1 workout 1 started"))

@@ -8,7 +8,9 @@ import WorkoutdTesting
 @Suite struct MultiCallTests {
     /// A symlink named `name` to the built workoutd, in a scratch directory of its own.
     private func workoutd(linkedAs name: String) throws -> (link: String, directory: URL) {
-        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("multicall-\(UUID().uuidString.prefix(8))")
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent(
+            "multicall-\(UUID().uuidString.prefix(8))"
+        )
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         let link = directory.appendingPathComponent(name).path
         try FileManager.default.createSymbolicLink(atPath: link, withDestinationPath: try DaemonProcess.binaryPath())
@@ -27,7 +29,9 @@ import WorkoutdTesting
         let daemon = try ControlledDaemon()
         let status = try Workoutctl.run(["--socket", daemon.socket, "status", "--json"], binary: link)
         #expect(status.status == 0, "\(status.stderr)")
-        let report = try #require(status.lines.first.map { try ControlSocket.makeDecoder().decode(StatusReport.self, from: Data($0.utf8)) })
+        let report = try #require(
+            status.lines.first.map { try ControlSocket.makeDecoder().decode(StatusReport.self, from: Data($0.utf8)) }
+        )
         #expect(report.devicesAttached == 0)
         #expect(report.pid > 0)
 

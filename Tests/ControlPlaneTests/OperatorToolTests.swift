@@ -1,12 +1,13 @@
-#if canImport(Glibc)
-import Glibc
-#endif
 import ControlProtocol
 import Foundation
 import Testing
 import WorkoutEngine
 import WorkoutProtocol
 import WorkoutdTesting
+
+#if canImport(Glibc)
+import Glibc
+#endif
 
 /// `workoutctl` as a precise tool: the exit status says what happened, and a duration reads the same everywhere.
 @Suite(.serialized) struct OperatorToolTests {
@@ -20,7 +21,12 @@ import WorkoutdTesting
         let typo = try daemon.ctl(["send", "--device", "wearabel", start])
         #expect(typo.status == 2)
         #expect(typo.stdout.isEmpty)
-        #expect(typo.stderr.contains("no connected device 'wearabel'; connected: \(wearable.devicePath) (\(wearable.devicePath))"), "\(typo.stderr)")
+        #expect(
+            typo.stderr.contains(
+                "no connected device 'wearabel'; connected: \(wearable.devicePath) (\(wearable.devicePath))"
+            ),
+            "\(typo.stderr)"
+        )
         #expect(try daemon.ctl(["workouts", "--json"]).stdout.isEmpty, "no workout was created for the typo")
 
         // --create opens a session for a name on purpose.
@@ -39,8 +45,13 @@ import WorkoutdTesting
         // Help text is wrapped to the terminal: compare words, not line breaks.
         func words(_ text: String) -> String { text.split(whereSeparator: \.isWhitespace).joined(separator: " ") }
         let help = words(try Workoutctl.run(["--help"]).stdout)
-        #expect(help.contains("Exit status: 0 success; 1 workoutd refused the request, or `send` got an error reply;"), "\(help)")
-        #expect(help.contains("2 `send` named a device that is not connected; 64 bad usage; 69 workoutd is not running."))
+        #expect(
+            help.contains("Exit status: 0 success; 1 workoutd refused the request, or `send` got an error reply;"),
+            "\(help)"
+        )
+        #expect(
+            help.contains("2 `send` named a device that is not connected; 64 bad usage; 69 workoutd is not running.")
+        )
         let sendHelp = words(try Workoutctl.run(["send", "--help"]).stdout)
         #expect(sendHelp.contains("2 the device is not connected"))
         #expect(sendHelp.contains("--create"))
@@ -67,7 +78,10 @@ import WorkoutdTesting
             guard let line else { return false }
             return line.hasSuffix(" " + text) || line.hasSuffix(" " + text + "  clock-unsynchronized")
         }
-        #expect(endsWithDuration(table.lines.last.map { Substring($0) }), "workoutctl workouts: \(table.stdout) vs \(text)")
+        #expect(
+            endsWithDuration(table.lines.last.map { Substring($0) }),
+            "workoutctl workouts: \(table.stdout) vs \(text)"
+        )
 
         let state = daemon.directory.appendingPathComponent("state").path
         let offline = try DaemonProcess(arguments: ["workouts", "--state-dir", state])
@@ -85,20 +99,28 @@ import WorkoutdTesting
         #expect(holder >= 0)
         #expect(flock(holder, LOCK_EX | LOCK_NB) == 0)
         let daemon = try ControlledDaemon(devices: [wearable.devicePath])
-        try daemon.daemon.waitForLog("\(wearable.devicePath) is in use by another program (pid \(getpid())), which holds the tty's flock")
+        try daemon.daemon.waitForLog(
+            "\(wearable.devicePath) is in use by another program (pid \(getpid())), which holds the tty's flock"
+        )
         let devices = try daemon.ctlJSON(["devices"], as: DeviceReport.self)
         #expect(!devices.contains { $0.node == wearable.devicePath && $0.connected }, "the held tty was not opened")
         // workoutctl devices says why, naming the holder (this test process).
         let held = try #require(devices.first { $0.node == wearable.devicePath })
         #expect(held.waitingReason == "held by another program (pid \(getpid()))")
         let row = try daemon.ctl(["devices"]).lines.first { $0.contains(wearable.devicePath) }
-        #expect(row?.contains("waiting: held by another program (pid \(getpid()))") == true, "\(String(describing: row))")
+        #expect(
+            row?.contains("waiting: held by another program (pid \(getpid()))") == true,
+            "\(String(describing: row))"
+        )
 
         flock(holder, LOCK_UN)
         close(holder)
         try daemon.waitUntilConnected(wearable.devicePath)
-        #expect(try daemon.ctlJSON(["devices"], as: DeviceReport.self).first { $0.node == wearable.devicePath }?.waitingReason == nil,
-                "served: no reason left behind")
+        #expect(
+            try daemon.ctlJSON(["devices"], as: DeviceReport.self).first { $0.node == wearable.devicePath }?
+                .waitingReason == nil,
+            "served: no reason left behind"
+        )
         #expect(try wearable.request(CommandLines.start(date: "2020-03-16T19:45:13Z")).contains(#""status":"ok""#))
     }
 }

@@ -11,13 +11,17 @@ import WorkoutdTesting
     }
 
     private func waitForCounters(
-        _ daemon: ControlledDaemon, _ what: String, until done: (ActivityCounters) -> Bool
+        _ daemon: ControlledDaemon,
+        _ what: String,
+        until done: (ActivityCounters) -> Bool
     ) throws -> ActivityCounters {
         let deadline = ContinuousClock.now + .seconds(60)
         while true {
             let counters = try #require(try daemon.ctlJSON(["status"], as: StatusReport.self).first).counters
             if done(counters) { return counters }
-            guard ContinuousClock.now < deadline else { throw TestingError("\(what): \(counters)\n\(daemon.daemon.log)") }
+            guard ContinuousClock.now < deadline else {
+                throw TestingError("\(what): \(counters)\n\(daemon.daemon.log)")
+            }
             usleep(50_000)
         }
     }
@@ -28,7 +32,9 @@ import WorkoutdTesting
 
     @Test func aSinkThatKeepsFailingIsOneWarningThenOneRecoveryLine() throws {
         let wearable = try SimulatedWearable()
-        let daemon = try ControlledDaemon(configuration: configuration(wearable.devicePath, command: "cat > /dev/null; exit 3"))
+        let daemon = try ControlledDaemon(
+            configuration: configuration(wearable.devicePath, command: "cat > /dev/null; exit 3")
+        )
         try daemon.waitUntilConnected(wearable.devicePath)
         #expect(try wearable.request(CommandLines.start(date: "2020-03-16T19:45:13Z")).contains("ok"))
         #expect(try wearable.request(CommandLines.end()).contains("ok"))
@@ -51,9 +57,14 @@ import WorkoutdTesting
         try daemon.daemon.waitForLog("share delivery recovered")
         let recovery = lines(daemon, containing: "share delivery recovered")
         #expect(recovery.count == 1)
-        #expect(recovery.first?.contains(#"repeated="\#(recovered.shareFailures - 1) times""#) == true,
-                "the recovery line counts the failures not logged: \(recovery), \(recovered.shareFailures) failures")
+        #expect(
+            recovery.first?.contains(#"repeated="\#(recovered.shareFailures - 1) times""#) == true,
+            "the recovery line counts the failures not logged: \(recovery), \(recovered.shareFailures) failures"
+        )
         #expect(lines(daemon, containing: "share delivered").isEmpty, "routine deliveries are debug lines")
-        #expect(lines(daemon, containing: "share").count == 2, "the whole episode is two lines at info:\n\(daemon.daemon.log)")
+        #expect(
+            lines(daemon, containing: "share").count == 2,
+            "the whole episode is two lines at info:\n\(daemon.daemon.log)"
+        )
     }
 }

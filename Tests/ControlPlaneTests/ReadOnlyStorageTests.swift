@@ -1,11 +1,12 @@
-#if canImport(Glibc)
-import Glibc
-#endif
 import ControlProtocol
 import Foundation
 import Testing
 import WorkoutProtocol
 import WorkoutdTesting
+
+#if canImport(Glibc)
+import Glibc
+#endif
 
 /// The state directory's file system turns read-only under the daemon (issue 30): a loop-mounted ext4 with
 /// `errors=remount-ro`, failed through ext4's own error path. Storing commands get `storage_unavailable`, the
@@ -36,7 +37,9 @@ import WorkoutdTesting
     /// A loop-mounted ext4 "card" (`errors=remount-ro`, as a hub's SD card is mounted) as the state directory, with
     /// a configuration beside it.
     struct Card {
-        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("ro-\(UUID().uuidString.prefix(8))").path
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent(
+            "ro-\(UUID().uuidString.prefix(8))"
+        ).path
         var state: String { directory + "/state" }
         var image: String { directory + "/card.img" }
         var socket: String { directory + "/control.sock" }
@@ -45,7 +48,8 @@ import WorkoutdTesting
         init() throws {
             try FileManager.default.createDirectory(atPath: directory + "/state", withIntermediateDirectories: true)
             try ReadOnlyStorageTests.must(
-                "truncate -s 48M \(image) && mkfs.ext4 -q -F \(image) && mount -o loop,errors=remount-ro \(image) \(state) && chmod 0700 \(state)")
+                "truncate -s 48M \(image) && mkfs.ext4 -q -F \(image) && mount -o loop,errors=remount-ro \(image) \(state) && chmod 0700 \(state)"
+            )
             try "discovery:\n  enabled: false\n".write(toFile: config, atomically: true, encoding: .utf8)
         }
 
@@ -141,7 +145,9 @@ import WorkoutdTesting
         // Nothing acknowledged was lost.
         let listed = try Workoutctl.run(["--socket", socket, "workouts", "--json"])
         let decoder = ControlSocket.makeDecoder()
-        let workouts = try listed.stdout.split(separator: "\n").map { try decoder.decode(WorkoutRecord.self, from: Data($0.utf8)) }
+        let workouts = try listed.stdout.split(separator: "\n").map {
+            try decoder.decode(WorkoutRecord.self, from: Data($0.utf8))
+        }
         let stored = Set(workouts.compactMap(\.startCommandID))
         #expect(acked.isSubset(of: stored), "missing: \(acked.subtracting(stored))")
         #expect(workouts.count == 21)
@@ -152,7 +158,9 @@ import WorkoutdTesting
         let onOldCard = Self.files(heldBy: pid, onDevice: oldCard.st_dev)
         #expect(onOldCard.isEmpty, "still held on the old card: \(onOldCard)")
         #expect(daemon.log.contains("state directory lock taken again"), "\(daemon.log)")
-        let second = try DaemonProcess(arguments: ["--config", config, "--state-dir", state, "--control-socket", "none"])
+        let second = try DaemonProcess(arguments: [
+            "--config", config, "--state-dir", state, "--control-socket", "none",
+        ])
         defer { second.stop() }
         #expect(try second.waitForExit() == 73)
         #expect(second.log.contains("state directory \(state) is in use by pid \(pid)"), "\(second.log)")
@@ -207,7 +215,10 @@ import WorkoutdTesting
         #expect(recovered, "no recovery: \(daemon.log)")
         try daemon.waitForLog("database reopened")
         let listed = try Workoutctl.run(["--socket", card.socket, "workouts", "--json"])
-        #expect(listed.stdout.split(separator: "\n").count == 2, "the one acknowledged before and the one after: \(listed.stdout)")
+        #expect(
+            listed.stdout.split(separator: "\n").count == 2,
+            "the one acknowledged before and the one after: \(listed.stdout)"
+        )
     }
 
     /// What `pid` has open (`/proc/PID/fd`) or mapped (`/proc/PID/map_files`, root only) on the file system of

@@ -1,10 +1,11 @@
-import class WorkoutctlCommands.ControlConnection
 import ControlProtocol
 import Foundation
 import Testing
 import WorkoutEngine
 import WorkoutProtocol
 import WorkoutdTesting
+
+import class WorkoutctlCommands.ControlConnection
 
 /// SIGHUP re-reads the configuration file: a valid one takes effect without cutting off open devices,
 /// an invalid one is rejected with its reason and the old one stays in force.
@@ -33,7 +34,11 @@ import WorkoutdTesting
         try daemon.waitUntilConnected(first.devicePath)
         #expect(try first.request(start).contains("ok"), "a workout in progress across the reload")
 
-        try devicesYAML([first.devicePath, second.devicePath]).write(toFile: daemon.configFile, atomically: true, encoding: .utf8)
+        try devicesYAML([first.devicePath, second.devicePath]).write(
+            toFile: daemon.configFile,
+            atomically: true,
+            encoding: .utf8
+        )
         try reload(daemon, expecting: "configuration reloaded", occurrence: 1)
         try daemon.waitUntilConnected(second.devicePath)
         #expect(try second.request(start).contains("ok"))
@@ -88,7 +93,9 @@ import WorkoutdTesting
         func waitFor(_ folder: URL, count: Int) throws {
             let deadline = ContinuousClock.now + .seconds(10)
             while files(folder).count < count {
-                guard ContinuousClock.now < deadline else { throw TestingError("\(folder.path) has \(files(folder)):\n\(daemon.daemon.log)") }
+                guard ContinuousClock.now < deadline else {
+                    throw TestingError("\(folder.path) has \(files(folder)):\n\(daemon.daemon.log)")
+                }
                 usleep(20_000)
             }
         }
@@ -98,8 +105,13 @@ import WorkoutdTesting
         #expect(try wearable.request(CommandLines.share()).contains("ok"))
         try waitFor(outbox, count: 1)  // the default sink spools
 
-        let sink = "shares:\n  twitter:\n    sink: exec\n    command: [/bin/sh, -c, 'cat > \"$0/share-$$.json\"', \(delivered.path)]\n"
-        try devicesYAML([wearable.devicePath], extra: sink).write(toFile: daemon.configFile, atomically: true, encoding: .utf8)
+        let sink =
+            "shares:\n  twitter:\n    sink: exec\n    command: [/bin/sh, -c, 'cat > \"$0/share-$$.json\"', \(delivered.path)]\n"
+        try devicesYAML([wearable.devicePath], extra: sink).write(
+            toFile: daemon.configFile,
+            atomically: true,
+            encoding: .utf8
+        )
         try reload(daemon, expecting: "configuration reloaded", occurrence: 1)
         #expect(try wearable.request(CommandLines.share()).contains("ok"))
         try waitFor(delivered, count: 1)
@@ -120,12 +132,18 @@ import WorkoutdTesting
         let first = try SimulatedWearable()
         let second = try SimulatedWearable()
         // No --log-level flag: the file's level is the one in force, so a reload can change it.
-        let daemon = try ControlledDaemon(configuration: devicesYAML([first.devicePath], extra: "log_level: info\n"), logLevel: nil)
+        let daemon = try ControlledDaemon(
+            configuration: devicesYAML([first.devicePath], extra: "log_level: info\n"),
+            logLevel: nil
+        )
         try daemon.waitUntilConnected(first.devicePath)
         #expect(try first.request(start).contains("ok"))
 
-        let debugFile = devicesYAML([first.devicePath, second.devicePath],
-                                    extra: "log_level: debug\nserial:\n  max_line_bytes: 128\n  reply_line_ending: crlf\nstorage:\n  backend: memory\nshutdown:\n  drain_timeout_ms: 100\n")
+        let debugFile = devicesYAML(
+            [first.devicePath, second.devicePath],
+            extra:
+                "log_level: debug\nserial:\n  max_line_bytes: 128\n  reply_line_ending: crlf\nstorage:\n  backend: memory\nshutdown:\n  drain_timeout_ms: 100\n"
+        )
         try debugFile.write(toFile: daemon.configFile, atomically: true, encoding: .utf8)
         try reload(daemon, expecting: "configuration reloaded", occurrence: 1)
         #expect(!daemon.daemon.log.contains("command acknowledged"), "per-command lines are debug: not logged at info")
@@ -137,15 +155,21 @@ import WorkoutdTesting
 
         // serial.max_line_bytes: 128 frames the lines of a device connected after the reload...
         try daemon.waitUntilConnected(second.devicePath)
-        let long = #"{"command_type":"start_workout","location":"\#(String(repeating: "x", count: 80))","intensityLevel":5}"#
+        let long =
+            #"{"command_type":"start_workout","location":"\#(String(repeating: "x", count: 80))","intensityLevel":5}"#
         #expect(try second.request(long).contains("line_too_long"), "a line longer than the new limit")
         #expect(try second.request(start).contains(#""status":"ok""#))
         // ... and those of the device connected before it, without reconnecting it.
         #expect(try first.request(long).contains("line_too_long"), "the open connection frames with the new limit")
-        let kept = try #require(try daemon.ctlJSON(["devices"], as: DeviceReport.self).first { $0.node == first.devicePath })
+        let kept = try #require(
+            try daemon.ctlJSON(["devices"], as: DeviceReport.self).first { $0.node == first.devicePath }
+        )
         #expect(kept.connected && kept.connections == 1, "the open device was not reconnected to get it")
         let sent = try daemon.ctl(["send", "--device", first.devicePath, long])
-        #expect(sent.status == 1 && sent.stdout.contains("line_too_long"), "workoutctl send holds a line to the new limit too: \(sent)")
+        #expect(
+            sent.status == 1 && sent.stdout.contains("line_too_long"),
+            "workoutctl send holds a line to the new limit too: \(sent)"
+        )
 
         // storage.backend changed: named once at notice and in status, never reported as applied.
         let notice = "storage.backend changed; takes effect after restart"
@@ -155,10 +179,14 @@ import WorkoutdTesting
         let status = try #require(try daemon.ctlJSON(["status"], as: StatusReport.self).first)
         #expect(status.pendingRestart == ["shutdown.drain_timeout_ms", "storage.backend"])
         let row = try daemon.ctl(["status"]).lines.first { $0.hasPrefix("pending restart") }
-        #expect(row?.hasSuffix(" shutdown.drain_timeout_ms, storage.backend (takes effect after restart)") == true,
-                "\(String(describing: row))")
-        #expect(try daemon.ctlJSON(["workouts"], as: WorkoutRecord.self).count == 2,
-                "the workouts from before and after the reload are in one store: the backend did not change")
+        #expect(
+            row?.hasSuffix(" shutdown.drain_timeout_ms, storage.backend (takes effect after restart)") == true,
+            "\(String(describing: row))"
+        )
+        #expect(
+            try daemon.ctlJSON(["workouts"], as: WorkoutRecord.self).count == 2,
+            "the workouts from before and after the reload are in one store: the backend did not change"
+        )
 
         // The same file again: the pending key is not announced a second time. Back to info: no debug lines.
         try reload(daemon, expecting: "configuration reloaded", occurrence: 2)
@@ -170,11 +198,17 @@ import WorkoutdTesting
         #expect(try first.request(start).contains("ok"))
         // A later line in the same stream: anything the command logged is in the log by then.
         try reload(daemon, expecting: "configuration reloaded", occurrence: 4)
-        #expect(daemon.daemon.log.components(separatedBy: "command acknowledged").count == acknowledged,
-                "log_level: info again: no per-command lines")
+        #expect(
+            daemon.daemon.log.components(separatedBy: "command acknowledged").count == acknowledged,
+            "log_level: info again: no per-command lines"
+        )
 
         // Reverting the restart-only key clears the pending list.
-        try devicesYAML([first.devicePath, second.devicePath]).write(toFile: daemon.configFile, atomically: true, encoding: .utf8)
+        try devicesYAML([first.devicePath, second.devicePath]).write(
+            toFile: daemon.configFile,
+            atomically: true,
+            encoding: .utf8
+        )
         try reload(daemon, expecting: "configuration reloaded", occurrence: 5)
         #expect(try #require(try daemon.ctlJSON(["status"], as: StatusReport.self).first).pendingRestart.isEmpty)
         #expect(!(try daemon.ctl(["status"]).stdout.contains("pending restart")))
@@ -184,7 +218,9 @@ import WorkoutdTesting
     /// termios (tty_mode_ioctl uses the linked tty), i.e. the rate the daemon set when it opened the node.
     private func speed(of wearable: SimulatedWearable) throws -> speed_t {
         var settings = termios()
-        guard tcgetattr(wearable.fd, &settings) == 0 else { throw TestingError("tcgetattr: \(String(cString: strerror(errno)))") }
+        guard tcgetattr(wearable.fd, &settings) == 0 else {
+            throw TestingError("tcgetattr: \(String(cString: strerror(errno)))")
+        }
         return cfgetospeed(&settings)
     }
 
@@ -194,18 +230,26 @@ import WorkoutdTesting
     @Test func baudAndReconnectDelaysApplyAtTheNextOpenAfterAReload() throws {
         let first = try SimulatedWearable()
         let second = try SimulatedWearable()
-        let missing = FileManager.default.temporaryDirectory.appendingPathComponent("workoutd-missing-\(UUID().uuidString)").path
+        let missing = FileManager.default.temporaryDirectory.appendingPathComponent(
+            "workoutd-missing-\(UUID().uuidString)"
+        ).path
         let daemon = try ControlledDaemon(
-            configuration: devicesYAML([first.devicePath, missing], extra: "reconnect:\n  initial_delay_ms: 50\n  max_delay_ms: 100\n"),
-            logLevel: "debug")
+            configuration: devicesYAML(
+                [first.devicePath, missing],
+                extra: "reconnect:\n  initial_delay_ms: 50\n  max_delay_ms: 100\n"
+            ),
+            logLevel: "debug"
+        )
         try daemon.waitUntilConnected(first.devicePath)
         #expect(try speed(of: first) == speed_t(B115200), "the default rate")
         try daemon.daemon.waitForLog("retry_in=100ms")
         #expect(!daemon.daemon.log.contains("retry_in=300ms"))
 
-        try devicesYAML([first.devicePath, missing, second.devicePath],
-                        extra: "serial:\n  baud: 9600\nreconnect:\n  initial_delay_ms: 300\n  max_delay_ms: 300\n")
-            .write(toFile: daemon.configFile, atomically: true, encoding: .utf8)
+        try devicesYAML(
+            [first.devicePath, missing, second.devicePath],
+            extra: "serial:\n  baud: 9600\nreconnect:\n  initial_delay_ms: 300\n  max_delay_ms: 300\n"
+        )
+        .write(toFile: daemon.configFile, atomically: true, encoding: .utf8)
         try reload(daemon, expecting: "configuration reloaded", occurrence: 1)
         try daemon.waitUntilConnected(second.devicePath)
         #expect(try speed(of: second) == speed_t(B9600), "the device opened after the reload runs at the new rate")
@@ -217,8 +261,11 @@ import WorkoutdTesting
         close(slave)
         let deadline = ContinuousClock.now + .seconds(30)
         while try daemon.ctlJSON(["devices"], as: DeviceReport.self).first(where: { $0.node == first.devicePath })
-            .map({ $0.connected && $0.connections == 2 }) != true {
-            guard ContinuousClock.now < deadline else { throw TestingError("no reconnect after the hangup:\n\(daemon.daemon.log)") }
+            .map({ $0.connected && $0.connections == 2 }) != true
+        {
+            guard ContinuousClock.now < deadline else {
+                throw TestingError("no reconnect after the hangup:\n\(daemon.daemon.log)")
+            }
             usleep(20_000)
         }
         #expect(try speed(of: first) == speed_t(B9600), "reopened after the reload: the new rate")

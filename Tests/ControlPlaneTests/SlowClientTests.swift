@@ -1,9 +1,10 @@
-import WorkoutProtocol
-import class WorkoutctlCommands.ControlConnection
 import ControlProtocol
 import Foundation
 import Testing
+import WorkoutProtocol
 import WorkoutdTesting
+
+import class WorkoutctlCommands.ControlConnection
 
 /// Clients cost the daemon a bounded amount: one that stops reading is dropped while wearables keep
 /// their latency, and clients past the limit are refused.
@@ -86,12 +87,14 @@ import WorkoutdTesting
         #expect(buffered > 0)
         #expect(try daemon.connect().call(.status, as: StatusReport.self).eventSubscribers == 0)
 
-        print("""
+        print(
+            """
             slow-client drop: flood of 1500 commands took \(floodDone - start); dropped \(dropped - floodDone) after it \
             (grace 2 s, 10 ms polling); the client had \(buffered) bytes in its socket
             probe latency quiet:  p50 \(milliseconds(percentile(quiet, 0.5))) p99 \(milliseconds(percentile(quiet, 0.99))) (n=\(quiet.count))
             probe latency slow client attached: p50 \(milliseconds(percentile(loaded, 0.5))) p99 \(milliseconds(percentile(loaded, 0.99))) max \(milliseconds(loaded.last ?? .zero)) (n=\(loaded.count))
-            """)
+            """
+        )
         // Devices never wait for a control client: the probe kept being answered while the stalled client
         // was attached. The latency figures printed above are for reading; timing them here would fail on a
         // loaded machine (the benchmarks measure latency).

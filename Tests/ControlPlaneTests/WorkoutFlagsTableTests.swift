@@ -1,8 +1,9 @@
 import Foundation
 import Testing
 import WorkoutProtocol
-import struct WorkoutctlCommands.TextTable
 import WorkoutdTesting
+
+import struct WorkoutctlCommands.TextTable
 
 /// The FLAGS column of `workoutctl workouts`: what a reader should not take at face value (issue 30).
 @Suite struct WorkoutFlagsTableTests {
@@ -10,8 +11,12 @@ import WorkoutdTesting
 
     static func record(_ id: Int64, date: Date, mark: WorkoutClockMark? = nil) -> WorkoutRecord {
         var record = WorkoutRecord(
-            id: id, device: "band", workout: Workout(location: "Gym", date: date, intensityLevel: 3), startedAt: started,
-            endedAt: started.addingTimeInterval(60))
+            id: id,
+            device: "band",
+            workout: Workout(location: "Gym", date: date, intensityLevel: 3),
+            startedAt: started,
+            endedAt: started.addingTimeInterval(60)
+        )
         record.clockMark = mark
         return record
     }
@@ -38,9 +43,13 @@ import WorkoutdTesting
     @Test func noTimeIsMarkedWhenTheClockIsAssumedSynchronized() throws {
         let wearable = try SimulatedWearable()
         let daemon = try ControlledDaemon(
-            devices: [wearable.devicePath], configuration: "log_level: info\nclock:\n  assume_synchronized: true\n")
+            devices: [wearable.devicePath],
+            configuration: "log_level: info\nclock:\n  assume_synchronized: true\n"
+        )
         try daemon.waitUntilConnected(wearable.devicePath)
-        #expect(try wearable.request(CommandLines.start(id: 1, date: "2020-03-16T19:45:13Z")).contains(#""status":"ok""#))
+        #expect(
+            try wearable.request(CommandLines.start(id: 1, date: "2020-03-16T19:45:13Z")).contains(#""status":"ok""#)
+        )
         #expect(try wearable.request(CommandLines.end(id: 2)).contains(#""status":"ok""#))
         let workouts = try daemon.ctlJSON(["workouts"], as: WorkoutRecord.self)
         #expect(workouts.count == 1 && workouts.first?.clockMark == nil)

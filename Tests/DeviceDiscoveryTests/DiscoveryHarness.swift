@@ -4,9 +4,9 @@ import Logging
 import NIOPosix
 import SerialTransport
 import Synchronization
-import WorkoutdTesting
 import WorkoutEngine
 import WorkoutProtocol
+import WorkoutdTesting
 
 /// The daemon's discovery half, in-process: a umockdev testbed, the real ``DiscoveryService`` and
 /// ``DeviceManager`` over a ``WorkoutEngine`` with an in-memory store.
@@ -19,12 +19,27 @@ final class DiscoveryHarness: Sendable {
     let service: DiscoveryService
     private let running = Mutex<Task<Void, any Error>?>(nil)
 
-    init(rules: [String] = DeviceMatcher.defaultRules, policy: ReconnectPolicy = .discovered, allowedSerials: Set<String>? = nil) async throws {
+    init(
+        rules: [String] = DeviceMatcher.defaultRules,
+        policy: ReconnectPolicy = .discovered,
+        allowedSerials: Set<String>? = nil
+    ) async throws {
         var logger = Logger(label: "workoutd.test")
         logger.logLevel = ProcessInfo.processInfo.environment["WORKOUTD_TEST_LOG"] != nil ? .debug : .critical
         engine = try await WorkoutEngine(store: store)
-        manager = DeviceManager(group: group, engine: engine, options: PipelineOptions(), logger: logger, allowedSerials: allowedSerials)
-        service = DiscoveryService(manager: manager, matcher: try DeviceMatcher(parsing: rules), policy: policy, logger: logger)
+        manager = DeviceManager(
+            group: group,
+            engine: engine,
+            options: PipelineOptions(),
+            logger: logger,
+            allowedSerials: allowedSerials
+        )
+        service = DiscoveryService(
+            manager: manager,
+            matcher: try DeviceMatcher(parsing: rules),
+            policy: policy,
+            logger: logger
+        )
     }
 
     /// Runs discovery and returns once the start-up scan is done and the monitor armed.
@@ -44,11 +59,17 @@ final class DiscoveryHarness: Sendable {
 
     /// Plugs in a wearable with the properties our udev rule and udev's `usb_id` would give it.
     func plugWearable(
-        node: String, port: String, serial: String, properties extra: [String: String] = [:], nodeReady: Bool = true
+        node: String,
+        port: String,
+        serial: String,
+        properties extra: [String: String] = [:],
+        nodeReady: Bool = true
     ) throws -> MockWearable {
         var properties = Self.wearableProperties(serial: serial)
         properties.merge(extra) { _, new in new }
-        return MockWearable(tty: try testbed.plugTTY(name: node, usbPort: port, properties: properties, nodeReady: nodeReady))
+        return MockWearable(
+            tty: try testbed.plugTTY(name: node, usbPort: port, properties: properties, nodeReady: nodeReady)
+        )
     }
 
     static func wearableProperties(serial: String) -> [String: String] {
@@ -75,7 +96,9 @@ final class DiscoveryHarness: Sendable {
     }
 
     private func waitFor<Value>(
-        timeout: Duration, _ read: (DeviceManager) async -> Value, _ condition: (Value) -> Bool
+        timeout: Duration,
+        _ read: (DeviceManager) async -> Value,
+        _ condition: (Value) -> Bool
     ) async -> Bool {
         let deadline = ContinuousClock.now + timeout
         while ContinuousClock.now < deadline {

@@ -2,19 +2,25 @@ import DeviceDiscovery
 import Foundation
 import SerialTransport
 import Testing
-import WorkoutdTesting
 import WorkoutEngine
 import WorkoutProtocol
+import WorkoutdTesting
 
 /// CI sets `WORKOUTD_REQUIRE_UMOCKDEV=1` so that forgetting the wrapper fails instead of skipping.
 @Test(.enabled(if: ProcessInfo.processInfo.environment["WORKOUTD_REQUIRE_UMOCKDEV"] == "1"))
 func hotplugTestsRunUnderUmockdevWrapper() {
-    #expect(MockUdevTestbed.isPreloaded, "run the tests as: umockdev-wrapper swift test ... (LD_PRELOAD=libumockdev-preload.so.0)")
+    #expect(
+        MockUdevTestbed.isPreloaded,
+        "run the tests as: umockdev-wrapper swift test ... (LD_PRELOAD=libumockdev-preload.so.0)"
+    )
 }
 
 /// Discovery through the real libudev, against devices in a umockdev testbed whose nodes are ptys.
 /// umockdev's testbed is process-wide, hence serialized.
-@Suite(.serialized, .enabled(if: MockUdevTestbed.isPreloaded, "needs umockdev-wrapper (LD_PRELOAD of libumockdev-preload)"))
+@Suite(
+    .serialized,
+    .enabled(if: MockUdevTestbed.isPreloaded, "needs umockdev-wrapper (LD_PRELOAD of libumockdev-preload)")
+)
 struct HotplugTests {
     @Test func servesAMatchingDevicePresentAtStartUp() async throws {
         let harness = try await DiscoveryHarness()
@@ -24,7 +30,10 @@ struct HotplugTests {
 
         let reply = try await wearable.exchange(WireCommand.start(id: 1))
         #expect(reply?.startedWorkoutID != nil)
-        let workouts = try await harness.store.workouts(device: DeviceIdentity("Workoutd_Wearable_WRB-0001"), limit: nil)
+        let workouts = try await harness.store.workouts(
+            device: DeviceIdentity("Workoutd_Wearable_WRB-0001"),
+            limit: nil
+        )
         #expect(workouts.count == 1)
         await harness.stop()
     }
@@ -101,16 +110,25 @@ struct HotplugTests {
         #expect(try await left.exchange(WireCommand.end(id: 2))?.endedWorkoutID != nil)
         #expect(try await right.exchange(WireCommand.start(id: 3))?.outcome == .error(.workoutAlreadyActive))
         let identities = Set(await harness.manager.devices().map(\.identity))
-        #expect(identities == [DeviceIdentity("Workoutd_Wearable_WRB-0006"), DeviceIdentity("Workoutd_Wearable_WRB-0007")])
+        #expect(
+            identities == [DeviceIdentity("Workoutd_Wearable_WRB-0006"), DeviceIdentity("Workoutd_Wearable_WRB-0007")]
+        )
         await harness.stop()
     }
 
     @Test func leavesANonMatchingTTYAlone() async throws {
         let harness = try await DiscoveryHarness()
         try await harness.start()
-        let modem = MockWearable(tty: try harness.testbed.plugTTY(name: "ttyUSB0", usbPort: "1-3", properties: [
-            "ID_SERIAL": "Acme_LTE_Modem_0042", "ID_VENDOR_ID": "1234", "ID_MODEL_ID": "5678", "ID_USB_DRIVER": "option",
-        ]))
+        let modem = MockWearable(
+            tty: try harness.testbed.plugTTY(
+                name: "ttyUSB0",
+                usbPort: "1-3",
+                properties: [
+                    "ID_SERIAL": "Acme_LTE_Modem_0042", "ID_VENDOR_ID": "1234", "ID_MODEL_ID": "5678",
+                    "ID_USB_DRIVER": "option",
+                ]
+            )
+        )
         let wearable = try harness.plugWearable(node: "ttyACM0", port: "1-1", serial: "WRB-0008")
         #expect(try await wearable.exchange(WireCommand.start(id: 1))?.startedWorkoutID != nil)
 
@@ -124,7 +142,12 @@ struct HotplugTests {
     @Test func vendorAndProductRuleFindsAWearableWithoutTheUdevRule() async throws {
         let harness = try await DiscoveryHarness(rules: ["ID_VENDOR_ID=1209 ID_MODEL_ID=a7e1 ID_USB_DRIVER=cdc_acm"])
         try await harness.start()
-        let bare = try harness.plugWearable(node: "ttyACM0", port: "1-1", serial: "WRB-0009", properties: ["WORKOUTD_DEVICE": "0"])
+        let bare = try harness.plugWearable(
+            node: "ttyACM0",
+            port: "1-1",
+            serial: "WRB-0009",
+            properties: ["WORKOUTD_DEVICE": "0"]
+        )
         #expect(try await bare.exchange(WireCommand.start(id: 1))?.startedWorkoutID != nil)
         await harness.stop()
     }
@@ -134,13 +157,26 @@ struct HotplugTests {
         try await harness.start()
         let served = try harness.plugWearable(node: "ttyACM0", port: "1-1", serial: "WRB-0010")
         #expect(try await served.exchange(WireCommand.start(id: 1))?.startedWorkoutID != nil)
-        let early = try harness.plugWearable(node: "ttyACM1", port: "1-2", serial: "WRB-0011", properties: ["WORKOUTD_DEVICE": "0"])
+        let early = try harness.plugWearable(
+            node: "ttyACM1",
+            port: "1-2",
+            serial: "WRB-0011",
+            properties: ["WORKOUTD_DEVICE": "0"]
+        )
         #expect(await early.readLine(timeout: .milliseconds(300)) == nil && !early.isNodeOpen, "no rule matches it yet")
 
         harness.service.update(matcher: try DeviceMatcher(parsing: ["ID_VENDOR_ID=1209 ID_MODEL_ID=a7e1"]))
-        let late = try harness.plugWearable(node: "ttyACM2", port: "1-3", serial: "WRB-0012", properties: ["WORKOUTD_DEVICE": "0"])
+        let late = try harness.plugWearable(
+            node: "ttyACM2",
+            port: "1-3",
+            serial: "WRB-0012",
+            properties: ["WORKOUTD_DEVICE": "0"]
+        )
         #expect(try await late.exchange(WireCommand.start(id: 1))?.startedWorkoutID != nil, "served under the new rule")
-        #expect(try await served.exchange(WireCommand.end(id: 2))?.isSuccess == true, "the open device stayed connected")
+        #expect(
+            try await served.exchange(WireCommand.end(id: 2))?.isSuccess == true,
+            "the open device stayed connected"
+        )
         await harness.stop()
     }
 
@@ -148,7 +184,12 @@ struct HotplugTests {
         let harness = try await DiscoveryHarness()
         let found = try harness.plugWearable(node: "ttyACM0", port: "1-1", serial: "WRB-0020")
         // A configured device (`devices:`) on a tty no rule matches: not discovery's to release.
-        let configured = try harness.plugWearable(node: "ttyACM1", port: "1-2", serial: "WRB-0021", properties: ["WORKOUTD_DEVICE": "0"])
+        let configured = try harness.plugWearable(
+            node: "ttyACM1",
+            port: "1-2",
+            serial: "WRB-0021",
+            properties: ["WORKOUTD_DEVICE": "0"]
+        )
         await harness.manager.attach(DeviceSpec(path: configured.tty.devnode, identity: "configured"))
         try await harness.start()
         #expect(try await found.exchange(WireCommand.start(id: 1))?.startedWorkoutID != nil)
@@ -156,12 +197,18 @@ struct HotplugTests {
 
         // discovery.enabled: false
         harness.service.update(matcher: nil)
-        #expect(await harness.waitForDevices { $0.map(\.path) == [configured.tty.devnode] }, "the discovered device is released")
+        #expect(
+            await harness.waitForDevices { $0.map(\.path) == [configured.tty.devnode] },
+            "the discovered device is released"
+        )
         // Released from the list at once, its channel closed on its event loop right after: awaited, within a bound.
         let closeDeadline = ContinuousClock.now + .seconds(5)
         while found.isNodeOpen, ContinuousClock.now < closeDeadline { try await Task.sleep(for: .milliseconds(5)) }
         #expect(!found.isNodeOpen, "its node is closed")
-        #expect(try await configured.exchange(WireCommand.end(id: 2))?.isSuccess == true, "the configured one stays connected")
+        #expect(
+            try await configured.exchange(WireCommand.end(id: 2))?.isSuccess == true,
+            "the configured one stays connected"
+        )
         // Plugged while discovery is off: nobody announces it to us again, so only the scan on enabling finds it.
         let pluggedWhileOff = try harness.plugWearable(node: "ttyACM2", port: "1-3", serial: "WRB-0022")
 
@@ -169,8 +216,10 @@ struct HotplugTests {
         harness.service.update(matcher: try DeviceMatcher(parsing: DeviceMatcher.defaultRules))
         #expect(try await found.exchange(WireCommand.end(id: 2))?.isSuccess == true, "served again, its workout intact")
         #expect(try await pluggedWhileOff.exchange(WireCommand.start(id: 1))?.startedWorkoutID != nil)
-        #expect(Set(await harness.manager.devices().map(\.path))
-                == [found.tty.devnode, configured.tty.devnode, pluggedWhileOff.tty.devnode])
+        #expect(
+            Set(await harness.manager.devices().map(\.path))
+                == [found.tty.devnode, configured.tty.devnode, pluggedWhileOff.tty.devnode]
+        )
         await harness.stop()
     }
 
@@ -189,7 +238,11 @@ struct HotplugTests {
 
     @Test func givesUpOnANodeThatNeverBecomesUsableAndServesItWhenAnnouncedAgain() async throws {
         let policy = ReconnectPolicy(
-            initialDelay: .milliseconds(5), maximumDelay: .milliseconds(50), giveUpAfter: .milliseconds(250), reopenAfterClose: false)
+            initialDelay: .milliseconds(5),
+            maximumDelay: .milliseconds(50),
+            giveUpAfter: .milliseconds(250),
+            reopenAfterClose: false
+        )
         let harness = try await DiscoveryHarness(policy: policy)
         try await harness.start()
         let wearable = try harness.plugWearable(node: "ttyACM0", port: "1-1", serial: "WRB-0011", nodeReady: false)

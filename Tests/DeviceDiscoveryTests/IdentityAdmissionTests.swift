@@ -3,9 +3,9 @@ import DeviceDiscovery
 import Foundation
 import SerialTransport
 import Testing
-import WorkoutdTesting
 import WorkoutEngine
 import WorkoutProtocol
+import WorkoutdTesting
 
 /// Identity is what a device claims (`ID_SERIAL`), so the hub never lets two devices claim one at once: the
 /// second is refused (its node never opened) while the first keeps its session; with `devices.allowed_serials`
@@ -51,7 +51,10 @@ extension HotplugTests {
                 break
             }
         }
-        #expect(second?.startedWorkoutID != nil && second?.startedWorkoutID != started, "started \(started), then \(String(describing: second))")
+        #expect(
+            second?.startedWorkoutID != nil && second?.startedWorkoutID != started,
+            "started \(started), then \(String(describing: second))"
+        )
         await harness.stop()
     }
 
@@ -106,15 +109,22 @@ extension HotplugTests {
         let genuine = try harness.plugWearable(node: "ttyACM0", port: "1-1", serial: "WRB-D001")
         let clone = try harness.plugWearable(node: "ttyACM1", port: "1-2", serial: "WRB-D001")
         let stranger = try harness.plugWearable(node: "ttyACM2", port: "1-3", serial: "WRB-Z999")
-        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("identity-\(UUID().uuidString.prefix(8))")
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent(
+            "identity-\(UUID().uuidString.prefix(8))"
+        )
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: directory) }
         let config = directory.appendingPathComponent("workoutd.yaml").path
         // `devices` as a section: no paths, one enrolled wearable.
-        try "devices:\n  allowed_serials: [Workoutd_Wearable_WRB-D001]\n".write(toFile: config, atomically: true, encoding: .utf8)
+        try "devices:\n  allowed_serials: [Workoutd_Wearable_WRB-D001]\n".write(
+            toFile: config,
+            atomically: true,
+            encoding: .utf8
+        )
         let socket = directory.appendingPathComponent("control.sock").path
         let daemon = try DaemonProcess(arguments: [
-            "--config", config, "--control-socket", socket, "--state-dir", directory.appendingPathComponent("state").path,
+            "--config", config, "--control-socket", socket, "--state-dir",
+            directory.appendingPathComponent("state").path,
             "--log-level", "info",
         ])
         defer { daemon.stop() }
@@ -127,20 +137,43 @@ extension HotplugTests {
         #expect(table.status == 0)
         let rows = table.lines.map { $0.split(separator: " ", omittingEmptySubsequences: true).joined(separator: " ") }
         #expect(rows.contains { $0.hasPrefix("Workoutd_Wearable_WRB-D001 /dev/ttyACM0 connected") }, "\(table.stdout)")
-        #expect(rows.contains { $0.hasPrefix("Workoutd_Wearable_WRB-D001 /dev/ttyACM1 refused: identity already attached on /dev/ttyACM0") }, "\(table.stdout)")
-        #expect(rows.contains { $0.hasPrefix("Workoutd_Wearable_WRB-Z999 /dev/ttyACM2 refused: not in devices.allowed_serials") }, "\(table.stdout)")
+        #expect(
+            rows.contains {
+                $0.hasPrefix(
+                    "Workoutd_Wearable_WRB-D001 /dev/ttyACM1 refused: identity already attached on /dev/ttyACM0"
+                )
+            },
+            "\(table.stdout)"
+        )
+        #expect(
+            rows.contains {
+                $0.hasPrefix("Workoutd_Wearable_WRB-Z999 /dev/ttyACM2 refused: not in devices.allowed_serials")
+            },
+            "\(table.stdout)"
+        )
 
         let json = try Workoutctl.run(["--socket", socket, "devices", "--json"])
-        let reports = try json.lines.map { try ControlSocket.makeDecoder().decode(DeviceReport.self, from: Data($0.utf8)) }
+        let reports = try json.lines.map {
+            try ControlSocket.makeDecoder().decode(DeviceReport.self, from: Data($0.utf8))
+        }
         #expect(reports.map(\.node) == ["/dev/ttyACM0", "/dev/ttyACM1", "/dev/ttyACM2"])
-        #expect(reports.map(\.refused) == [nil, "identity already attached on /dev/ttyACM0", "not in devices.allowed_serials"])
+        #expect(
+            reports.map(\.refused) == [
+                nil, "identity already attached on /dev/ttyACM0", "not in devices.allowed_serials",
+            ]
+        )
 
         let unknown = try Workoutctl.run(["--socket", socket, "devices", "--unknown", "--json"])
-        let seen = try unknown.lines.map { try ControlSocket.makeDecoder().decode(UnknownDeviceReport.self, from: Data($0.utf8)) }
+        let seen = try unknown.lines.map {
+            try ControlSocket.makeDecoder().decode(UnknownDeviceReport.self, from: Data($0.utf8))
+        }
         #expect(seen.map(\.identity) == ["Workoutd_Wearable_WRB-Z999"])
         #expect(seen.first?.node == "/dev/ttyACM2")
 
-        #expect(daemon.log.contains("refusing device: its identity is already attached on another node"), "\(daemon.log)")
+        #expect(
+            daemon.log.contains("refusing device: its identity is already attached on another node"),
+            "\(daemon.log)"
+        )
         #expect(daemon.log.contains("refusing device: not enrolled in devices.allowed_serials"))
         #expect(daemon.log.contains("new wearable seen"))
         daemon.stop()

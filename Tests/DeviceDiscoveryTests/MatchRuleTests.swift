@@ -3,11 +3,14 @@ import Testing
 
 struct MatchRuleTests {
     private let wearable = DiscoveredDevice(
-        action: .add, syspath: "/sys/devices/usb1/1-1/1-1:1.0/tty/ttyACM0", devnode: "/dev/ttyACM0",
+        action: .add,
+        syspath: "/sys/devices/usb1/1-1/1-1:1.0/tty/ttyACM0",
+        devnode: "/dev/ttyACM0",
         properties: [
             "ID_VENDOR_ID": "1209", "ID_MODEL_ID": "a7e1", "ID_SERIAL_SHORT": "WRB-0042",
             "ID_USB_DRIVER": "cdc_acm", "WORKOUTD_DEVICE": "1",
-        ])
+        ]
+    )
 
     @Test func defaultRuleServesDevicesMarkedByTheUdevRule() throws {
         let matcher = try DeviceMatcher(parsing: DeviceMatcher.defaultRules)
@@ -19,7 +22,9 @@ struct MatchRuleTests {
     }
 
     @Test func everyConditionOfARuleMustHold() throws {
-        let matcher = try DeviceMatcher(parsing: ["ID_VENDOR_ID=1209 ID_MODEL_ID=ffff", "ID_SERIAL_SHORT=WRB-* ID_USB_DRIVER=cdc_acm"])
+        let matcher = try DeviceMatcher(parsing: [
+            "ID_VENDOR_ID=1209 ID_MODEL_ID=ffff", "ID_SERIAL_SHORT=WRB-* ID_USB_DRIVER=cdc_acm",
+        ])
         #expect(matcher.firstMatch(wearable)?.description == "ID_SERIAL_SHORT=WRB-* ID_USB_DRIVER=cdc_acm")
         var other = wearable
         other.properties["ID_USB_DRIVER"] = "ftdi_sio"

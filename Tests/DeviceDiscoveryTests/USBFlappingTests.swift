@@ -1,10 +1,11 @@
+import Foundation
+import Testing
+import WorkoutProtocol
+import WorkoutdTesting
+
 #if canImport(Glibc)
 import Glibc
 #endif
-import Foundation
-import Testing
-import WorkoutdTesting
-import WorkoutProtocol
 
 /// Flapping USB (issue 30): 2,000 plug and unplug cycles in bursts, some cut mid-line, the node number
 /// changing, against the real daemon (which inherits the umockdev testbed). Afterwards its descriptors,
@@ -42,14 +43,17 @@ extension HotplugTests {
 
     @Test func twoThousandFlappingCyclesLeaveDescriptorsThreadsAndMemoryWhereTheyWere() async throws {
         let harness = try await DiscoveryHarness()
-        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("flap-\(UUID().uuidString.prefix(8))")
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent(
+            "flap-\(UUID().uuidString.prefix(8))"
+        )
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: directory) }
         let config = directory.appendingPathComponent("workoutd.yaml").path
         try "log_level: warning\n".write(toFile: config, atomically: true, encoding: .utf8)
         let socket = directory.appendingPathComponent("control.sock").path
         let daemon = try DaemonProcess(arguments: [
-            "--config", config, "--control-socket", socket, "--state-dir", directory.appendingPathComponent("state").path,
+            "--config", config, "--control-socket", socket, "--state-dir",
+            directory.appendingPathComponent("state").path,
             "--log-level", "info",
         ])
         defer { daemon.stop() }
@@ -66,20 +70,28 @@ extension HotplugTests {
             }
         }
         for wearable in try plugBoth() {
-            #expect(try await wearable.exchange(WireCommand.start(id: 1), timeout: .seconds(30))?.startedWorkoutID != nil, "\(daemon.log)")
+            #expect(
+                try await wearable.exchange(WireCommand.start(id: 1), timeout: .seconds(30))?.startedWorkoutID != nil,
+                "\(daemon.log)"
+            )
             harness.testbed.unplug(wearable.tty)
         }
 
         // A first round of flapping brings every lazily made pool and buffer into being: the baseline is after it.
         let log = LogCounter(path: daemon.logPath)
-        var removed = 2, connected = 2
+        var removed = 2
+        var connected = 2
         try await log.waitFor("device removed", count: removed, daemon: daemon)
         func flap(_ cycles: Int, burst: Int) async throws {
             var cycle = 0
             while cycle < cycles {
                 let inBurst = min(burst, cycles - cycle)
                 for _ in 0..<inBurst {
-                    let wearable = try harness.plugWearable(node: "ttyACM\(node)", port: "1-\(node % 8 + 1)", serial: serials[cycle % 2])
+                    let wearable = try harness.plugWearable(
+                        node: "ttyACM\(node)",
+                        port: "1-\(node % 8 + 1)",
+                        serial: serials[cycle % 2]
+                    )
                     node += 1
                     // Pulled once the daemon has it open (see below); every third one mid-line: half a command
                     // on the wire, no newline.
@@ -123,7 +135,8 @@ extension HotplugTests {
     /// What each of the process's descriptors is, for a failure message.
     static func descriptors(of pid: Int32) -> [String] {
         let fds = (try? FileManager.default.contentsOfDirectory(atPath: "/proc/\(pid)/fd")) ?? []
-        return fds.compactMap { try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/\(pid)/fd/\($0)") }.sorted()
+        return fds.compactMap { try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/\(pid)/fd/\($0)") }
+            .sorted()
     }
 
     /// The daemon's holdings once the devices it is letting go are gone: waits (up to a minute) until they stop
@@ -133,7 +146,8 @@ extension HotplugTests {
         for _ in 0..<60 {
             try await Task.sleep(for: .seconds(1))
             let now = try Holdings(pid: pid)
-            if let baseline, now.fds <= baseline.fds + Self.fdSlack, now.threads <= baseline.threads + Self.threadSlack {
+            if let baseline, now.fds <= baseline.fds + Self.fdSlack, now.threads <= baseline.threads + Self.threadSlack
+            {
                 return now
             }
             if baseline == nil, now.fds == last.fds, now.threads == last.threads { return now }
@@ -161,13 +175,17 @@ final class LogCounter: @unchecked Sendable {
                 var lines = pending.split(separator: "\n", omittingEmptySubsequences: false)
                 pending = String(lines.removeLast())
                 for line in lines {
-                    for key in ["device removed", "device connected"] where line.contains(key) { counts[key, default: 0] += 1 }
+                    for key in ["device removed", "device connected"] where line.contains(key) {
+                        counts[key, default: 0] += 1
+                    }
                 }
             }
             if counts[text, default: 0] >= count { return }
             guard daemon.process.isRunning else { break }
             try await Task.sleep(for: .milliseconds(5))
         }
-        throw TestingError("the daemon did not log '\(text)' \(count) times (\(counts[text, default: 0])):\n\(daemon.log.suffix(4000))")
+        throw TestingError(
+            "the daemon did not log '\(text)' \(count) times (\(counts[text, default: 0])):\n\(daemon.log.suffix(4000))"
+        )
     }
 }

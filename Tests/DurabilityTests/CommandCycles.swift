@@ -17,8 +17,10 @@ enum CommandCycles {
             let intensity = n % 10 + 1
             return [
                 LoadCommand(
-                    id: .string("start-\(n)"), type: .startWorkout,
-                    line: CommandLines.start(id: "start-\(n)", location: "\(location) \(n)", intensity: intensity)),
+                    id: .string("start-\(n)"),
+                    type: .startWorkout,
+                    line: CommandLines.start(id: "start-\(n)", location: "\(location) \(n)", intensity: intensity)
+                ),
                 LoadCommand(id: .string("end-\(n)"), type: .endWorkout, line: CommandLines.end(id: "end-\(n)")),
                 LoadCommand(id: .string("share-\(n)"), type: .shareWorkout, line: CommandLines.share(id: "share-\(n)")),
             ]

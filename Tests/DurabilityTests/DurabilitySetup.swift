@@ -9,7 +9,10 @@ struct DurabilitySetup {
     let configFile: String
 
     init(stateDirectory: String? = nil) throws {
-        directory = FileManager.default.temporaryDirectory.appendingPathComponent("wd-durability-\(UUID().uuidString.prefix(8))").path
+        directory =
+            FileManager.default.temporaryDirectory.appendingPathComponent(
+                "wd-durability-\(UUID().uuidString.prefix(8))"
+            ).path
         self.stateDirectory = stateDirectory ?? directory + "/state"
         configFile = directory + "/workoutd.yaml"
         try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
@@ -21,8 +24,10 @@ struct DurabilitySetup {
 
     /// The real daemon with the durable store, serving `device`.
     func startDaemon(device: String?) throws -> DaemonProcess {
-        try DaemonProcess(arguments: ["--config", configFile, "--state-dir", stateDirectory, "--control-socket", "none"]
-            + (device.map { ["--device", $0] } ?? []))
+        try DaemonProcess(
+            arguments: ["--config", configFile, "--state-dir", stateDirectory, "--control-socket", "none"]
+                + (device.map { ["--device", $0] } ?? [])
+        )
     }
 
     func remove() { try? FileManager.default.removeItem(atPath: directory) }

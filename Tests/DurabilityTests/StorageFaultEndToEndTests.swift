@@ -1,10 +1,11 @@
-#if canImport(Glibc)
-import Glibc
-#endif
 import Foundation
 import Testing
 import WorkoutProtocol
 import WorkoutdTesting
+
+#if canImport(Glibc)
+import Glibc
+#endif
 
 @Suite("storage faults, as the daemon's user meets them", .serialized)
 struct StorageFaultEndToEndTests {
@@ -26,8 +27,12 @@ struct StorageFaultEndToEndTests {
         #expect(daemon.log.contains(database), "the error names the file:\n\(daemon.log)")
         #expect(try Data(contentsOf: URL(fileURLWithPath: database)) == bytes, "the file was changed")
         #expect(try FileManager.default.attributesOfItem(atPath: database)[.modificationDate] as? Date == before)
-        #expect(try FileManager.default.contentsOfDirectory(atPath: setup.stateDirectory).sorted() == ["workoutd.lock", "workoutd.sqlite"],
-                "no journal, WAL or replacement beside it (only the state directory's lock)")
+        #expect(
+            try FileManager.default.contentsOfDirectory(atPath: setup.stateDirectory).sorted() == [
+                "workoutd.lock", "workoutd.sqlite",
+            ],
+            "no journal, WAL or replacement beside it (only the state directory's lock)"
+        )
     }
 
     @Test func aLargeDamagedDatabaseIsServedAndTheCheckAfterStartUpReportsTheDamage() throws {
@@ -46,10 +51,16 @@ struct StorageFaultEndToEndTests {
         // Past the size checked whole at open: a table of ~6 MB the daemon never reads while serving, added
         // after its own pages, so the damage below is in pages start-up does not touch.
         let database = setup.stateDirectory + "/workoutd.sqlite"
-        #expect(TmpfsMount.run("/usr/bin/sqlite3", database, """
-            CREATE TABLE filler(x BLOB);
-            WITH RECURSIVE c(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM c WHERE i < 6000) INSERT INTO filler SELECT randomblob(1000) FROM c;
-            """) == 0)
+        #expect(
+            TmpfsMount.run(
+                "/usr/bin/sqlite3",
+                database,
+                """
+                CREATE TABLE filler(x BLOB);
+                WITH RECURSIVE c(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM c WHERE i < 6000) INSERT INTO filler SELECT randomblob(1000) FROM c;
+                """
+            ) == 0
+        )
         let url = URL(fileURLWithPath: database)
         var bytes = try Data(contentsOf: url)
         try #require(bytes.count > 5 << 20, "\(bytes.count) bytes")
@@ -118,9 +129,14 @@ struct StorageFaultEndToEndTests {
 
         daemon.stop()
         let stored = try OfflineInspection.workouts(in: disk.path).compactMap(\.startCommandID?.description)
-        #expect(Set(stored) == acknowledged && stored.count == acknowledged.count, "stored \(stored.count), acknowledged \(acknowledged.count)")
+        #expect(
+            Set(stored) == acknowledged && stored.count == acknowledged.count,
+            "stored \(stored.count), acknowledged \(acknowledged.count)"
+        )
         #expect(try OfflineInspection.shares(in: disk.path).map(\.commandID) == [.string("share-after-full")])
-        print("full disk: storage_unavailable at cycle \(refusedCycle) (\(retries.count == 2 ? "start" : "end")) after \(acknowledged.count - 2) more workouts; recovered without a restart")
+        print(
+            "full disk: storage_unavailable at cycle \(refusedCycle) (\(retries.count == 2 ? "start" : "end")) after \(acknowledged.count - 2) more workouts; recovered without a restart"
+        )
     }
 
     private func decode(_ line: String) throws -> Reply {

@@ -1,8 +1,9 @@
+import Foundation
+import WorkoutdTesting
+
 #if canImport(Glibc)
 import Glibc
 #endif
-import Foundation
-import WorkoutdTesting
 
 /// A wearable on a pty that the daemon reaches through a fixed symlink, as through a udev alias.
 ///

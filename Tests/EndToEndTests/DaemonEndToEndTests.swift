@@ -1,18 +1,20 @@
-#if canImport(Glibc)
-import Glibc
-#endif
 import Foundation
 import Testing
 import WorkoutProtocol
 import WorkoutdTesting
 
+#if canImport(Glibc)
+import Glibc
+#endif
+
 @Suite("workoutd end to end over ptys", .serialized)
 struct DaemonEndToEndTests {
-    static let seeds = SeedCommands.lines() ?? [
-        CommandLines.start(location: "Gary's Gym"),
-        CommandLines.end(),
-        CommandLines.share(),
-    ]
+    static let seeds =
+        SeedCommands.lines() ?? [
+            CommandLines.start(location: "Gary's Gym"),
+            CommandLines.end(),
+            CommandLines.share(),
+        ]
 
     func decode(_ line: String) throws -> Reply {
         try JSONDecoder().decode(Reply.self, from: Data(line.utf8))
@@ -20,7 +22,11 @@ struct DaemonEndToEndTests {
 
     func startDaemon(_ devices: [String], extra: [String] = []) throws -> DaemonProcess {
         let state = FileManager.default.temporaryDirectory.appendingPathComponent("wd-state-\(UUID().uuidString)").path
-        return try DaemonProcess(arguments: devices.flatMap { ["--device", $0] } + ["--state-dir", state, "--log-level", "debug", "--control-socket", "none"] + extra)
+        return try DaemonProcess(
+            arguments: devices.flatMap { ["--device", $0] } + [
+                "--state-dir", state, "--log-level", "debug", "--control-socket", "none",
+            ] + extra
+        )
     }
 
     @Test("the seed commands are acknowledged in order")
@@ -39,7 +45,9 @@ struct DaemonEndToEndTests {
     func errorsThenRecovery() throws {
         let wearable = try SimulatedWearable()
         let daemon = try startDaemon([wearable.devicePath])
-        try wearable.write(Array("garbage\n".utf8) + [0xFF, 0x0A] + Array(CommandLines.end(id: "e1").utf8) + [0x0D, 0x0A])
+        try wearable.write(
+            Array("garbage\n".utf8) + [0xFF, 0x0A] + Array(CommandLines.end(id: "e1").utf8) + [0x0D, 0x0A]
+        )
         try wearable.write(Array(repeating: UInt8(ascii: "z"), count: 10_000) + [0x0A])
         try wearable.send(CommandLines.start(id: 2, location: "Pool", date: "2020-03-16T19:45:13Z", intensity: 3))
         let replies = try wearable.readLines(5).map(decode)
@@ -54,19 +62,46 @@ struct DaemonEndToEndTests {
         let wearable = try SimulatedWearable()
         let daemon = try startDaemon([wearable.devicePath])
         // ESC, CR and a bidi override in the location; an id that is printable but written to forge fields.
-        let escape = try decode(try wearable.request(
-            #"{"id":1,"command_type":"start_workout","location":"Gym\u001b[31m\rFAKE\u202e","date":"2020-03-16T19:45:13Z","intensityLevel":5}"#))
-        #expect(escape == .error(ProtocolError(
-            code: .invalidField, field: "location", message: "'location' must not contain control characters (U+001B at character 4)."), id: .integer(1)))
-        let tooLong = try decode(try wearable.request(CommandLines.end(id: .string(String(repeating: "x", count: 129)))))
-        #expect(tooLong == .error(ProtocolError(
-            code: .invalidField, field: "id", message: "'id' must be at most 128 bytes of UTF-8; got 129."), id: nil))
+        let escape = try decode(
+            try wearable.request(
+                #"{"id":1,"command_type":"start_workout","location":"Gym\u001b[31m\rFAKE\u202e","date":"2020-03-16T19:45:13Z","intensityLevel":5}"#
+            )
+        )
+        #expect(
+            escape
+                == .error(
+                    ProtocolError(
+                        code: .invalidField,
+                        field: "location",
+                        message: "'location' must not contain control characters (U+001B at character 4)."
+                    ),
+                    id: .integer(1)
+                )
+        )
+        let tooLong = try decode(
+            try wearable.request(CommandLines.end(id: .string(String(repeating: "x", count: 129))))
+        )
+        #expect(
+            tooLong
+                == .error(
+                    ProtocolError(
+                        code: .invalidField,
+                        field: "id",
+                        message: "'id' must be at most 128 bytes of UTF-8; got 129."
+                    ),
+                    id: nil
+                )
+        )
         let forging = #"x" code=ok field=none level=critical \"#
         let rejected = try decode(try wearable.request(CommandLines.end(id: .string(forging))))
         #expect(rejected.id == .string(forging) && rejected.errorCode == .noActiveWorkout, "nothing was started")
 
         try daemon.waitForLog("no_active_workout")
-        let line = try #require(daemon.log.split(separator: "\n").first { $0.contains("command rejected") && $0.contains("no_active_workout") })
+        let line = try #require(
+            daemon.log.split(separator: "\n").first {
+                $0.contains("command rejected") && $0.contains("no_active_workout")
+            }
+        )
         let keys = LogfmtLine.keys(line)
         #expect(keys.sorted() == ["code", "command_id", "command_type", "device", "node"], "\(line)")
         #expect(line.contains(#"command_id="x\" code=ok field=none level=critical \\""#), "\(line)")
@@ -166,8 +201,11 @@ struct DaemonEndToEndTests {
         // An operator's own setting (a drop-in's Environment=) wins: glibc read it, the daemon leaves it alone.
         let second = try SimulatedWearable()
         let tuned = try DaemonProcess(
-            arguments: ["--device", second.devicePath, "--log-level", "debug", "--control-socket", "none", "--in-memory"],
-            environment: ["MALLOC_ARENA_MAX": "4", "GLIBC_TUNABLES": "glibc.malloc.trim_threshold=1048576"])
+            arguments: [
+                "--device", second.devicePath, "--log-level", "debug", "--control-socket", "none", "--in-memory",
+            ],
+            environment: ["MALLOC_ARENA_MAX": "4", "GLIBC_TUNABLES": "glibc.malloc.trim_threshold=1048576"]
+        )
         try tuned.waitForLog("allocator limits")
         let tunedLine = try #require(tuned.log.split(separator: "\n").first { $0.contains("allocator limits") })
         #expect(!tunedLine.contains("MALLOC_ARENA_MAX"))
@@ -198,7 +236,9 @@ struct DaemonEndToEndTests {
         try "serial:\n  max_line_bytes: 100\n".write(toFile: file, atomically: true, encoding: .utf8)
         let wearable = try SimulatedWearable()
         let daemon = try startDaemon([wearable.devicePath], extra: ["--config", file])
-        let reply = try decode(wearable.request(#"{"command_type":"end_workout","padding":"\#(String(repeating: "p", count: 120))"}"#))
+        let reply = try decode(
+            wearable.request(#"{"command_type":"end_workout","padding":"\#(String(repeating: "p", count: 120))"}"#)
+        )
         #expect(reply.outcome == .error(.lineTooLong(limit: 100)))
         _ = daemon
     }

@@ -1,11 +1,12 @@
-#if canImport(Glibc)
-import Glibc
-#endif
 import Foundation
 import Synchronization
 import Testing
 import WorkoutProtocol
 import WorkoutdTesting
+
+#if canImport(Glibc)
+import Glibc
+#endif
 
 /// Issue 28's proof: one device floods the hub beside a quiet one, both on ptys served by the real daemon.
 /// The flood is rate-limited and bounded in memory and disk; the quiet device is answered, all of it, in order.
@@ -63,16 +64,25 @@ struct FloodEndToEndTests {
         let state = FileManager.default.temporaryDirectory.appendingPathComponent("wd-flood-\(UUID().uuidString)").path
         defer { try? FileManager.default.removeItem(atPath: state) }
         let daemon = try DaemonProcess(
-            arguments: ["--device", flood.devicePath, "--device", quiet.devicePath, "--state-dir", state,
-                        "--log-level", "info", "--control-socket", "none"],
+            arguments: [
+                "--device", flood.devicePath, "--device", quiet.devicePath, "--state-dir", state,
+                "--log-level", "info", "--control-socket", "none",
+            ],
             environment: [
                 "WORKOUTD_LIMITS_COMMANDS_PER_SECOND": "\(Self.rate)", "WORKOUTD_LIMITS_COMMAND_BURST": "\(Self.burst)",
-            ])
+            ]
+        )
         defer { daemon.stop() }
         let pid = daemon.process.processIdentifier
         // Both served before the flood begins, so the memory baseline has both sessions' pipelines.
-        #expect(try JSONDecoder().decode(Reply.self, from: Data(quiet.request(CommandLines.end(id: "q0")).utf8)).errorCode == .noActiveWorkout)
-        #expect(try JSONDecoder().decode(Reply.self, from: Data(flood.request(CommandLines.end(id: "f0")).utf8)).errorCode == .noActiveWorkout)
+        #expect(
+            try JSONDecoder().decode(Reply.self, from: Data(quiet.request(CommandLines.end(id: "q0")).utf8)).errorCode
+                == .noActiveWorkout
+        )
+        #expect(
+            try JSONDecoder().decode(Reply.self, from: Data(flood.request(CommandLines.end(id: "f0")).utf8)).errorCode
+                == .noActiveWorkout
+        )
         let baselineKiB = Self.residentKiB(pid, "VmRSS")
         let database = state + "/workoutd.sqlite"
 
@@ -80,7 +90,10 @@ struct FloodEndToEndTests {
         let reader = Thread {
             do {
                 while tally.counts.withLock({ !$0.lastWritten || $0.replies < $0.written }) {
-                    let reply = try JSONDecoder().decode(Reply.self, from: Data(flood.readLine(timeout: .seconds(120)).utf8))
+                    let reply = try JSONDecoder().decode(
+                        Reply.self,
+                        from: Data(flood.readLine(timeout: .seconds(120)).utf8)
+                    )
                     tally.counts.withLock { counts in
                         counts.replies += 1
                         switch reply.outcome {
@@ -89,10 +102,14 @@ struct FloodEndToEndTests {
                             if ack.commandType == .startWorkout { counts.acceptedStarts += 1 }
                         case .error(let error) where error.code == .rateLimited:
                             counts.rateLimited += 1
-                            if (error.retryAfterMilliseconds ?? 0) < 1 { counts.other.append("rate_limited without retry_after_ms") }
+                            if (error.retryAfterMilliseconds ?? 0) < 1 {
+                                counts.other.append("rate_limited without retry_after_ms")
+                            }
                         case .error(let error):
                             // An end after a refused start, or a start after a refused end: the flood's own doing.
-                            if error.code != .noActiveWorkout && error.code != .workoutAlreadyActive { counts.other.append(error.code.rawValue) }
+                            if error.code != .noActiveWorkout && error.code != .workoutAlreadyActive {
+                                counts.other.append(error.code.rawValue)
+                            }
                         }
                     }
                 }
@@ -116,7 +133,10 @@ struct FloodEndToEndTests {
                 let text = (chunk..<chunk + 50).map { Self.floodLine($0) + "\n" }.joined()
                 chunk += 50
                 do { try flood.write(Array(text.utf8), timeout: .seconds(120)) } catch {
-                    tally.counts.withLock { $0.failure = "write: \(error)"; $0.lastWritten = true }
+                    tally.counts.withLock {
+                        $0.failure = "write: \(error)"
+                        $0.lastWritten = true
+                    }
                     return
                 }
             }
@@ -125,7 +145,9 @@ struct FloodEndToEndTests {
 
         // The quiet device goes to work once the flood is being refused.
         let deadline = ContinuousClock.now + .seconds(120)
-        while tally.snapshot.rateLimited == 0, tally.snapshot.failure == nil, ContinuousClock.now < deadline { usleep(1_000) }
+        while tally.snapshot.rateLimited == 0, tally.snapshot.failure == nil, ContinuousClock.now < deadline {
+            usleep(1_000)
+        }
         #expect(tally.snapshot.rateLimited > 0, "the flood was never rate-limited")
         var quietReplies: [Reply] = []
         for cycle in 1...10 {
@@ -140,7 +162,8 @@ struct FloodEndToEndTests {
         tally.counts.withLock { $0.quietDone = true }
 
         while tally.counts.withLock({ !$0.lastWritten || $0.replies < $0.written }), tally.snapshot.failure == nil,
-              ContinuousClock.now < deadline { usleep(10_000) }
+            ContinuousClock.now < deadline
+        { usleep(10_000) }
         let floodSeconds = Double((ContinuousClock.now - floodStarted) / .milliseconds(1)) / 1000
         let counts = tally.snapshot
         let peakKiB = Self.residentKiB(pid, "VmHWM")
@@ -164,7 +187,9 @@ struct FloodEndToEndTests {
 
         // Disk: the flood stored exactly its accepted starts, and the files hold no more than they need.
         let listed = try Workoutctl.run(
-            ["workouts", "--state-dir", state, "--device", flood.devicePath, "--json"], binary: DaemonProcess.binaryPath())
+            ["workouts", "--state-dir", state, "--device", flood.devicePath, "--json"],
+            binary: DaemonProcess.binaryPath()
+        )
         // One JSON object a line.
         let stored = listed.lines.filter { $0.hasPrefix("{") }.count
         #expect(stored == counts.acceptedStarts)
@@ -176,7 +201,9 @@ struct FloodEndToEndTests {
 
         // Memory: the flood left the daemon's resident set within a bound (growth, from /proc).
         #expect(peakKiB - baselineKiB <= 24 * 1_024, "RSS from \(baselineKiB) KiB to a peak of \(peakKiB) KiB")
-        print("flood: \(counts.replies) lines in \(floodSeconds) s, \(counts.accepted) accepted, \(counts.rateLimited) rate_limited; disk \(onDisk) B (bound \(diskBound)); RSS \(baselineKiB) → peak \(peakKiB), now \(afterKiB) KiB")
+        print(
+            "flood: \(counts.replies) lines in \(floodSeconds) s, \(counts.accepted) accepted, \(counts.rateLimited) rate_limited; disk \(onDisk) B (bound \(diskBound)); RSS \(baselineKiB) → peak \(peakKiB), now \(afterKiB) KiB"
+        )
         #expect(daemon.process.isRunning)
     }
 }

@@ -1,8 +1,9 @@
+import Foundation
+import WorkoutdTesting
+
 #if canImport(Glibc)
 import Glibc
 #endif
-import Foundation
-import WorkoutdTesting
 
 /// A socat pty pair with stable link paths, as a user sets one up: the daemon serves `deviceLink`,
 /// the test talks on `wearableLink`. Restarting socat recreates the same paths (an unplug and replug).
@@ -12,7 +13,8 @@ final class SocatLink: @unchecked Sendable {
     private var process: Process?
 
     init() throws {
-        let base = FileManager.default.temporaryDirectory.appendingPathComponent("wd-\(UUID().uuidString.prefix(8))").path
+        let base = FileManager.default.temporaryDirectory.appendingPathComponent("wd-\(UUID().uuidString.prefix(8))")
+            .path
         deviceLink = base + "-device"
         wearableLink = base + "-wearable"
         try start()
@@ -26,7 +28,9 @@ final class SocatLink: @unchecked Sendable {
         try socat.run()
         process = socat
         let deadline = Date().addingTimeInterval(5)
-        while !(FileManager.default.fileExists(atPath: deviceLink) && FileManager.default.fileExists(atPath: wearableLink)) {
+        while !(FileManager.default.fileExists(atPath: deviceLink)
+            && FileManager.default.fileExists(atPath: wearableLink))
+        {
             guard Date() < deadline else { throw TestingError("socat did not create its links") }
             usleep(10_000)
         }
@@ -50,6 +54,7 @@ final class SocatLink: @unchecked Sendable {
 /// Resident set size of a process, in KiB, from /proc.
 func residentKiB(of pid: Int32) -> Int {
     guard let status = try? String(contentsOfFile: "/proc/\(pid)/status", encoding: .utf8),
-          let line = status.split(separator: "\n").first(where: { $0.hasPrefix("VmRSS:") }) else { return -1 }
+        let line = status.split(separator: "\n").first(where: { $0.hasPrefix("VmRSS:") })
+    else { return -1 }
     return Int(line.split(separator: " ").dropFirst().first ?? "") ?? -1
 }

@@ -20,7 +20,9 @@ enum CommandGenerators {
         }
 
     /// The wire carries whole seconds, so only whole-second dates can come back unchanged.
-    static let wholeSecondDate = Gen.dateTime.map { Date(timeIntervalSince1970: $0.timeIntervalSince1970.rounded(.down)) }
+    static let wholeSecondDate = Gen.dateTime.map {
+        Date(timeIntervalSince1970: $0.timeIntervalSince1970.rounded(.down))
+    }
 
     static let workout = zip(location, wholeSecondDate, Gen.int(in: Workout.intensityRange))
         .map { Workout(location: $0.0, date: $0.1, intensityLevel: $0.2) }

@@ -28,13 +28,19 @@ struct ReplyWriterTests {
 
     static let acknowledgement = Gen.oneOf(
         Gen.int64(in: 1...Int64.max).map { Acknowledgement.workoutStarted(workoutID: $0) },
-        zip(Gen.int64(in: 1...Int64.max), duration).map { Acknowledgement.workoutEnded(workoutID: $0, durationSeconds: $1) },
+        zip(Gen.int64(in: 1...Int64.max), duration).map {
+            Acknowledgement.workoutEnded(workoutID: $0, durationSeconds: $1)
+        },
         zip(Gen.int64(in: 1...Int64.max), Gen<ShareService>.case, Gen.int64(in: 1...Int64.max))
             .map { Acknowledgement.workoutShared(workoutID: $0, service: $1, shareID: $2) }
     )
 
-    static let error = zip(Gen<ErrorCode>.case, Gen.oneOf(Gen.always(String?.none), text.map { String?.some($0) }), text)
-        .map { ProtocolError(code: $0, field: $1, message: $2) }
+    static let error = zip(
+        Gen<ErrorCode>.case,
+        Gen.oneOf(Gen.always(String?.none), text.map { String?.some($0) }),
+        text
+    )
+    .map { ProtocolError(code: $0, field: $1, message: $2) }
 
     static let reply = zip(
         id,

@@ -1,6 +1,6 @@
-import WorkoutdTesting
 import Foundation
 import Testing
+import WorkoutdTesting
 
 /// Every committed fuzzing seed (and every finding added to `Fuzz/corpus` as a regression) must pass
 /// the fuzzer's invariants on each test run, without libFuzzer.

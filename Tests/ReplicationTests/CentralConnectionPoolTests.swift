@@ -4,6 +4,7 @@ import PostgresNIO
 import Synchronization
 import Testing
 import WorkoutdTesting
+
 @testable import Replication
 
 /// The shipper's connection pool against a real PostgreSQL server: connections are reused, never more than
@@ -18,8 +19,11 @@ struct CentralConnectionPoolTests {
     }
 
     /// A pool that opens real connections to the test server as `workoutd`, with `password`.
-    func pool(maximum: Int, password: @escaping @Sendable () -> String = { PostgresCluster.password },
-              generation: @escaping @Sendable () -> Int = { 0 }) throws -> CentralConnectionPool {
+    func pool(
+        maximum: Int,
+        password: @escaping @Sendable () -> String = { PostgresCluster.password },
+        generation: @escaping @Sendable () -> Int = { 0 }
+    ) throws -> CentralConnectionPool {
         let configuration = try ReplicationConfiguration(url: cluster.url(), passwordFile: nil, hubID: "pool-test")
         let logger = self.logger
         return CentralConnectionPool(maximumConnections: maximum, currentGeneration: generation) { id in
@@ -30,14 +34,18 @@ struct CentralConnectionPoolTests {
     /// The server process behind a connection: the same pid is the same connection.
     func backend(_ lease: CentralConnectionPool.Lease) async throws -> Int {
         var pid = 0
-        for try await value in try await lease.connection.query("SELECT pg_backend_pid()", logger: logger).decode(Int.self) {
+        for try await value in try await lease.connection.query("SELECT pg_backend_pid()", logger: logger).decode(
+            Int.self
+        ) {
             pid = value
         }
         return pid
     }
 
     var serverConnections: Int {
-        get throws { try cluster.count("SELECT count(*) FROM pg_stat_activity WHERE application_name = 'workoutd pool-test'") }
+        get throws {
+            try cluster.count("SELECT count(*) FROM pg_stat_activity WHERE application_name = 'workoutd pool-test'")
+        }
     }
 
     @Test func connectionsAreReusedAndNeverMoreThanTheMaximumOpen() async throws {

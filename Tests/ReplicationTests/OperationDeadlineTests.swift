@@ -1,5 +1,6 @@
 import Synchronization
 import Testing
+
 @testable import Replication
 
 /// The shipper's deadline gives up on an operation that ignores cancellation (as postgres-nio's query on a

@@ -1,6 +1,7 @@
 import NIOCore
 import NIOEmbedded
 import Testing
+
 @testable import Replication
 
 /// The guard that keeps a cleartext or MD5 password from a server whose identity was not verified: the
@@ -59,7 +60,11 @@ import Testing
         #expect(guardian.receive(part) == .wait, "half a message is held")
         #expect(guardian.receive(split) == .forward(first))
         // AuthenticationOk and what comes in the same read (ParameterStatus…) go on together; the guard is done.
-        let tail = Self.joined(Self.authentication(12, extra: Array("v=xyz".utf8)), Self.authentication(0), Self.message("S", Array("a\0b\0".utf8)))
+        let tail = Self.joined(
+            Self.authentication(12, extra: Array("v=xyz".utf8)),
+            Self.authentication(0),
+            Self.message("S", Array("a\0b\0".utf8))
+        )
         #expect(guardian.receive(tail) == .finish(tail))
         // A cleartext request after authentication would be no request at all; nothing is checked any more.
         #expect(guardian.receive(Self.authentication(3)) == .forward(Self.authentication(3)))
@@ -93,7 +98,9 @@ import Testing
         #expect(throws: PasswordRefusedError.cleartext) { try channel.writeInbound(Self.authentication(3)) }
         #expect(try channel.readInbound(as: ByteBuffer.self) == nil, "postgres-nio never sees the request")
         #expect(!channel.isActive, "the connection is closed")
-        #expect(PasswordRefusedError.cleartext.description.contains("replication.allow_password_without_verified_server"))
+        #expect(
+            PasswordRefusedError.cleartext.description.contains("replication.allow_password_without_verified_server")
+        )
     }
 
     @Test func theHandlerPassesScramOnAndLeavesThePipelineAfterAuthenticationOk() throws {
@@ -104,7 +111,9 @@ import Testing
         #expect(try channel.readInbound(as: ByteBuffer.self) == sasl)
         try channel.writeInbound(Self.authentication(0))
         #expect(try channel.readInbound(as: ByteBuffer.self) == Self.authentication(0))
-        #expect(throws: (any Error).self, "the guard removed itself") { try channel.pipeline.syncOperations.handler(type: PasswordGuardHandler.self) }
+        #expect(throws: (any Error).self, "the guard removed itself") {
+            try channel.pipeline.syncOperations.handler(type: PasswordGuardHandler.self)
+        }
         _ = try channel.finish()
     }
 }

@@ -12,23 +12,30 @@ final class ReplicationHub: @unchecked Sendable {
     let wearables: [SimulatedWearable]
     var daemon: DaemonProcess?
 
-    init(hubID: String, devices: Int, postgresURL: String, passwordFile: String? = nil, cluster: PostgresCluster?) throws {
+    init(
+        hubID: String,
+        devices: Int,
+        postgresURL: String,
+        passwordFile: String? = nil,
+        cluster: PostgresCluster?
+    ) throws {
         self.hubID = hubID
-        directory = FileManager.default.temporaryDirectory.appendingPathComponent("wd-repl-\(UUID().uuidString.prefix(8))").path
+        directory =
+            FileManager.default.temporaryDirectory.appendingPathComponent("wd-repl-\(UUID().uuidString.prefix(8))").path
         try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
         configFile = directory + "/workoutd.yaml"
         socket = directory + "/control.sock"
         let password = try passwordFile ?? cluster?.writePasswordFile(in: directory) ?? ""
         try """
-            log_level: info
-            discovery:
-              enabled: false
-            replication:
-              postgres_url: "\(postgresURL)"
-              password_file: "\(password)"
-              hub_id: "\(hubID)"
+        log_level: info
+        discovery:
+          enabled: false
+        replication:
+          postgres_url: "\(postgresURL)"
+          password_file: "\(password)"
+          hub_id: "\(hubID)"
 
-            """.write(toFile: configFile, atomically: true, encoding: .utf8)
+        """.write(toFile: configFile, atomically: true, encoding: .utf8)
         wearables = try (0..<devices).map { _ in try SimulatedWearable() }
     }
 
@@ -39,18 +46,29 @@ final class ReplicationHub: @unchecked Sendable {
             config = configFile
         } else {
             config = directory + "/without-replication.yaml"
-            try "log_level: info\ndiscovery:\n  enabled: false\n".write(toFile: config, atomically: true, encoding: .utf8)
+            try "log_level: info\ndiscovery:\n  enabled: false\n".write(
+                toFile: config,
+                atomically: true,
+                encoding: .utf8
+            )
         }
         let daemon = try DaemonProcess(
             arguments: ["--config", config, "--state-dir", directory + "/state", "--control-socket", socket]
-                + wearables.flatMap { ["--device", $0.devicePath] }, environment: environment)
+                + wearables.flatMap { ["--device", $0.devicePath] },
+            environment: environment
+        )
         try daemon.waitForLog(replication ? "replication on" : "workoutd started")
         self.daemon = daemon
     }
 
     /// `cycles` start/end/share cycles on every wearable, one request at a time per wearable, the wearables
     /// side by side; returns every reply. `activeAtEnd` leaves one more workout started on each wearable.
-    func runLoad(cycles: Int, activeAtEnd: Bool = false, tag: String = "c", afterEachCycle: @Sendable (Int) -> Void = { _ in }) throws -> [Reply] {
+    func runLoad(
+        cycles: Int,
+        activeAtEnd: Bool = false,
+        tag: String = "c",
+        afterEachCycle: @Sendable (Int) -> Void = { _ in }
+    ) throws -> [Reply] {
         let results = LockedReplies()
         DispatchQueue.concurrentPerform(iterations: wearables.count) { index in
             let wearable = wearables[index]
@@ -62,7 +80,11 @@ final class ReplicationHub: @unchecked Sendable {
                     if index == 0 { afterEachCycle(n) }
                 }
                 if activeAtEnd {
-                    results.append(try decode(wearable.request(Self.cycle(cycles, device: index, tag: tag)[0], timeout: .seconds(30))))
+                    results.append(
+                        try decode(
+                            wearable.request(Self.cycle(cycles, device: index, tag: tag)[0], timeout: .seconds(30))
+                        )
+                    )
                 }
             } catch {
                 results.fail(error)
@@ -92,8 +114,9 @@ final class ReplicationHub: @unchecked Sendable {
     func replicationStatus() throws -> [String: Any] {
         let output = try Workoutctl.run(["--socket", socket, "status", "--json"])
         guard output.status == 0,
-              let object = try JSONSerialization.jsonObject(with: Data(output.stdout.utf8)) as? [String: Any],
-              let replication = object["replication"] as? [String: Any] else {
+            let object = try JSONSerialization.jsonObject(with: Data(output.stdout.utf8)) as? [String: Any],
+            let replication = object["replication"] as? [String: Any]
+        else {
             throw TestingError("workoutctl status --json gave no replication object: \(output.stdout) \(output.stderr)")
         }
         return replication
@@ -107,7 +130,11 @@ final class ReplicationHub: @unchecked Sendable {
 
     /// Waits until `condition` holds for the replication status; throws with the last status and the log.
     @discardableResult
-    func waitForStatus(timeout: Duration = .seconds(120), _ what: String, _ condition: ([String: Any]) -> Bool) throws -> [String: Any] {
+    func waitForStatus(
+        timeout: Duration = .seconds(120),
+        _ what: String,
+        _ condition: ([String: Any]) -> Bool
+    ) throws -> [String: Any] {
         let deadline = ContinuousClock.now + timeout
         var last: [String: Any] = [:]
         while ContinuousClock.now < deadline {

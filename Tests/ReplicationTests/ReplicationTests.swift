@@ -1,11 +1,12 @@
-#if canImport(Glibc)
-import Glibc
-#endif
 import Foundation
 import Synchronization
 import Testing
 import WorkoutProtocol
 import WorkoutdTesting
+
+#if canImport(Glibc)
+import Glibc
+#endif
 
 /// Issue 18 against a real PostgreSQL cluster and the real daemon: every workout and share reaches the
 /// central tables exactly once, through outages, crashes and many hubs, and devices never wait for it.
@@ -21,7 +22,8 @@ struct ReplicationTests {
         var sharesOfKnownWorkouts: Int
 
         init(hub: String, in cluster: PostgresCluster) throws {
-            let row = try cluster.psql("""
+            let row = try cluster.psql(
+                """
                 SELECT (SELECT count(*) FROM workouts WHERE hub_id = '\(hub)'),
                        (SELECT count(DISTINCT workout_id) FROM workouts WHERE hub_id = '\(hub)'),
                        (SELECT count(*) FROM workouts WHERE hub_id = '\(hub)' AND ended_at IS NOT NULL),
@@ -29,9 +31,12 @@ struct ReplicationTests {
                        (SELECT count(*) FROM shares WHERE hub_id = '\(hub)'),
                        (SELECT count(*) FROM shares s JOIN workouts w USING (hub_id, workout_id)
                          WHERE s.hub_id = '\(hub)' AND w.ended_at IS NOT NULL AND s.service = 'twitter')
-                """).split(separator: "|").compactMap { Int($0) }
+                """
+            ).split(separator: "|").compactMap { Int($0) }
             guard row.count == 6 else { throw TestingError("unexpected psql row for hub \(hub): \(row)") }
-            (workouts, distinctWorkouts, ended, endedWithDuration, shares, sharesOfKnownWorkouts) = (row[0], row[1], row[2], row[3], row[4], row[5])
+            (workouts, distinctWorkouts, ended, endedWithDuration, shares, sharesOfKnownWorkouts) = (
+                row[0], row[1], row[2], row[3], row[4], row[5]
+            )
         }
 
         /// `cycles` ended-and-shared workouts plus `active` still running.
@@ -40,7 +45,8 @@ struct ReplicationTests {
         }
 
         func isComplete(cycles: Int, active: Int) -> Bool {
-            workouts == cycles + active && distinctWorkouts == workouts && ended == cycles && endedWithDuration == cycles
+            workouts == cycles + active && distinctWorkouts == workouts && ended == cycles
+                && endedWithDuration == cycles
                 && shares == cycles && sharesOfKnownWorkouts == cycles
         }
 
@@ -51,33 +57,62 @@ struct ReplicationTests {
 
     @Test func everyWorkoutAndShareArrivesExactlyOnce() throws {
         let cluster = try PostgresCluster()
-        let hub = try ReplicationHub(hubID: "hub-exactly-once", devices: 3, postgresURL: cluster.url(), cluster: cluster)
+        let hub = try ReplicationHub(
+            hubID: "hub-exactly-once",
+            devices: 3,
+            postgresURL: cluster.url(),
+            cluster: cluster
+        )
         defer { hub.remove() }
         try hub.start()
         let cycles = 40
         let replies = try hub.runLoad(cycles: cycles, activeAtEnd: true)
         #expect(replies.count == 3 * (3 * cycles + 1))
-        #expect(replies.allSatisfy({ $0.isSuccess }), "\(replies.first { !$0.isSuccess }.map(String.init(describing:)) ?? "")")
+        #expect(
+            replies.allSatisfy({ $0.isSuccess }),
+            "\(replies.first { !$0.isSuccess }.map(String.init(describing:)) ?? "")"
+        )
         try hub.waitUntilShipped()
 
         let rows = try CentralRows(hub: hub.hubID, in: cluster)
         #expect(rows.isComplete(cycles: 3 * cycles, active: 3), "\(rows)")
-        #expect(try cluster.count("SELECT count(*) FROM workouts WHERE hub_id = 'hub-exactly-once' AND ended_at IS NULL AND duration_seconds IS NULL") == 3)
+        #expect(
+            try cluster.count(
+                "SELECT count(*) FROM workouts WHERE hub_id = 'hub-exactly-once' AND ended_at IS NULL AND duration_seconds IS NULL"
+            ) == 3
+        )
         // Each device's workouts under its own device_id, with the command's fields.
-        #expect(try cluster.count("SELECT count(DISTINCT device_id) FROM workouts WHERE hub_id = 'hub-exactly-once'") == 3)
-        #expect(try cluster.count("SELECT count(*) FROM workouts WHERE location LIKE 'Room %' AND date = '2020-03-16 19:45:13+00' AND intensity_level BETWEEN 1 AND 10") == 3 * cycles + 3)
-        #expect(try cluster.psql("SELECT software_version IS NOT NULL AND last_seen IS NOT NULL FROM hubs WHERE hub_id = 'hub-exactly-once'") == "t")
+        #expect(
+            try cluster.count("SELECT count(DISTINCT device_id) FROM workouts WHERE hub_id = 'hub-exactly-once'") == 3
+        )
+        #expect(
+            try cluster.count(
+                "SELECT count(*) FROM workouts WHERE location LIKE 'Room %' AND date = '2020-03-16 19:45:13+00' AND intensity_level BETWEEN 1 AND 10"
+            ) == 3 * cycles + 3
+        )
+        #expect(
+            try cluster.psql(
+                "SELECT software_version IS NOT NULL AND last_seen IS NOT NULL FROM hubs WHERE hub_id = 'hub-exactly-once'"
+            ) == "t"
+        )
         #expect(try cluster.count("SELECT max(version) FROM workoutd_schema") == 2)
         // The clock mark ships with each workout: one hub's clock was synchronised or not for all of this run
         // (this container's never is), so every row carries the same mark.
-        #expect(try cluster.count("SELECT count(DISTINCT COALESCE(clock_mark, '-')) FROM workouts WHERE hub_id = 'hub-exactly-once'") == 1)
+        #expect(
+            try cluster.count(
+                "SELECT count(DISTINCT COALESCE(clock_mark, '-')) FROM workouts WHERE hub_id = 'hub-exactly-once'"
+            ) == 1
+        )
 
         let status = try hub.replicationStatus()
         #expect(status["last_shipped_at"] is String, "\(status)")
         let line = try hub.replicationStatusLine()
         #expect(line.contains("connected since") && line.contains("0 pending"), "\(line)")
         let metrics = try Workoutctl.run(["--socket", hub.socket, "metrics"]).stdout
-        #expect(metrics.contains("workoutd_replication_pending") && metrics.contains("workoutd_replication_connected"), "\(metrics.prefix(2000))")
+        #expect(
+            metrics.contains("workoutd_replication_pending") && metrics.contains("workoutd_replication_connected"),
+            "\(metrics.prefix(2000))"
+        )
     }
 
     @Test func anOutageMidLoadLosesAndDoublesNothing() throws {
@@ -89,28 +124,37 @@ struct ReplicationTests {
         let stopped = Atomic<Bool>(false)
         let outageError = LockedText()
         // The server dies a third of the way in and comes back at two thirds; the wearables never pause.
-        let replies = try hub.withDaemonLogOnFailure { try hub.runLoad(cycles: cycles, activeAtEnd: true) { n in
-            do {
-                if n == cycles / 3 {
-                    try cluster.stop(immediate: true)
-                    stopped.store(true, ordering: .relaxed)
-                } else if n == 2 * cycles / 3, stopped.load(ordering: .relaxed) {
-                    defer { outageError.note((try? cluster.start()) == nil ? " (restart failed)" : "") }
-                    // Seen while the server was down: the reason, and the backlog waiting locally.
-                    let status = try hub.waitForStatus("disconnected with a backlog") {
-                        $0["state"] as? String == "disconnected" && ($0["pending"] as? Int ?? 0) > 0 && $0["last_error"] is String
+        let replies = try hub.withDaemonLogOnFailure {
+            try hub.runLoad(cycles: cycles, activeAtEnd: true) { n in
+                do {
+                    if n == cycles / 3 {
+                        try cluster.stop(immediate: true)
+                        stopped.store(true, ordering: .relaxed)
+                    } else if n == 2 * cycles / 3, stopped.load(ordering: .relaxed) {
+                        defer { outageError.note((try? cluster.start()) == nil ? " (restart failed)" : "") }
+                        // Seen while the server was down: the reason, and the backlog waiting locally.
+                        let status = try hub.waitForStatus("disconnected with a backlog") {
+                            $0["state"] as? String == "disconnected" && ($0["pending"] as? Int ?? 0) > 0
+                                && $0["last_error"] is String
+                        }
+                        outageError.set("\(status["last_error"] ?? "")")
                     }
-                    outageError.set("\(status["last_error"] ?? "")")
+                } catch {
+                    outageError.set("outage step failed: \(error)")
                 }
-            } catch {
-                outageError.set("outage step failed: \(error)")
             }
-        } }
+        }
         #expect(replies.count == 2 * (3 * cycles + 1))
         #expect(replies.allSatisfy({ $0.isSuccess }), "devices are acked throughout the outage")
         print("outage reason shown: \(outageError.value)")
-        #expect(!outageError.value.isEmpty && !outageError.value.hasPrefix("outage step failed"), "\(outageError.value)")
-        #expect(!outageError.value.contains("Generic description"), "a reason a person can act on: \(outageError.value)")
+        #expect(
+            !outageError.value.isEmpty && !outageError.value.hasPrefix("outage step failed"),
+            "\(outageError.value)"
+        )
+        #expect(
+            !outageError.value.contains("Generic description"),
+            "a reason a person can act on: \(outageError.value)"
+        )
         try hub.waitUntilShipped()
         let rows = try CentralRows(hub: hub.hubID, in: cluster)
         #expect(rows.isComplete(cycles: 2 * cycles, active: 2), "\(rows)")
@@ -118,7 +162,8 @@ struct ReplicationTests {
         // line repeats the reason of the one before.
         let log = hub.daemon?.log ?? ""
         let reasons = log.split(separator: "\n").filter { $0.contains("replication disconnected") }.map { line in
-            line.range(of: " error=").map { line[$0.upperBound...].components(separatedBy: " retry_in=")[0] } ?? String(line)
+            line.range(of: " error=").map { line[$0.upperBound...].components(separatedBy: " retry_in=")[0] }
+                ?? String(line)
         }
         #expect(!reasons.isEmpty, "the outage is logged:\n\(log)")
         #expect(zip(reasons, reasons.dropFirst()).allSatisfy { $0 != $1 }, "a reason logged twice in a row: \(reasons)")
@@ -126,7 +171,8 @@ struct ReplicationTests {
         // the shipper's operation deadline (which a query stuck on a dead connection would need).
         #expect(!reasons.contains { $0.contains("no answer from the server") }, "\(reasons)")
         let metrics = try Workoutctl.run(["--socket", hub.socket, "metrics"]).stdout
-        let failures = metrics.split(separator: "\n").first { $0.hasPrefix("workoutd_replication_failures_total") }
+        let failures =
+            metrics.split(separator: "\n").first { $0.hasPrefix("workoutd_replication_failures_total") }
             .flatMap { $0.split(separator: " ").last.flatMap { Double($0) } } ?? 0
         #expect(Int(failures) >= reasons.count, "\(reasons.count) log lines for \(failures) failed attempts")
     }
@@ -141,9 +187,14 @@ struct ReplicationTests {
         // transaction. Kill -9 then, with that batch provably in flight.
         let holder = try holdHubsTable(in: cluster)
         defer { holder.release() }
-        #expect(try hub.runLoad(cycles: cycles, tag: "b").allSatisfy({ $0.isSuccess }), "devices are acked while shipping is blocked")
+        #expect(
+            try hub.runLoad(cycles: cycles, tag: "b").allSatisfy({ $0.isSuccess }),
+            "devices are acked while shipping is blocked"
+        )
         try waitUntil("a batch waits on the lock") {
-            try cluster.count("SELECT count(*) FROM pg_stat_activity WHERE usename = 'workoutd' AND wait_event_type = 'Lock'") >= 1
+            try cluster.count(
+                "SELECT count(*) FROM pg_stat_activity WHERE usename = 'workoutd' AND wait_event_type = 'Lock'"
+            ) >= 1
         }
         let daemon = try #require(hub.daemon)
         daemon.signal(SIGKILL)
@@ -176,24 +227,42 @@ struct ReplicationTests {
 
         let holder = try holdHubsTable(in: cluster)
         defer { holder.release() }
-        let waitingOnLocks = "SELECT count(*) FROM pg_stat_activity WHERE application_name = 'workoutd hub-pool' AND wait_event_type = 'Lock'"
-        #expect(try hub.runLoad(cycles: cycles, tag: "b").allSatisfy({ $0.isSuccess }), "devices are acked while shipping waits")
+        let waitingOnLocks =
+            "SELECT count(*) FROM pg_stat_activity WHERE application_name = 'workoutd hub-pool' AND wait_event_type = 'Lock'"
+        #expect(
+            try hub.runLoad(cycles: cycles, tag: "b").allSatisfy({ $0.isSuccess }),
+            "devices are acked while shipping waits"
+        )
         try hub.withDaemonLogOnFailure {
             try waitUntil("a batch waits for the lock") { try open() >= 1 && cluster.count(waitingOnLocks) >= 1 }
         }
         // Committed after that batch was read: the next batch, on a second connection, sent while the first waits.
-        #expect(try hub.runLoad(cycles: cycles, tag: "c").allSatisfy({ $0.isSuccess }), "devices are acked while shipping waits")
+        #expect(
+            try hub.runLoad(cycles: cycles, tag: "c").allSatisfy({ $0.isSuccess }),
+            "devices are acked while shipping waits"
+        )
         try hub.withDaemonLogOnFailure {
             try waitUntil("the next batch is sent on the second connection") {
-                try open() == 2 && cluster.count("SELECT count(*) FROM pg_stat_activity WHERE application_name = 'workoutd hub-pool' AND state <> 'idle'") == 2
+                try open() == 2
+                    && cluster.count(
+                        "SELECT count(*) FROM pg_stat_activity WHERE application_name = 'workoutd hub-pool' AND state <> 'idle'"
+                    ) == 2
             }
         }
         let status = try hub.replicationStatus()
         #expect(status["connections"] as? Int == 2 && status["max_connections"] as? Int == 2, "\(status)")
-        let backends = try cluster.psql("SELECT string_agg(state, ',' ORDER BY state) FROM pg_stat_activity WHERE application_name = 'workoutd hub-pool'")
-        #expect(backends.components(separatedBy: ",").allSatisfy { $0.hasPrefix("idle in transaction") || $0 == "active" }, "both connections are in a batch: \(backends)")
+        let backends = try cluster.psql(
+            "SELECT string_agg(state, ',' ORDER BY state) FROM pg_stat_activity WHERE application_name = 'workoutd hub-pool'"
+        )
+        #expect(
+            backends.components(separatedBy: ",").allSatisfy { $0.hasPrefix("idle in transaction") || $0 == "active" },
+            "both connections are in a batch: \(backends)"
+        )
         #expect(try hub.replicationStatusLine().contains("2 of 2 connections open"))
-        #expect(try CentralRows(hub: hub.hubID, in: cluster).isComplete(cycles: 2 * cycles, active: 0), "nothing of the held batches is visible yet")
+        #expect(
+            try CentralRows(hub: hub.hubID, in: cluster).isComplete(cycles: 2 * cycles, active: 0),
+            "nothing of the held batches is visible yet"
+        )
 
         holder.release()
         try hub.waitUntilShipped()
@@ -214,7 +283,10 @@ struct ReplicationTests {
         try hub.start(replication: false)
         #expect(try hub.runLoad(cycles: cycles, tag: "a").allSatisfy({ $0.isSuccess }))
         hub.stop()
-        #expect(try cluster.count("SELECT count(*) FROM pg_tables WHERE tablename = 'workouts'") == 0, "nothing shipped while off")
+        #expect(
+            try cluster.count("SELECT count(*) FROM pg_tables WHERE tablename = 'workouts'") == 0,
+            "nothing shipped while off"
+        )
 
         try hub.start()
         try hub.waitUntilShipped()
@@ -232,7 +304,10 @@ struct ReplicationTests {
         hub.stop()
         try hub.start()
         try hub.waitUntilShipped()
-        #expect(hub.daemon?.log.contains("history committed without it queued") == false, "a complete store queues nothing again")
+        #expect(
+            hub.daemon?.log.contains("history committed without it queued") == false,
+            "a complete store queues nothing again"
+        )
         let after = try CentralRows(hub: hub.hubID, in: cluster)
         #expect(after.isComplete(cycles: 2 * 2 * cycles, active: 2), "\(after)")
     }
@@ -254,7 +329,9 @@ struct ReplicationTests {
         simultaneously(hubCount) { index in
             do {
                 let replies = try hubs[index].runLoad(cycles: cycles)
-                if replies.count != 3 * cycles || !replies.allSatisfy({ $0.isSuccess }) { failures.set("hub \(index): \(replies.count) replies, not all ok") }
+                if replies.count != 3 * cycles || !replies.allSatisfy({ $0.isSuccess }) {
+                    failures.set("hub \(index): \(replies.count) replies, not all ok")
+                }
             } catch {
                 failures.set("hub \(index): \(error)")
             }
@@ -276,7 +353,9 @@ struct ReplicationTests {
     ])
     func aServerItCannotUseLeavesDevicesServedAndSaysWhy(problem: String, expectedError: String) throws {
         let cluster = try PostgresCluster()
-        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("wd-repl-bad-\(UUID().uuidString.prefix(8))").path
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent(
+            "wd-repl-bad-\(UUID().uuidString.prefix(8))"
+        ).path
         try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(atPath: directory) }
         let url: String
@@ -290,7 +369,13 @@ struct ReplicationTests {
         default:
             url = cluster.url(sslmode: "require")
         }
-        let hub = try ReplicationHub(hubID: "hub-bad", devices: 1, postgresURL: url, passwordFile: passwordFile, cluster: cluster)
+        let hub = try ReplicationHub(
+            hubID: "hub-bad",
+            devices: 1,
+            postgresURL: url,
+            passwordFile: passwordFile,
+            cluster: cluster
+        )
         defer { hub.remove() }
         try hub.start()
         let replies = try hub.runLoad(cycles: 3)
@@ -301,8 +386,15 @@ struct ReplicationTests {
         let error = status["last_error"] as? String ?? ""
         #expect(error.contains(expectedError), "\(problem): \(error)")
         let line = try hub.replicationStatusLine()
-        #expect(line.contains("disconnected since") && line.contains("9 pending") && line.contains("last error"), "\(line)")
-        #expect(!(hub.daemon?.log ?? "").contains("not-the-password") && !(hub.daemon?.log ?? "").contains(PostgresCluster.password), "the password is never logged")
+        #expect(
+            line.contains("disconnected since") && line.contains("9 pending") && line.contains("last error"),
+            "\(line)"
+        )
+        #expect(
+            !(hub.daemon?.log ?? "").contains("not-the-password")
+                && !(hub.daemon?.log ?? "").contains(PostgresCluster.password),
+            "the password is never logged"
+        )
         #expect(try cluster.count("SELECT count(*) FROM pg_tables WHERE tablename = 'workouts'") == 0)
     }
 
@@ -338,7 +430,11 @@ struct ReplicationTests {
     }
 
     /// A running hub with two devices whose first load (`cycles` per device, tag "a") is shipped.
-    private func startedHubWithALoadShipped(_ hubID: String, cycles: Int, in cluster: PostgresCluster) throws -> ReplicationHub {
+    private func startedHubWithALoadShipped(
+        _ hubID: String,
+        cycles: Int,
+        in cluster: PostgresCluster
+    ) throws -> ReplicationHub {
         let hub = try ReplicationHub(hubID: hubID, devices: 2, postgresURL: cluster.url(), cluster: cluster)
         do {
             try hub.start()
@@ -359,19 +455,26 @@ struct ReplicationTests {
         func release() {
             guard process.isRunning else { return }
             process.terminate()
-            _ = try? cluster.psql("SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE query LIKE '%pg_sleep(600)%' AND pid <> pg_backend_pid()")
+            _ = try? cluster.psql(
+                "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE query LIKE '%pg_sleep(600)%' AND pid <> pg_backend_pid()"
+            )
         }
     }
 
     private func holdHubsTable(in cluster: PostgresCluster) throws -> HubsTableHolder {
         let holder = Process()
         holder.executableURL = URL(fileURLWithPath: "/bin/sh")
-        holder.arguments = ["-c", "exec runuser -u nobody -- psql -X -q -h '\(cluster.directory)' -p \(cluster.port) -U postgres -d gym -c 'BEGIN; LOCK TABLE hubs IN ACCESS EXCLUSIVE MODE; SELECT pg_sleep(600); COMMIT;' > /dev/null 2>&1"]
+        holder.arguments = [
+            "-c",
+            "exec runuser -u nobody -- psql -X -q -h '\(cluster.directory)' -p \(cluster.port) -U postgres -d gym -c 'BEGIN; LOCK TABLE hubs IN ACCESS EXCLUSIVE MODE; SELECT pg_sleep(600); COMMIT;' > /dev/null 2>&1",
+        ]
         try holder.run()
         let held = HubsTableHolder(process: holder, cluster: cluster)
         do {
             try waitUntil("the lock is held") {
-                try cluster.count("SELECT count(*) FROM pg_locks l JOIN pg_class c ON c.oid = l.relation WHERE c.relname = 'hubs' AND l.mode = 'AccessExclusiveLock' AND l.granted") == 1
+                try cluster.count(
+                    "SELECT count(*) FROM pg_locks l JOIN pg_class c ON c.oid = l.relation WHERE c.relname = 'hubs' AND l.mode = 'AccessExclusiveLock' AND l.granted"
+                ) == 1
             }
         } catch {
             held.release()

@@ -21,9 +21,13 @@ import WorkoutProtocol
     /// Answers `batch` (one reply per line, echoing its id) and writes whatever is ready, as the handler does:
     /// the ids of the lines written, in order, and the runner's next actions.
     static func answer(
-        _ batch: BatchRunner.Batch?, _ runner: inout BatchRunner, isWritable: Bool = true
+        _ batch: BatchRunner.Batch?,
+        _ runner: inout BatchRunner,
+        isWritable: Bool = true
     ) -> (written: [Int64], next: BatchRunner.Actions) {
-        if let batch { runner.batchAnswered(batch.number, replies: batch.lines.map { .error(.noActiveWorkout, id: $0.id) }) }
+        if let batch {
+            runner.batchAnswered(batch.number, replies: batch.lines.map { .error(.noActiveWorkout, id: $0.id) })
+        }
         var written: [Int64] = []
         while let ready = runner.nextAnswered() {
             #expect(ready.replies.map(\.id) == ready.lines.map(\.id), "each batch's own replies")

@@ -22,7 +22,8 @@ struct DispatchTests {
     }
 
     func makeChannel(
-        options: PipelineOptions = PipelineOptions(), unreadInput: @escaping CommandDispatchHandler.UnreadInput = { 0 },
+        options: PipelineOptions = PipelineOptions(),
+        unreadInput: @escaping CommandDispatchHandler.UnreadInput = { 0 },
         processImmediately: (@Sendable ([DecodedLine]) -> [Reply]?)? = nil,
         process: CommandDispatchHandler.Process? = nil
     ) async throws -> (NIOAsyncTestingChannel, ReadCounter) {
@@ -35,11 +36,19 @@ struct DispatchTests {
         try await channel.eventLoop.submit {
             if let process {
                 try DevicePipeline.addHandlers(
-                    to: channel.pipeline.syncOperations, options: options, logger: logger, unreadInput: unreadInput,
-                    processImmediately: processImmediately, process: process)
+                    to: channel.pipeline.syncOperations,
+                    options: options,
+                    logger: logger,
+                    unreadInput: unreadInput,
+                    processImmediately: processImmediately,
+                    process: process
+                )
             } else {
                 try DevicePipeline.addHandlers(
-                    to: channel.pipeline.syncOperations, options: options, logger: logger, unreadInput: unreadInput
+                    to: channel.pipeline.syncOperations,
+                    options: options,
+                    logger: logger,
+                    unreadInput: unreadInput
                 ) { lines in await session.handle(lines) }
             }
         }.get()
@@ -59,14 +68,18 @@ struct DispatchTests {
     @Test("start, end, share: one ordered reply per line")
     func seedSequence() async throws {
         let (channel, _) = try await makeChannel()
-        try await channel.writeInbound(ByteBuffer(string: """
-            {"command_type":"start_workout","location":"Gary's Gym","date":"2020-03-16 19:45:13 +0000","intensityLevel":5,"id":1}
-            {"command_type":"start_workout","location":"Gary's Gym","date":"2020-03-16 19:45:13 +0000","intensityLevel":5,"id":2}
-            {"command_type":"end_workout","id":3}
-            {"command_type":"end_workout","id":4}
-            {"command_type":"share_workout","service":"twitter","id":5}
+        try await channel.writeInbound(
+            ByteBuffer(
+                string: """
+                    {"command_type":"start_workout","location":"Gary's Gym","date":"2020-03-16 19:45:13 +0000","intensityLevel":5,"id":1}
+                    {"command_type":"start_workout","location":"Gary's Gym","date":"2020-03-16 19:45:13 +0000","intensityLevel":5,"id":2}
+                    {"command_type":"end_workout","id":3}
+                    {"command_type":"end_workout","id":4}
+                    {"command_type":"share_workout","service":"twitter","id":5}
 
-            """))
+                    """
+            )
+        )
         let lines = try await replies(channel, count: 5)
         let decoded = try lines.map { try JSONDecoder().decode(Reply.self, from: Data($0.utf8)) }
         #expect(decoded.map(\.id) == (1...5).map { CommandID.integer(Int64($0)) })
@@ -82,10 +95,14 @@ struct DispatchTests {
         let (channel, _) = try await makeChannel()
         let tooLong = "{\"id\":4,\"pad\":\"" + String(repeating: "x", count: 5000) + "\"}"
         // One read: CRLF, LF, lone CR, an over-long line ended by CR, a malformed line ended by LF, CRLF.
-        try await channel.writeInbound(ByteBuffer(string:
-            "{\"command_type\":\"end_workout\",\"id\":1}\r\n" + "{\"command_type\":\"end_workout\",\"id\":2}\n"
-            + "{\"command_type\":\"end_workout\",\"id\":3}\r" + tooLong + "\r" + "{\"id\":5,}\n"
-            + "{\"command_type\":\"end_workout\",\"id\":6}\r\n"))
+        try await channel.writeInbound(
+            ByteBuffer(
+                string:
+                    "{\"command_type\":\"end_workout\",\"id\":1}\r\n" + "{\"command_type\":\"end_workout\",\"id\":2}\n"
+                    + "{\"command_type\":\"end_workout\",\"id\":3}\r" + tooLong + "\r" + "{\"id\":5,}\n"
+                    + "{\"command_type\":\"end_workout\",\"id\":6}\r\n"
+            )
+        )
         // Split on LF only, so a reply that ended in CRLF keeps its CR.
         let lines = try await replies(channel, count: 6)
         #expect(lines.count == 6)
@@ -111,20 +128,28 @@ struct DispatchTests {
             process: { lines in
                 deferred.add(1, ordering: .relaxed)
                 return lines.map { _ in .ok(.workoutStarted(workoutID: 9), id: nil) }
-            })
+            }
+        )
         try await channel.writeInbound(ByteBuffer(string: "{\"command_type\":\"end_workout\",\"id\":1}\n"))
         // Written within writeInbound's turn of the loop: no task, no promise in between.
         let written = try await channel.readOutbound(as: ByteBuffer.self).map { String(buffer: $0) }
         #expect(written?.contains(#""code":"no_active_workout""#) == true)
         #expect(immediate.load(ordering: .relaxed) == 1 && deferred.load(ordering: .relaxed) == 0)
 
-        try await channel.writeInbound(ByteBuffer(string: """
-            {"command_type":"start_workout","location":"Gym","date":"2020-03-16 19:45:13 +0000","intensityLevel":5}
-            {"command_type":"end_workout","id":2}
+        try await channel.writeInbound(
+            ByteBuffer(
+                string: """
+                    {"command_type":"start_workout","location":"Gym","date":"2020-03-16 19:45:13 +0000","intensityLevel":5}
+                    {"command_type":"end_workout","id":2}
 
-            """))
+                    """
+            )
+        )
         let lines = try await replies(channel, count: 2)
-        #expect(lines.first?.contains(#""workout_id":9"#) == true, "the batch the immediate path declined ran as a task, in order")
+        #expect(
+            lines.first?.contains(#""workout_id":9"#) == true,
+            "the batch the immediate path declined ran as a task, in order"
+        )
         #expect(deferred.load(ordering: .relaxed) == 1 && immediate.load(ordering: .relaxed) == 1)
         _ = try await channel.finish()
     }
@@ -135,11 +160,14 @@ struct DispatchTests {
         let release = gate.continuation
         let started = Atomic<Int>(0)
         // One batch at a time, so each release answers one batch (two run at once by default: PipelinedDispatchTests).
-        let (channel, counter) = try await makeChannel(options: PipelineOptions(maximumPendingLines: 4, maximumBatchesInFlight: 1), process: { lines in
-            started.add(1, ordering: .relaxed)
-            for await _ in gate.stream { break }
-            return lines.map { _ in Reply.error(.nothingToShare, id: nil) }
-        })
+        let (channel, counter) = try await makeChannel(
+            options: PipelineOptions(maximumPendingLines: 4, maximumBatchesInFlight: 1),
+            process: { lines in
+                started.add(1, ordering: .relaxed)
+                for await _ in gate.stream { break }
+                return lines.map { _ in Reply.error(.nothingToShare, id: nil) }
+            }
+        )
         // First batch goes in flight and blocks; the next lines pile up.
         try await channel.writeInbound(ByteBuffer(string: "{\"command_type\":\"end_workout\"}\n"))
         for _ in 0..<5 { try await channel.writeInbound(ByteBuffer(string: "{\"command_type\":\"end_workout\"}\n")) }
@@ -161,7 +189,8 @@ struct DispatchTests {
     @Test("a reload's line limit and reply ending reach an open connection, also for a line half read before it")
     func reloadedOptionsApplyToAnOpenConnection() async throws {
         let (channel, _) = try await makeChannel(options: PipelineOptions(maximumLineLength: 128, replyLineEnding: .lf))
-        let long = #"{"command_type":"start_workout","location":"\#(String(repeating: "x", count: 30))","date":"2020-03-16T19:45:13Z","intensityLevel":5}"#
+        let long =
+            #"{"command_type":"start_workout","location":"\#(String(repeating: "x", count: 30))","date":"2020-03-16T19:45:13Z","intensityLevel":5}"#
         #expect((65...128).contains(long.utf8.count))
         try await channel.writeInbound(ByteBuffer(string: long + "\n"))
         let before = try await replies(channel, count: 1)
@@ -171,9 +200,12 @@ struct DispatchTests {
         try await channel.writeInbound(ByteBuffer(string: String(long.prefix(40))))
         try await channel.eventLoop.submit {
             channel.pipeline.syncOperations.fireUserInboundEventTriggered(
-                PipelineOptionsChanged(PipelineOptions(maximumLineLength: 64, replyLineEnding: .crlf)))
+                PipelineOptionsChanged(PipelineOptions(maximumLineLength: 64, replyLineEnding: .crlf))
+            )
         }.get()
-        try await channel.writeInbound(ByteBuffer(string: String(long.dropFirst(40)) + "\n" + #"{"command_type":"end_workout"}"# + "\n"))
+        try await channel.writeInbound(
+            ByteBuffer(string: String(long.dropFirst(40)) + "\n" + #"{"command_type":"end_workout"}"# + "\n")
+        )
         let after = try await replies(channel, count: 2)
         #expect(after[0].contains(#""code":"line_too_long""#) && after[0].contains("longer than 64 bytes"), "\(after)")
         #expect(after[1].contains(#""status":"ok""#), "a short line still passes: \(after)")
@@ -184,10 +216,13 @@ struct DispatchTests {
     @Test("a reload that raises the pending-line limit releases a read held by the old one")
     func reloadedPendingLimitAppliesToAnOpenConnection() async throws {
         let gate = AsyncStream<Void>.makeStream()
-        let (channel, counter) = try await makeChannel(options: PipelineOptions(maximumPendingLines: 4), process: { lines in
-            for await _ in gate.stream { break }
-            return lines.map { _ in Reply.error(.nothingToShare, id: nil) }
-        })
+        let (channel, counter) = try await makeChannel(
+            options: PipelineOptions(maximumPendingLines: 4),
+            process: { lines in
+                for await _ in gate.stream { break }
+                return lines.map { _ in Reply.error(.nothingToShare, id: nil) }
+            }
+        )
         // One batch in flight (blocked), five lines waiting: over the limit of 4, so reading is held.
         for _ in 0..<6 { try await channel.writeInbound(ByteBuffer(string: "{\"command_type\":\"end_workout\"}\n")) }
         let before = counter.reads.load(ordering: .relaxed)
@@ -196,9 +231,13 @@ struct DispatchTests {
         #expect(counter.reads.load(ordering: .relaxed) == before, "held under the old limit")
         try await channel.eventLoop.submit {
             channel.pipeline.syncOperations.fireUserInboundEventTriggered(
-                PipelineOptionsChanged(PipelineOptions(maximumPendingLines: 16)))
+                PipelineOptionsChanged(PipelineOptions(maximumPendingLines: 16))
+            )
         }.get()
-        #expect(counter.reads.load(ordering: .relaxed) == before + 1, "five waiting lines are within the new limit of 16")
+        #expect(
+            counter.reads.load(ordering: .relaxed) == before + 1,
+            "five waiting lines are within the new limit of 16"
+        )
         gate.continuation.finish()
         _ = try await replies(channel, count: 6)
         _ = try await channel.finish()

@@ -30,7 +30,8 @@ import WorkoutdTesting
             let entry: String
             switch event {
             case .batchReceived(let batch): entry = "received \(ids(batch.lines))"
-            case .batchAnswered(let batch): entry = "answered \(ids(batch.lines)) \(batch.replies.map { $0.isSuccess ? "ok" : "error" })"
+            case .batchAnswered(let batch):
+                entry = "answered \(ids(batch.lines)) \(batch.replies.map { $0.isSuccess ? "ok" : "error" })"
             case .workoutStarted: entry = "workout_started"
             case .workoutEnded: entry = "workout_ended"
             case .shareQueued: entry = "share_queued"
@@ -43,12 +44,15 @@ import WorkoutdTesting
 
     @Test("a batch's received event, then what it caused, then its answer", arguments: Storage.allCases)
     func documentedOrder(storage: Storage) async throws {
-        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("event-order-\(UUID().uuidString)").path
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent(
+            "event-order-\(UUID().uuidString)"
+        ).path
         defer { try? FileManager.default.removeItem(atPath: directory) }
-        let store: any WorkoutStore = switch storage {
-        case .memory: InMemoryWorkoutStore()
-        case .sqlite: try SQLiteWorkoutStore(stateDirectory: directory)
-        }
+        let store: any WorkoutStore =
+            switch storage {
+            case .memory: InMemoryWorkoutStore()
+            case .sqlite: try SQLiteWorkoutStore(stateDirectory: directory)
+            }
         let trace = Trace()
         let events = EngineEvents()
         events.addObserver { trace.record($0) }
@@ -56,8 +60,12 @@ import WorkoutdTesting
         let placement = SessionPlacement(group: MultiThreadedEventLoopGroup.singleton)
         let engine = try await WorkoutEngine(store: store, events: events, sessionExecutor: placement.sessionExecutor)
         let manager = DeviceManager(
-            group: MultiThreadedEventLoopGroup.singleton, placement: placement, engine: engine, options: PipelineOptions(),
-            logger: Logger(label: "test"))
+            group: MultiThreadedEventLoopGroup.singleton,
+            placement: placement,
+            engine: engine,
+            options: PipelineOptions(),
+            logger: Logger(label: "test")
+        )
         let wearable = try SimulatedWearable()
         await manager.attach(DeviceSpec(path: wearable.devicePath, identity: "order"))
         while await manager.devices().first?.snapshot.connected != true {
@@ -78,13 +86,15 @@ import WorkoutdTesting
 
         // One batch's events all come before the next batch's (on the in-memory path they follow its write,
         // before the next read is handled); draining ends after the last of them.
-        #expect(trace.all == [
-            "received 1", "workout_started", #"answered 1 ["ok"]"#,
-            "received 2", "workout_ended", #"answered 2 ["ok"]"#,
-            "received 3", "share_queued", #"answered 3 ["ok"]"#,
-            "received 4", #"answered 4 ["error"]"#,
-            "received -", #"answered - ["error"]"#,
-        ])
+        #expect(
+            trace.all == [
+                "received 1", "workout_started", #"answered 1 ["ok"]"#,
+                "received 2", "workout_ended", #"answered 2 ["ok"]"#,
+                "received 3", "share_queued", #"answered 3 ["ok"]"#,
+                "received 4", #"answered 4 ["error"]"#,
+                "received -", #"answered - ["error"]"#,
+            ]
+        )
         #expect(await manager.devices().isEmpty, "drained")
     }
 }

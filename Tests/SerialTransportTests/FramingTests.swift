@@ -45,8 +45,10 @@ struct FramingTests {
     @Test("framing and decoding in one handler: the same lines as the two handlers, however the bytes are cut")
     func fusedHandlerParity() throws {
         let long = "{\"id\":9,\"pad\":\"" + String(repeating: "y", count: 90) + "\"}"
-        let text = Self.endWorkout + "\r\n" + #"{"command_type":"share_workout","service":"twitter","id":"a"}"# + "\r"
-            + "\n\n  \r\n" + long + "\n" + #"{"id":3,}"# + "\n" + Self.endWorkout + "\r" + "\n" + #"{"a":1}"# + "\n" + "tail"
+        let text =
+            Self.endWorkout + "\r\n" + #"{"command_type":"share_workout","service":"twitter","id":"a"}"# + "\r"
+            + "\n\n  \r\n" + long + "\n" + #"{"id":3,}"# + "\n" + Self.endWorkout + "\r" + "\n" + #"{"a":1}"# + "\n"
+            + "tail"
         let bytes = Array(text.utf8)
         var generator = SystemRandomNumberGenerator()
         for _ in 0..<200 {
@@ -95,7 +97,9 @@ struct FramingTests {
     func longLineResync() throws {
         let long = String(repeating: "x", count: 500)
         // The long line arrives in pieces, as from a real device; the limit is 64 here.
-        let chunks = [Array(long.prefix(100).utf8), Array(long.dropFirst(100).utf8), Array(("\n" + Self.endWorkout + "\n").utf8)]
+        let chunks = [
+            Array(long.prefix(100).utf8), Array(long.dropFirst(100).utf8), Array(("\n" + Self.endWorkout + "\n").utf8),
+        ]
         let lines = try decoded(chunks)
         #expect(lines.count == 2)
         #expect(lines.first.flatMap { try? $0.command.get() } == nil)
@@ -109,7 +113,11 @@ struct FramingTests {
         #expect(atLimit.utf8.count == 64)
         #expect(try decoded(atLimit + "\r\n").first?.command == .success(.endWorkout))
         let over = try decoded(atLimit + " \n")
-        if case .failure(let error) = over.first?.command { #expect(error.code == .lineTooLong) } else { Issue.record("\(over)") }
+        if case .failure(let error) = over.first?.command {
+            #expect(error.code == .lineTooLong)
+        } else {
+            Issue.record("\(over)")
+        }
     }
 
     @Test("a megabyte with no newline is discarded as it arrives, not buffered")
@@ -128,11 +136,16 @@ struct FramingTests {
 
     @Test("garbage and invalid UTF-8 become malformed_json, and the next line still works")
     func garbage() throws {
-        let bytes: [UInt8] = [0x00, 0x01, 0xFF, 0x7B, 0x0A] + Array("}{][\n".utf8) + [0xC3, 0x28, 0x0A] + Array((Self.endWorkout + "\n").utf8)
+        let bytes: [UInt8] =
+            [0x00, 0x01, 0xFF, 0x7B, 0x0A] + Array("}{][\n".utf8) + [0xC3, 0x28, 0x0A]
+            + Array((Self.endWorkout + "\n").utf8)
         let lines = try decoded([bytes])
         #expect(lines.count == 4)
         for line in lines.prefix(3) {
-            guard case .failure(let error) = line.command else { Issue.record("\(line)"); continue }
+            guard case .failure(let error) = line.command else {
+                Issue.record("\(line)")
+                continue
+            }
             #expect(error.code == .malformedJSON)
         }
         #expect(lines[3].command == .success(.endWorkout))
@@ -173,7 +186,9 @@ struct FramingTests {
             try channel.writeInbound(ByteBuffer(string: input))
             var lines: [DecodedLine] = []
             while let read = try channel.readInbound(as: [DecodedLine].self) { lines += read }
-            try channel.writeOutbound(ReplyBatch(replies: lines.map { .error(.noActiveWorkout, id: $0.id) }, answering: lines))
+            try channel.writeOutbound(
+                ReplyBatch(replies: lines.map { .error(.noActiveWorkout, id: $0.id) }, answering: lines)
+            )
             let out = try channel.readOutbound(as: ByteBuffer.self).map { String(buffer: $0) } ?? ""
             _ = try channel.finish(acceptAlreadyClosed: true)
             return out
@@ -187,9 +202,13 @@ struct FramingTests {
         // Endings mixed in one read: under auto each reply follows its own line, not the read's last one.
         func crBeforeEachLF(_ text: String) -> [Bool] {
             let bytes = Array(text.utf8)
-            return bytes.indices.filter { bytes[$0] == UInt8(ascii: "\n") }.map { $0 > 0 && bytes[$0 - 1] == UInt8(ascii: "\r") }
+            return bytes.indices.filter { bytes[$0] == UInt8(ascii: "\n") }.map {
+                $0 > 0 && bytes[$0 - 1] == UInt8(ascii: "\r")
+            }
         }
-        let mixed = #"{"id":1}"# + "\r\n" + #"{"id":2}"# + "\n" + #"{"id":3}"# + "\r" + #"{"id":4}"# + "\n" + #"{"id":5}"# + "\r"
+        let mixed =
+            #"{"id":1}"# + "\r\n" + #"{"id":2}"# + "\n" + #"{"id":3}"# + "\r" + #"{"id":4}"# + "\n" + #"{"id":5}"#
+            + "\r"
         let auto = try replies(.auto, after: mixed)
         #expect(crBeforeEachLF(auto) == [true, false, true, false, true], "\(auto.debugDescription)")
         #expect(auto.utf8.filter { $0 == UInt8(ascii: "\r") }.count == 3, "no CR other than before an LF")

@@ -18,10 +18,17 @@ import WorkoutdTesting
         defer { if holding { close(holder) } }
 
         let manager = DeviceManager(
-            group: MultiThreadedEventLoopGroup.singleton, engine: try await WorkoutEngine(store: InMemoryWorkoutStore()),
-            options: PipelineOptions(), logger: Logger(label: "test"))
+            group: MultiThreadedEventLoopGroup.singleton,
+            engine: try await WorkoutEngine(store: InMemoryWorkoutStore()),
+            options: PipelineOptions(),
+            logger: Logger(label: "test")
+        )
         let policy = ReconnectPolicy(
-            initialDelay: .milliseconds(5), maximumDelay: .milliseconds(20), giveUpAfter: .milliseconds(100), reopenAfterClose: false)
+            initialDelay: .milliseconds(5),
+            maximumDelay: .milliseconds(20),
+            giveUpAfter: .milliseconds(100),
+            reopenAfterClose: false
+        )
         await manager.attach(DeviceSpec(path: wearable.devicePath, identity: "held", policy: policy))
 
         // Waiting for the holder, with the reason to show.
@@ -43,8 +50,11 @@ import WorkoutdTesting
             try await Task.sleep(for: .milliseconds(10))
         }
         #expect(await manager.devices().first?.snapshot.waitingReason == nil, "served: no reason left behind")
-        #expect(try wearable.request(CommandLines.start(date: "2020-03-16T19:45:13Z"))
-            .contains(#""status":"ok""#), "served once released")
+        #expect(
+            try wearable.request(CommandLines.start(date: "2020-03-16T19:45:13Z"))
+                .contains(#""status":"ok""#),
+            "served once released"
+        )
         await manager.drainAll(timeout: .seconds(2))
     }
 }

@@ -22,9 +22,12 @@ extension DispatchTests {
         Issue.record("the session never had \(count) batches awaiting their commit")
     }
 
-    @Test("pipelined reads over SQLite: a failed commit answers it and the batch stepped on it storage_unavailable, in order; the device is served again")
+    @Test(
+        "pipelined reads over SQLite: a failed commit answers it and the batch stepped on it storage_unavailable, in order; the device is served again"
+    )
     func pipelinedCommitFailure() async throws {
-        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("pipelined-\(UUID().uuidString)").path
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("pipelined-\(UUID().uuidString)")
+            .path
         defer { try? FileManager.default.removeItem(atPath: directory) }
         let sqlite = try SQLiteWorkoutStore(stateDirectory: directory)
         let store = HeldCommitStore(sqlite)
@@ -52,8 +55,12 @@ extension DispatchTests {
         // The third batch steps on the ended workout (a new start, fine there) while the end commits.
         await Self.untilAwaitingCommit(2, session, on: channel)
         endCommit.fail()
-        #expect(try await read(2) == [.error(.storageUnavailable, id: .integer(2)), .error(.storageUnavailable, id: .integer(3))],
-                "in read order")
+        #expect(
+            try await read(2) == [
+                .error(.storageUnavailable, id: .integer(2)), .error(.storageUnavailable, id: .integer(3)),
+            ],
+            "in read order"
+        )
         #expect(store.heldCommits == 0, "the start stepped on the failed end never reached the store")
 
         // Stored: the start alone, still active; nothing of the end or of the second start.
@@ -65,9 +72,12 @@ extension DispatchTests {
         await store.nextCommit().succeed()
         let retried = try await read(1)
         #expect(retried.count == 1 && retried[0].id == .integer(2) && !retried[0].replayed)
-        if case .ok(.workoutEnded(let id, _)) = retried.first?.outcome { #expect(id == 1) } else { Issue.record("\(retried)") }
+        if case .ok(.workoutEnded(let id, _)) = retried.first?.outcome {
+            #expect(id == 1)
+        } else {
+            Issue.record("\(retried)")
+        }
         #expect(try await sqlite.workouts(device: "test-device", limit: nil).first?.endedAt != nil)
         _ = try await channel.finish()
     }
 }
-

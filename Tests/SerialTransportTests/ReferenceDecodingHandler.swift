@@ -24,8 +24,11 @@ final class ReferenceDecodingHandler: ChannelInboundHandler {
             line.lineEnding = ending
             context.fireChannelRead(wrapInboundOut(line))
         case .tooLong(let ending):
-            context.fireChannelRead(wrapInboundOut(
-                DecodedLine(id: nil, command: .failure(.lineTooLong(limit: maximumLineLength)), lineEnding: ending)))
+            context.fireChannelRead(
+                wrapInboundOut(
+                    DecodedLine(id: nil, command: .failure(.lineTooLong(limit: maximumLineLength)), lineEnding: ending)
+                )
+            )
         }
     }
 }

@@ -19,15 +19,21 @@ import WorkoutdTesting
     }
 
     @Test func aReloadIsBracketedByReloadingAndReady() async throws {
-        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("notify-\(UUID().uuidString.prefix(8))")
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent(
+            "notify-\(UUID().uuidString.prefix(8))"
+        )
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: directory) }
         let config = directory.appendingPathComponent("workoutd.yaml").path
         try "discovery:\n  enabled: false\n".write(toFile: config, atomically: true, encoding: .utf8)
         let listener = try NotifySocketListener()
         let daemon = try DaemonProcess(
-            arguments: ["--config", config, "--state-dir", directory.appendingPathComponent("state").path, "--control-socket", "none"],
-            environment: ["NOTIFY_SOCKET": listener.path])
+            arguments: [
+                "--config", config, "--state-dir", directory.appendingPathComponent("state").path, "--control-socket",
+                "none",
+            ],
+            environment: ["NOTIFY_SOCKET": listener.path]
+        )
         defer { daemon.stop() }
         #expect(try await untilReady(listener, daemon).count == 1, "start-up: READY=1 first")
         try daemon.waitForLog("configuration reload armed")
@@ -37,7 +43,10 @@ import WorkoutdTesting
         #expect(applied.count == 2, "\(applied)")
         let reloading = applied.first?.split(separator: "\n") ?? []
         #expect(reloading.first == "RELOADING=1")
-        #expect(reloading.dropFirst().first.map { $0.hasPrefix("MONOTONIC_USEC=") && UInt64($0.dropFirst(15)) != nil } == true)
+        #expect(
+            reloading.dropFirst().first.map { $0.hasPrefix("MONOTONIC_USEC=") && UInt64($0.dropFirst(15)) != nil }
+                == true
+        )
         try daemon.waitForLog("configuration reloaded")
 
         // A rejected reload ends too: systemd must not be left waiting in "reloading".

@@ -54,7 +54,9 @@ struct SystemdNotificationTests {
             let message = try #require(await listener.next(timeout: .seconds(2)))
             let fields = message.split(separator: "\n")
             #expect(fields.first == "RELOADING=1")
-            let stamp = try #require(fields.dropFirst().first.flatMap { $0.hasPrefix("MONOTONIC_USEC=") ? UInt64($0.dropFirst(15)) : nil })
+            let stamp = try #require(
+                fields.dropFirst().first.flatMap { $0.hasPrefix("MONOTONIC_USEC=") ? UInt64($0.dropFirst(15)) : nil }
+            )
             // CLOCK_MONOTONIC (what systemd compares with), not wall time: between the two readings.
             #expect(UInt64(before.tv_sec) * 1_000_000 + UInt64(before.tv_nsec) / 1000 <= stamp)
             #expect(stamp <= UInt64(after.tv_sec) * 1_000_000 + UInt64(after.tv_nsec) / 1000)
@@ -136,7 +138,9 @@ struct SystemdNotificationTests {
         let changes = SystemdStatusService.makeChangeStream()
         try await withEnvironment(["NOTIFY_SOCKET": listener.path]) {
             let status = SystemdStatusService(
-                notifier: SystemdNotifier(), changes: changes.stream, logger: logger,
+                notifier: SystemdNotifier(),
+                changes: changes.stream,
+                logger: logger,
                 untilReady: { for await _ in started.stream { return } },
                 describe: { description.withLock { $0 } }
             )
@@ -147,7 +151,10 @@ struct SystemdNotificationTests {
                 changes.continuation.yield()
                 #expect(await listener.next(timeout: .milliseconds(200)) == nil, "unchanged status is not resent")
                 description.withLock { $0 = "1 device, 1 workout active" }
-                #expect(await listener.next(timeout: .milliseconds(200)) == nil, "no status line without a change signal")
+                #expect(
+                    await listener.next(timeout: .milliseconds(200)) == nil,
+                    "no status line without a change signal"
+                )
                 changes.continuation.yield()
                 #expect(await listener.next(timeout: .seconds(2)) == "STATUS=1 device, 1 workout active")
             }
@@ -159,12 +166,16 @@ struct SystemdNotificationTests {
         let listener = try NotifySocketListener()
         try await withEnvironment(["NOTIFY_SOCKET": listener.path]) {
             let status = SystemdStatusService(
-                notifier: SystemdNotifier(), changes: SystemdStatusService.makeChangeStream().stream, logger: logger,
+                notifier: SystemdNotifier(),
+                changes: SystemdStatusService.makeChangeStream().stream,
+                logger: logger,
                 untilReady: { try await Task.sleep(for: .seconds(60)) },
                 describe: { "never" }
             )
             try await runServices([status]) {}
-            #expect(await listener.next(timeout: .seconds(2)) == "STOPPING=1\nSTATUS=stopping before start-up completed")
+            #expect(
+                await listener.next(timeout: .seconds(2)) == "STOPPING=1\nSTATUS=stopping before start-up completed"
+            )
         }
     }
 

@@ -35,7 +35,8 @@ enum JSONValue: Decodable, Equatable, CustomStringConvertible {
         case .double(let value): "\(value)"
         case .string(let value): "\"\(value)\""
         case .array(let values): "[\(values.map(\.description).joined(separator: ","))]"
-        case .object(let members): "{\(members.sorted { $0.key < $1.key }.map { "\"\($0.key)\":\($0.value)" }.joined(separator: ","))}"
+        case .object(let members):
+            "{\(members.sorted { $0.key < $1.key }.map { "\"\($0.key)\":\($0.value)" }.joined(separator: ","))}"
         }
     }
 }

@@ -37,7 +37,11 @@ struct ReplyPattern: CustomStringConvertible {
                 return "at '\(path)': missing keys \(missing), unexpected keys \(extra)"
             }
             for key in expectedMembers.keys.sorted() {
-                if let problem = mismatch(expectedMembers[key] ?? .null, actualMembers[key] ?? .null, path: path.isEmpty ? key : "\(path).\(key)") {
+                if let problem = mismatch(
+                    expectedMembers[key] ?? .null,
+                    actualMembers[key] ?? .null,
+                    path: path.isEmpty ? key : "\(path).\(key)"
+                ) {
                     return problem
                 }
             }

@@ -74,7 +74,7 @@ struct Transcript {
                 rest = rest.dropFirst(2)
             case "{":
                 guard let close = rest.firstIndex(of: "}"), let star = rest[..<close].lastIndex(of: "*"),
-                      let count = Int(rest[rest.index(after: star)..<close]), count >= 0
+                    let count = Int(rest[rest.index(after: star)..<close]), count >= 0
                 else {
                     throw TranscriptError("line \(line): a repetition is written \\{TEXT*COUNT}")
                 }

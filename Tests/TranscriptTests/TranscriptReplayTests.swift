@@ -39,11 +39,15 @@ struct TranscriptReplayTests {
                 do {
                     reply = try await target.nextReply()
                 } catch {
-                    Issue.record("\(name):\(line) (\(target.name)): expected \(pattern), got no reply (\(error))\n\(target.diagnostics)")
+                    Issue.record(
+                        "\(name):\(line) (\(target.name)): expected \(pattern), got no reply (\(error))\n\(target.diagnostics)"
+                    )
                     return
                 }
                 if let problem = pattern.mismatch(reply) {
-                    Issue.record("\(name):\(line) (\(target.name)): \(problem)\n  expected \(pattern)\n  got      \(reply)")
+                    Issue.record(
+                        "\(name):\(line) (\(target.name)): \(problem)\n  expected \(pattern)\n  got      \(reply)"
+                    )
                 }
             }
         }

@@ -1,7 +1,7 @@
 import ControlProtocol
 import Foundation
-import NIOHTTP1
 import HTTPTypes
+import NIOHTTP1
 import OpenAPIRuntime
 import Testing
 import WebAPI
@@ -20,7 +20,9 @@ import WorkoutdTesting
         let client = try web.client()
         // The share's delivery settles first, so both answers below see the same totals.
         let deadline = ContinuousClock.now + .seconds(30)
-        while try web.ctlJSON(["status"], as: StatusReport.self).first?.counters.sharesDelivered != 1, ContinuousClock.now < deadline {
+        while try web.ctlJSON(["status"], as: StatusReport.self).first?.counters.sharesDelivered != 1,
+            ContinuousClock.now < deadline
+        {
             usleep(20_000)
         }
 
@@ -80,7 +82,8 @@ import WorkoutdTesting
 
         let devices = try await client.getDevices().ok.body.json.devices
         let firstIdentity = try #require(devices.first { $0.node == first.devicePath }?.identity)
-        let mine = try await client.getWorkouts(query: .init(device: first.devicePath, limit: 100)).ok.body.json.workouts
+        let mine = try await client.getWorkouts(query: .init(device: first.devicePath, limit: 100)).ok.body.json
+            .workouts
         #expect(mine.count == 13)
         #expect(mine.allSatisfy { $0.device.rawValue == firstIdentity })
 
@@ -88,8 +91,14 @@ import WorkoutdTesting
         let middle = all[13].startedAt
         let since = try await client.getWorkouts(query: .init(since: middle, limit: 100)).ok.body.json.workouts
         #expect(since.allSatisfy { $0.startedAt >= middle.addingTimeInterval(-1) })
-        #expect(try await client.getWorkouts(query: .init(since: Date().addingTimeInterval(3600))).ok.body.json.workouts.isEmpty)
-        #expect(try await client.getWorkouts(query: .init(until: Date().addingTimeInterval(-3600))).ok.body.json.workouts.isEmpty)
+        #expect(
+            try await client.getWorkouts(query: .init(since: Date().addingTimeInterval(3600))).ok.body.json.workouts
+                .isEmpty
+        )
+        #expect(
+            try await client.getWorkouts(query: .init(until: Date().addingTimeInterval(-3600))).ok.body.json.workouts
+                .isEmpty
+        )
 
         let tooMany = try await client.getWorkouts(query: .init(limit: 5000))
         #expect(try tooMany.badRequest.body.json.error.code == "bad_request")
@@ -97,7 +106,9 @@ import WorkoutdTesting
 
     @Test func theAPIIsReadOnlyAndEveryResponseCarriesTheSecurityHeaders() async throws {
         let web = try WebDaemon()
-        for (method, path) in [(HTTPMethod.POST, "/api/status"), (.PUT, "/api/workouts"), (.DELETE, "/api/shares"), (.PATCH, "/")] {
+        for (method, path) in [
+            (HTTPMethod.POST, "/api/status"), (.PUT, "/api/workouts"), (.DELETE, "/api/shares"), (.PATCH, "/"),
+        ] {
             let reply = try await RawHTTP.send(method, web.baseURL + path, body: "{}")
             #expect(reply.status == 405, "\(method) \(path)")
             #expect(reply.header("Allow") == "GET, HEAD")

@@ -1,9 +1,9 @@
 import AsyncHTTPClient
 import ControlProtocol
 import Foundation
-import NIOHTTP1
 import HTTPTypes
 import NIOCore
+import NIOHTTP1
 import OpenAPIAsyncHTTPClient
 import OpenAPIRuntime
 import WebAPI
@@ -20,7 +20,10 @@ final class WebDaemon: @unchecked Sendable {
 
     /// `web` is the `web:` section's body (YAML, indented two spaces); the listener's port is read from the log.
     init(
-        devices: [String] = [], web: String = "  listen: 127.0.0.1:0\n", environment: [String: String] = [:], expectListening: Bool = true
+        devices: [String] = [],
+        web: String = "  listen: 127.0.0.1:0\n",
+        environment: [String: String] = [:],
+        expectListening: Bool = true
     ) throws {
         directory = FileManager.default.temporaryDirectory.appendingPathComponent("web-\(UUID().uuidString.prefix(8))")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
@@ -29,9 +32,12 @@ final class WebDaemon: @unchecked Sendable {
         try Self.configuration(web).write(toFile: configFile, atomically: true, encoding: .utf8)
         daemon = try DaemonProcess(
             arguments: [
-                "--config", configFile, "--control-socket", socket, "--state-dir", directory.appendingPathComponent("state").path,
+                "--config", configFile, "--control-socket", socket, "--state-dir",
+                directory.appendingPathComponent("state").path,
             ] + devices.flatMap { ["--device", $0] },
-            environment: environment, unsetting: ["WORKOUTD_WEB_LISTEN"])
+            environment: environment,
+            unsetting: ["WORKOUTD_WEB_LISTEN"]
+        )
         try daemon.waitForLog("configuration reload armed")
         if expectListening { port = try listeningPort(occurrence: 1) }
     }
@@ -45,8 +51,11 @@ final class WebDaemon: @unchecked Sendable {
         let deadline = ContinuousClock.now + .seconds(30)
         while ContinuousClock.now < deadline {
             let lines = daemon.log.split(separator: "\n").filter { $0.contains("web server listening") }
-            if lines.count >= occurrence, let range = lines[occurrence - 1].range(of: #"address=[^ ]*:(\d+)"#, options: .regularExpression),
-               let colon = lines[occurrence - 1][range].lastIndex(of: ":"), let port = Int(lines[occurrence - 1][range][lines[occurrence - 1][range].index(after: colon)...]) {
+            if lines.count >= occurrence,
+                let range = lines[occurrence - 1].range(of: #"address=[^ ]*:(\d+)"#, options: .regularExpression),
+                let colon = lines[occurrence - 1][range].lastIndex(of: ":"),
+                let port = Int(lines[occurrence - 1][range][lines[occurrence - 1][range].index(after: colon)...])
+            {
                 return port
             }
             usleep(20_000)
@@ -72,8 +81,11 @@ final class WebDaemon: @unchecked Sendable {
     func client(middlewares: [any ClientMiddleware] = []) throws -> Client {
         guard let url = URL(string: baseURL) else { throw TestingError("bad URL \(baseURL)") }
         return Client(
-            serverURL: url, configuration: .init(dateTranscoder: .iso8601), transport: AsyncHTTPClientTransport(),
-            middlewares: middlewares)
+            serverURL: url,
+            configuration: .init(dateTranscoder: .iso8601),
+            transport: AsyncHTTPClientTransport(),
+            middlewares: middlewares
+        )
     }
 
     /// Runs `workoutctl … --json`, decoding each output line as `T`.
@@ -100,10 +112,20 @@ struct RawHTTP {
 
     /// Redirects are the answer under test, not something to follow; no connection is kept between requests,
     /// so a listener that stopped is seen as stopped.
-    private static let client = HTTPClient(eventLoopGroupProvider: .singleton, configuration: .init(
-        redirectConfiguration: .disallow, timeout: .init(connect: .seconds(2))))
+    private static let client = HTTPClient(
+        eventLoopGroupProvider: .singleton,
+        configuration: .init(
+            redirectConfiguration: .disallow,
+            timeout: .init(connect: .seconds(2))
+        )
+    )
 
-    static func send(_ method: HTTPMethod, _ url: String, headers: [(String, String)] = [], body: String? = nil) async throws -> Reply {
+    static func send(
+        _ method: HTTPMethod,
+        _ url: String,
+        headers: [(String, String)] = [],
+        body: String? = nil
+    ) async throws -> Reply {
         var request = HTTPClientRequest(url: url)
         request.method = method
         request.headers.add(name: "Connection", value: "close")
@@ -111,7 +133,11 @@ struct RawHTTP {
         if let body { request.body = .bytes(ByteBuffer(string: body)) }
         let response = try await client.execute(request, timeout: .seconds(30))
         let bytes = try await response.body.collect(upTo: 4 << 20)
-        return Reply(status: Int(response.status.code), headers: response.headers.map { ($0.name, $0.value) }, body: String(buffer: bytes))
+        return Reply(
+            status: Int(response.status.code),
+            headers: response.headers.map { ($0.name, $0.value) },
+            body: String(buffer: bytes)
+        )
     }
 }
 
@@ -121,7 +147,10 @@ struct HeaderMiddleware: ClientMiddleware {
     var value: String
 
     func intercept(
-        _ request: HTTPRequest, body: HTTPBody?, baseURL: URL, operationID: String,
+        _ request: HTTPRequest,
+        body: HTTPBody?,
+        baseURL: URL,
+        operationID: String,
         next: @Sendable (HTTPRequest, HTTPBody?, URL) async throws -> (HTTPResponse, HTTPBody?)
     ) async throws -> (HTTPResponse, HTTPBody?) {
         var request = request

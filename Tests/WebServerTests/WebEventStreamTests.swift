@@ -31,7 +31,9 @@ import WorkoutdTesting
 
         #expect(try await nextFrame() == ": ready")
         let burst = 300
-        let lines = (0..<burst).map { n in n % 2 == 0 ? CommandLines.start(id: .init(n), location: "Burst") : CommandLines.end(id: .init(n)) }
+        let lines = (0..<burst).map { n in
+            n % 2 == 0 ? CommandLines.start(id: .init(n), location: "Burst") : CommandLines.end(id: .init(n))
+        }
         try wearable.write(Array(lines.map { $0 + "\n" }.joined().utf8))
         _ = try wearable.readLines(burst)
 
@@ -42,7 +44,8 @@ import WorkoutdTesting
         while replies < burst {
             let frame = try await nextFrame()
             #expect(frame.hasPrefix("data: "))
-            let event = try decoder.decode(ControlEventLine.self, from: Data(frame.dropFirst("data: ".count).utf8)).event
+            let event = try decoder.decode(ControlEventLine.self, from: Data(frame.dropFirst("data: ".count).utf8))
+                .event
             sequence.append(event.sequence)
             switch event.detail {
             case .commandReceived(_, _, let id, _): commands.append(id)

@@ -1,6 +1,6 @@
 import Foundation
-import NIOHTTP1
 import HTTPTypes
+import NIOHTTP1
 import OpenAPIRuntime
 import Testing
 import WebAPI
@@ -13,7 +13,9 @@ import WorkoutdTesting
 
     /// A daemon listening on every address, with the token in a 0600 file.
     static func daemon() throws -> WebDaemon {
-        let file = FileManager.default.temporaryDirectory.appendingPathComponent("web-token-\(UUID().uuidString.prefix(8))").path
+        let file = FileManager.default.temporaryDirectory.appendingPathComponent(
+            "web-token-\(UUID().uuidString.prefix(8))"
+        ).path
         try (token + "\n").write(toFile: file, atomically: true, encoding: .utf8)
         chmod(file, 0o600)
         return try WebDaemon(web: "  listen: 0.0.0.0:0\n  token_file: \(file)\n")
@@ -33,19 +35,30 @@ import WorkoutdTesting
         #expect(form.status == 200)
         #expect(form.body.contains(#"name="token""#))
         let status = try await web.client().getStatus()
-        guard case .default(let code, _) = status else { Issue.record("status without login: \(status)"); return }
+        guard case .default(let code, _) = status else {
+            Issue.record("status without login: \(status)")
+            return
+        }
         #expect(code == 401)
     }
 
     @Test func theTokenGivesASessionAndTheBearerHeaderWorks() async throws {
         let web = try Self.daemon()
         let wrong = try await RawHTTP.send(
-            .POST, web.baseURL + "/login", headers: [("Content-Type", "application/x-www-form-urlencoded")], body: "token=guess")
+            .POST,
+            web.baseURL + "/login",
+            headers: [("Content-Type", "application/x-www-form-urlencoded")],
+            body: "token=guess"
+        )
         #expect(wrong.status == 401)
         #expect(wrong.header("Set-Cookie") == nil)
 
         let right = try await RawHTTP.send(
-            .POST, web.baseURL + "/login", headers: [("Content-Type", "application/x-www-form-urlencoded")], body: "token=\(Self.token)")
+            .POST,
+            web.baseURL + "/login",
+            headers: [("Content-Type", "application/x-www-form-urlencoded")],
+            body: "token=\(Self.token)"
+        )
         #expect(right.status == 303)
         let cookie = try #require(right.header("Set-Cookie"))
         #expect(cookie.contains("HttpOnly"))
@@ -58,11 +71,21 @@ import WorkoutdTesting
         let page = try await RawHTTP.send(.GET, web.baseURL + "/", headers: [("Cookie", session)])
         #expect(page.status == 200)
 
-        let withBearer = try web.client(middlewares: [HeaderMiddleware(name: .authorization, value: "Bearer \(Self.token)")])
+        let withBearer = try web.client(middlewares: [
+            HeaderMiddleware(name: .authorization, value: "Bearer \(Self.token)")
+        ])
         #expect(try await withBearer.getDevices().ok.body.json.devices.isEmpty)
-        let badBearer = try await RawHTTP.send(.GET, web.baseURL + "/api/status", headers: [("Authorization", "Bearer \(Self.token)x")])
+        let badBearer = try await RawHTTP.send(
+            .GET,
+            web.baseURL + "/api/status",
+            headers: [("Authorization", "Bearer \(Self.token)x")]
+        )
         #expect(badBearer.status == 401)
-        let forged = try await RawHTTP.send(.GET, web.baseURL + "/api/status", headers: [("Cookie", "workoutd_session=0123456789abcdef")])
+        let forged = try await RawHTTP.send(
+            .GET,
+            web.baseURL + "/api/status",
+            headers: [("Cookie", "workoutd_session=0123456789abcdef")]
+        )
         #expect(forged.status == 401)
     }
 
@@ -70,7 +93,11 @@ import WorkoutdTesting
         let web = try Self.daemon()
         func login(_ token: String) async throws -> RawHTTP.Reply {
             try await RawHTTP.send(
-                .POST, web.baseURL + "/login", headers: [("Content-Type", "application/x-www-form-urlencoded")], body: "token=\(token)")
+                .POST,
+                web.baseURL + "/login",
+                headers: [("Content-Type", "application/x-www-form-urlencoded")],
+                body: "token=\(token)"
+            )
         }
         for attempt in 1...5 {
             #expect(try await login("wrong-\(attempt)").status == 401)
@@ -84,26 +111,42 @@ import WorkoutdTesting
 
     @Test func theTokenComesFromASystemdCredential() async throws {
         // What LoadCredential=web-token:… gives the daemon: a private directory named by $CREDENTIALS_DIRECTORY.
-        let credentials = FileManager.default.temporaryDirectory.appendingPathComponent("web-credentials-\(UUID().uuidString.prefix(8))").path
+        let credentials = FileManager.default.temporaryDirectory.appendingPathComponent(
+            "web-credentials-\(UUID().uuidString.prefix(8))"
+        ).path
         try FileManager.default.createDirectory(atPath: credentials, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(atPath: credentials) }
         try (Self.token + "\n").write(toFile: credentials + "/web-token", atomically: true, encoding: .utf8)
         let web = try WebDaemon(
-            web: "  listen: 0.0.0.0:0\n  token_credential: web-token\n", environment: ["CREDENTIALS_DIRECTORY": credentials])
+            web: "  listen: 0.0.0.0:0\n  token_credential: web-token\n",
+            environment: ["CREDENTIALS_DIRECTORY": credentials]
+        )
         #expect(try await RawHTTP.send(.GET, web.baseURL + "/api/status").status == 401)
-        #expect(try await RawHTTP.send(.GET, web.baseURL + "/api/status", headers: [("Authorization", "Bearer \(Self.token)")]).status == 200)
+        #expect(
+            try await RawHTTP.send(
+                .GET,
+                web.baseURL + "/api/status",
+                headers: [("Authorization", "Bearer \(Self.token)")]
+            ).status == 200
+        )
         #expect(!web.daemon.log.contains(Self.token))
     }
 
     @Test func aNetworkAddressWithoutATokenIsRefusedAtStart() throws {
-        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("web-\(UUID().uuidString.prefix(8))")
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent(
+            "web-\(UUID().uuidString.prefix(8))"
+        )
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: directory) }
         let config = directory.appendingPathComponent("workoutd.yaml").path
         try WebDaemon.configuration("  listen: 0.0.0.0:8470\n").write(toFile: config, atomically: true, encoding: .utf8)
         let daemon = try DaemonProcess(
-            arguments: ["--config", config, "--control-socket", "none", "--state-dir", directory.appendingPathComponent("state").path],
-            unsetting: ["WORKOUTD_WEB_LISTEN"])
+            arguments: [
+                "--config", config, "--control-socket", "none", "--state-dir",
+                directory.appendingPathComponent("state").path,
+            ],
+            unsetting: ["WORKOUTD_WEB_LISTEN"]
+        )
         #expect(try daemon.waitForExit() == 78)
         #expect(daemon.log.contains("web.listen"))
         #expect(daemon.log.contains("token"))

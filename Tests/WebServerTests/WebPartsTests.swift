@@ -1,4 +1,5 @@
 import Testing
+
 @testable import WebServer
 
 /// The web server's parts without I/O: the login throttle, sessions, constant-time comparison, escaping, SSE framing.
@@ -35,7 +36,9 @@ import Testing
         #expect(sessions.isValid(id, now: now + .seconds(59)))
         #expect(!sessions.isValid(id, now: now + .seconds(60)))
         #expect(!sessions.isValid(id, now: now))
-        let a = sessions.create(now: now), b = sessions.create(now: now + .seconds(1)), c = sessions.create(now: now + .seconds(2))
+        let a = sessions.create(now: now)
+        let b = sessions.create(now: now + .seconds(1))
+        let c = sessions.create(now: now + .seconds(2))
         #expect(!sessions.isValid(a, now: now + .seconds(3)))
         #expect(sessions.isValid(b, now: now + .seconds(3)) && sessions.isValid(c, now: now + .seconds(3)))
     }
@@ -52,14 +55,18 @@ import Testing
     }
 
     @Test func deviceTextCannotBecomeMarkup() {
-        #expect(HTMLText.escaped(#"<img src=x onerror="alert(1)">"#) == "&lt;img src=x onerror=&quot;alert(1)&quot;&gt;")
+        #expect(
+            HTMLText.escaped(#"<img src=x onerror="alert(1)">"#) == "&lt;img src=x onerror=&quot;alert(1)&quot;&gt;"
+        )
         #expect(HTMLText.escaped("Gary's & Co") == "Gary&#39;s &amp; Co")
         #expect(HTMLText.escaped("a\u{202E}b\nc") == #"a\u{202e}b\nc"#)
     }
 
     @Test func eventLinesBecomeOneServerSentEventEach() {
         let lines = Array("{\"event\":{\"seq\":1}}\n{\"event\":{\"seq\":2}}\n".utf8)
-        #expect(String(decoding: EventStreams.serverSentEvents(lines), as: UTF8.self)
-            == "data: {\"event\":{\"seq\":1}}\n\ndata: {\"event\":{\"seq\":2}}\n\n")
+        #expect(
+            String(decoding: EventStreams.serverSentEvents(lines), as: UTF8.self)
+                == "data: {\"event\":{\"seq\":1}}\n\ndata: {\"event\":{\"seq\":2}}\n\n"
+        )
     }
 }

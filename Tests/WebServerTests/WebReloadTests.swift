@@ -21,12 +21,16 @@ import WorkoutdTesting
         let second = try web.listeningPort(occurrence: 2)
         #expect(try await RawHTTP.send(.GET, "http://127.0.0.1:\(second)/api/status").status == 200)
         if second != first {
-            await #expect(throws: (any Error).self) { try await RawHTTP.send(.GET, "http://127.0.0.1:\(first)/api/status") }
+            await #expect(throws: (any Error).self) {
+                try await RawHTTP.send(.GET, "http://127.0.0.1:\(first)/api/status")
+            }
         }
 
         try web.reload(web: "  listen: off\n")
         try waitUntil { web.daemon.log.components(separatedBy: "web server off").count > 2 }
-        await #expect(throws: (any Error).self) { try await RawHTTP.send(.GET, "http://127.0.0.1:\(second)/api/status") }
+        await #expect(throws: (any Error).self) {
+            try await RawHTTP.send(.GET, "http://127.0.0.1:\(second)/api/status")
+        }
     }
 
     private func waitUntil(_ condition: () -> Bool) throws {

@@ -9,10 +9,14 @@ import WorkoutdTesting
 /// With `web.tls_certificate` and `web.tls_key` the server speaks HTTPS only, and its session cookie is `Secure`.
 @Suite(.serialized) struct WebTLSTests {
     @Test func aConfiguredCertificateMeansHTTPSAndSecureCookies() async throws {
-        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("web-tls-\(UUID().uuidString.prefix(8))").path
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent(
+            "web-tls-\(UUID().uuidString.prefix(8))"
+        ).path
         try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(atPath: directory) }
-        let certificate = directory + "/web.crt", key = directory + "/web.key", tokenFile = directory + "/token"
+        let certificate = directory + "/web.crt"
+        let key = directory + "/web.key"
+        let tokenFile = directory + "/token"
         let openssl = Process()
         openssl.executableURL = URL(fileURLWithPath: "/usr/bin/openssl")
         openssl.arguments = [
@@ -26,13 +30,15 @@ import WorkoutdTesting
         try (WebLoginTests.token + "\n").write(toFile: tokenFile, atomically: true, encoding: .utf8)
         chmod(tokenFile, 0o600)
 
-        let web = try WebDaemon(web: """
-              listen: 0.0.0.0:0
-              token_file: \(tokenFile)
-              tls_certificate: \(certificate)
-              tls_key: \(key)
+        let web = try WebDaemon(
+            web: """
+                  listen: 0.0.0.0:0
+                  token_file: \(tokenFile)
+                  tls_certificate: \(certificate)
+                  tls_key: \(key)
 
-            """)
+                """
+        )
         #expect(web.daemon.log.contains("tls=true"))
         let port = try #require(web.port)
 
@@ -41,7 +47,10 @@ import WorkoutdTesting
 
         var tls = TLSConfiguration.makeClientConfiguration()
         tls.trustRoots = .file(certificate)
-        let client = HTTPClient(eventLoopGroupProvider: .singleton, configuration: .init(tlsConfiguration: tls, redirectConfiguration: .disallow))
+        let client = HTTPClient(
+            eventLoopGroupProvider: .singleton,
+            configuration: .init(tlsConfiguration: tls, redirectConfiguration: .disallow)
+        )
         do {
             try await exchange(client, port: port)
         } catch {

@@ -13,7 +13,9 @@ struct ClockTests {
 
     /// Starts a workout, lets `before` happen, ends it; returns the reply's duration and the stored workout.
     func workout(
-        on clock: SteppedClock, store: InMemoryWorkoutStore = InMemoryWorkoutStore(), _ during: (SteppedClock) -> Void
+        on clock: SteppedClock,
+        store: InMemoryWorkoutStore = InMemoryWorkoutStore(),
+        _ during: (SteppedClock) -> Void
     ) async throws -> (duration: Double, stored: WorkoutRecord) {
         let engine = try await WorkoutEngine(store: store, clock: clock.workoutClock)
         let session = engine.session(for: "band")
@@ -122,7 +124,11 @@ struct ClockTests {
         let started = Date(timeIntervalSince1970: 1_780_000_000)
         func record(_ date: Date, mark: WorkoutClockMark? = nil) -> WorkoutRecord {
             var record = WorkoutRecord(
-                id: 1, device: "band", workout: Workout(location: "Gym", date: date, intensityLevel: 3), startedAt: started)
+                id: 1,
+                device: "band",
+                workout: Workout(location: "Gym", date: date, intensityLevel: 3),
+                startedAt: started
+            )
             record.clockMark = mark
             return record
         }

@@ -21,12 +21,16 @@ import WorkoutProtocol
         }
         func watermark() async throws -> IDWatermark { IDWatermark() }
         func restore(_ device: DeviceIdentity) async throws -> DeviceSnapshot { DeviceSnapshot() }
-        func commit(_ batch: StoreBatch) async throws { Issue.record("a queueing store is handed its commits by enqueueCommit") }
+        func commit(_ batch: StoreBatch) async throws {
+            Issue.record("a queueing store is handed its commits by enqueueCommit")
+        }
     }
 
     static func batch(_ number: Int) -> StoreBatch {
         var batch = StoreBatch(device: "w", state: .idle)
-        batch.replies = [RecentReply(id: .integer(Int64(number)), reply: .error(.noActiveWorkout, id: .integer(Int64(number))))]
+        batch.replies = [
+            RecentReply(id: .integer(Int64(number)), reply: .error(.noActiveWorkout, id: .integer(Int64(number))))
+        ]
         return batch
     }
 
@@ -63,7 +67,9 @@ import WorkoutProtocol
         try await fourth.value()
     }
 
-    @Test("a failure discards what was stepped on it, never handing it to the store; a batch of the next generation commits")
+    @Test(
+        "a failure discards what was stepped on it, never handing it to the store; a batch of the next generation commits"
+    )
     func aFailureDiscardsTheOldGeneration() async throws {
         let store = ManualQueueStore()
         let pipeline = CommitPipeline(store: store)

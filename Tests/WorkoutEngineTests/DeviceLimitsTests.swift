@@ -10,7 +10,9 @@ struct DeviceLimitsTests {
     static func line(_ text: String) -> DecodedLine { CommandLineDecoder().decode(Array(text.utf8)) }
     static func start(_ id: Int) -> DecodedLine { line(CommandLines.start(id: CommandLines.ID(id))) }
     static func end(_ id: Int) -> DecodedLine { line(CommandLines.end(id: CommandLines.ID(id))) }
-    static func share(_ id: Int) -> DecodedLine { line(CommandLines.share(id: CommandLines.ID(id), service: "twitter")) }
+    static func share(_ id: Int) -> DecodedLine {
+        line(CommandLines.share(id: CommandLines.ID(id), service: "twitter"))
+    }
 
     @Test("lines over the burst get rate_limited with retry_after_ms, run nothing, and a retry of their id runs later")
     func rateLimited() async throws {
@@ -23,8 +25,11 @@ struct DeviceLimitsTests {
         guard case .error(let error) = replies[3].outcome else { return }
         // One token at 1/s: a second, at most.
         #expect((1...1_000).contains(error.retryAfterMilliseconds ?? 0))
-        #expect(String(decoding: ReplyEncoder().encodeLine(replies[3]), as: UTF8.self).hasPrefix(
-            #"{"status":"error","id":4,"error":{"code":"rate_limited","retry_after_ms":"#))
+        #expect(
+            String(decoding: ReplyEncoder().encodeLine(replies[3]), as: UTF8.self).hasPrefix(
+                #"{"status":"error","id":4,"error":{"code":"rate_limited","retry_after_ms":"#
+            )
+        )
         #expect(ReplyEncoder().encodeLine(replies[3]) == ReplyEncoder().encodeLineThroughCodable(replies[3]))
         #expect(try await store.workouts(device: nil, limit: nil).count == 1)
 
@@ -38,7 +43,9 @@ struct DeviceLimitsTests {
     @Test("a replayed retry costs a token too; an operator's send costs none")
     func replaysCountOperatorsDoNot() async throws {
         let engine = try await WorkoutEngine(
-            store: InMemoryWorkoutStore(), limits: DeviceLimits(commandsPerSecond: 1, commandBurst: 2))
+            store: InMemoryWorkoutStore(),
+            limits: DeviceLimits(commandsPerSecond: 1, commandBurst: 2)
+        )
         let session = engine.session(for: "retrier")
         #expect(await session.handle([Self.start(1)]).map(\.isSuccess) == [true])
         let replays = await session.handle([Self.start(1), Self.start(1)])
@@ -50,9 +57,14 @@ struct DeviceLimitsTests {
     @Test("the share after the pending limit is refused until a delivery makes room")
     func pendingShares() async throws {
         let store = InMemoryWorkoutStore()
-        let engine = try await WorkoutEngine(store: store, limits: DeviceLimits(commandsPerSecond: 0, pendingSharesPerDevice: 3))
+        let engine = try await WorkoutEngine(
+            store: store,
+            limits: DeviceLimits(commandsPerSecond: 0, pendingSharesPerDevice: 3)
+        )
         let session = engine.session(for: "sharer")
-        let replies = await session.handle([Self.start(1), Self.end(2), Self.share(3), Self.share(4), Self.share(5), Self.share(6)])
+        let replies = await session.handle([
+            Self.start(1), Self.end(2), Self.share(3), Self.share(4), Self.share(5), Self.share(6),
+        ])
         #expect(replies.map(\.errorCode) == [nil, nil, nil, nil, nil, .tooManyPendingShares])
         #expect(try await store.shares(limit: nil).count == 3)
         // Another device has its own allowance.

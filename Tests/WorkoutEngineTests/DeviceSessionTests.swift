@@ -16,13 +16,18 @@ final class FailingStore: SessionStore, RecordQueries {
     }
 
     func watermark() async throws -> IDWatermark { try await inner.watermark() }
-    func restore(_ device: DeviceIdentity) async throws -> DeviceSnapshot { try check(); return try await inner.restore(device) }
+    func restore(_ device: DeviceIdentity) async throws -> DeviceSnapshot {
+        try check()
+        return try await inner.restore(device)
+    }
     func commit(_ batch: StoreBatch) async throws {
         try check()
         commits.add(1, ordering: .relaxed)
         try await inner.commit(batch)
     }
-    func workouts(device: DeviceIdentity?, limit: Int?) async throws -> [WorkoutRecord] { try await inner.workouts(device: device, limit: limit) }
+    func workouts(device: DeviceIdentity?, limit: Int?) async throws -> [WorkoutRecord] {
+        try await inner.workouts(device: device, limit: limit)
+    }
     func shares(limit: Int?) async throws -> [ShareRecord] { try await inner.shares(limit: limit) }
     func workout(id: Int64) async throws -> WorkoutRecord? { try await inner.workout(id: id) }
     func activeSessionCount() async throws -> Int { try await inner.activeSessionCount() }
@@ -32,24 +37,30 @@ final class FailingStore: SessionStore, RecordQueries {
 @Suite("Device sessions")
 struct DeviceSessionTests {
 
-
     static func line(_ text: String) -> DecodedLine { CommandLineDecoder().decode(Array(text.utf8)) }
     static func start(_ id: Int? = nil) -> DecodedLine {
         line(CommandLines.start(id: id.map(CommandLines.ID.init)))
     }
     static func end(_ id: Int? = nil) -> DecodedLine { line(CommandLines.end(id: id.map(CommandLines.ID.init))) }
-    static func share(_ id: Int? = nil) -> DecodedLine { line(CommandLines.share(id: id.map(CommandLines.ID.init), service: "facebook")) }
+    static func share(_ id: Int? = nil) -> DecodedLine {
+        line(CommandLines.share(id: id.map(CommandLines.ID.init), service: "facebook"))
+    }
 
     @Test("start, end and share follow the session state")
     func stateMachine() async throws {
         let store = InMemoryWorkoutStore()
         let engine = try await WorkoutEngine(store: store)
         let session = engine.session(for: "watch-1")
-        let replies = await session.handle([Self.share(), Self.end(), Self.start(), Self.start(), Self.end(), Self.share()])
-        #expect(replies.map(\.outcome) == [
-            .error(.nothingToShare), .error(.noActiveWorkout), .ok(.workoutStarted(workoutID: 1)),
-            .error(.workoutAlreadyActive), replies[4].outcome, .ok(.workoutShared(workoutID: 1, service: .facebook, shareID: 1)),
+        let replies = await session.handle([
+            Self.share(), Self.end(), Self.start(), Self.start(), Self.end(), Self.share(),
         ])
+        #expect(
+            replies.map(\.outcome) == [
+                .error(.nothingToShare), .error(.noActiveWorkout), .ok(.workoutStarted(workoutID: 1)),
+                .error(.workoutAlreadyActive), replies[4].outcome,
+                .ok(.workoutShared(workoutID: 1, service: .facebook, shareID: 1)),
+            ]
+        )
         guard case .ok(.workoutEnded(let id, let duration)) = replies[4].outcome else {
             Issue.record("end_workout failed: \(replies[4])")
             return
@@ -118,7 +129,9 @@ struct DeviceSessionTests {
     func groupCommit() async throws {
         let store = FailingStore()
         let session = try await WorkoutEngine(store: store).session(for: "w")
-        _ = await session.handle((0..<50).flatMap { i in [Self.start(3 * i), Self.end(3 * i + 1), Self.share(3 * i + 2)] })
+        _ = await session.handle(
+            (0..<50).flatMap { i in [Self.start(3 * i), Self.end(3 * i + 1), Self.share(3 * i + 2)] }
+        )
         #expect(store.commits.load(ordering: .relaxed) == 1)
         #expect(try await store.shares(limit: nil).count == 50)
     }

@@ -8,7 +8,9 @@ import WorkoutProtocol
 struct EmittedEventsTests {
     typealias Lines = DeviceSessionTests
 
-    @Test("a batch begins with its first emission and is answered in its last, each kind counted; a delivery begins none")
+    @Test(
+        "a batch begins with its first emission and is answered in its last, each kind counted; a delivery begins none"
+    )
     func counts() async throws {
         let events = EngineEvents()
         let seen = Mutex<[EmittedEvents]>([])

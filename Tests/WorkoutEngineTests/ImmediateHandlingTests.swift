@@ -17,7 +17,9 @@ final class ImmediateFailingStore: ImmediatelyCommittingStore, RecordQueries {
     func watermark() async throws -> IDWatermark { try await base.watermark() }
     func restore(_ device: DeviceIdentity) async throws -> DeviceSnapshot { try await base.restore(device) }
     func commit(_ batch: StoreBatch) async throws { try commitImmediately(batch) }
-    func workouts(device: DeviceIdentity?, limit: Int?) async throws -> [WorkoutRecord] { try await base.workouts(device: device, limit: limit) }
+    func workouts(device: DeviceIdentity?, limit: Int?) async throws -> [WorkoutRecord] {
+        try await base.workouts(device: device, limit: limit)
+    }
     func shares(limit: Int?) async throws -> [ShareRecord] { try await base.shares(limit: limit) }
     func workout(id: Int64) async throws -> WorkoutRecord? { try await base.workout(id: id) }
     func activeSessionCount() async throws -> Int { try await base.activeSessionCount() }
@@ -53,7 +55,10 @@ struct ImmediateHandlingTests {
         }
         #expect(got == expected)
         #expect(got.last?.first?.replayed == true)
-        #expect(store.base.commits.load(ordering: .relaxed) == batches.count - 1, "one per batch; the replayed one changes nothing")
+        #expect(
+            store.base.commits.load(ordering: .relaxed) == batches.count - 1,
+            "one per batch; the replayed one changes nothing"
+        )
         #expect(try await store.workouts(device: nil, limit: nil) == awaitedStore.workouts(device: nil, limit: nil))
         #expect(try await store.shares(limit: nil) == awaitedStore.shares(limit: nil))
     }
@@ -87,14 +92,15 @@ struct ImmediateHandlingTests {
 
         init(_ events: EngineEvents) {
             events.addObserver { [self] event in
-                let entry = switch event {
-                case .batchReceived(let batch): "received \(batch.lines.count) from \(batch.origin)"
-                case .batchAnswered(let batch): "answered \(batch.replies.count) from \(batch.origin)"
-                case .workoutStarted: "workout_started"
-                case .workoutEnded: "workout_ended"
-                case .shareQueued: "share_queued"
-                case .shareDelivered, .shareFailed, .storageFailed: "other"
-                }
+                let entry =
+                    switch event {
+                    case .batchReceived(let batch): "received \(batch.lines.count) from \(batch.origin)"
+                    case .batchAnswered(let batch): "answered \(batch.replies.count) from \(batch.origin)"
+                    case .workoutStarted: "workout_started"
+                    case .workoutEnded: "workout_ended"
+                    case .shareQueued: "share_queued"
+                    case .shareDelivered, .shareFailed, .storageFailed: "other"
+                    }
                 entries.withLock { $0.append(entry) }
             }
         }
@@ -103,7 +109,9 @@ struct ImmediateHandlingTests {
         func clear() { entries.withLock { $0.removeAll() } }
     }
 
-    @Test("both paths emit a batch's events in the documented order; a batch sent to the awaited path emits nothing twice")
+    @Test(
+        "both paths emit a batch's events in the documented order; a batch sent to the awaited path emits nothing twice"
+    )
     func eventOrder() async throws {
         let events = EngineEvents()
         let trace = EventTrace(events)
@@ -114,14 +122,18 @@ struct ImmediateHandlingTests {
         let immediate = try #require(await session.answerImmediately([Lines.start(2), Lines.end(3)]))
         #expect(immediate.allSatisfy { $0.isSuccess })
         _ = await session.handle([Lines.share(4)], from: .control)
-        #expect(trace.all == [
-            "received 1 from device", "answered 1 from device",
-            "received 2 from device", "workout_started", "workout_ended", "answered 2 from device",
-            "received 1 from control", "share_queued", "answered 1 from control",
-        ])
+        #expect(
+            trace.all == [
+                "received 1 from device", "answered 1 from device",
+                "received 2 from device", "workout_started", "workout_ended", "answered 2 from device",
+                "received 1 from control", "share_queued", "answered 1 from control",
+            ]
+        )
     }
 
-    @Test("answered at once with its events held: nothing is emitted until announced, then the same events in order; any other entry announces first")
+    @Test(
+        "answered at once with its events held: nothing is emitted until announced, then the same events in order; any other entry announces first"
+    )
     func heldEvents() async throws {
         let events = EngineEvents()
         let trace = EventTrace(events)
@@ -140,10 +152,13 @@ struct ImmediateHandlingTests {
         trace.clear()
         _ = try #require(await session.answerImmediately([Lines.share(4)]))
         _ = await session.handle([Lines.end(5)], from: .control)
-        #expect(trace.all == [
-            "received 1 from device", "share_queued", "answered 1 from device",
-            "received 1 from control", "answered 1 from control",
-        ], "the held batch's events come before the next batch's")
+        #expect(
+            trace.all == [
+                "received 1 from device", "share_queued", "answered 1 from device",
+                "received 1 from control", "answered 1 from control",
+            ],
+            "the held batch's events come before the next batch's"
+        )
     }
 
     @Test("awaited batches may hold their events too: held batches keep their order until announced")
@@ -159,10 +174,12 @@ struct ImmediateHandlingTests {
         #expect((first + second).allSatisfy { $0.isSuccess })
         #expect(trace.all == ["received 1 from device", "workout_started", "answered 1 from device"])
         await session.announceAnswered()
-        #expect(trace.all == [
-            "received 1 from device", "workout_started", "answered 1 from device",
-            "received 2 from device", "workout_ended", "share_queued", "answered 2 from device",
-        ])
+        #expect(
+            trace.all == [
+                "received 1 from device", "workout_started", "answered 1 from device",
+                "received 2 from device", "workout_ended", "share_queued", "answered 2 from device",
+            ]
+        )
         // Not holding (a caller that cannot announce): emitted before the replies are returned.
         trace.clear()
         _ = await session.handle([Lines.start(4)])

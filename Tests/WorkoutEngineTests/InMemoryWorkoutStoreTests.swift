@@ -6,8 +6,12 @@ import WorkoutProtocol
 @Suite struct InMemoryWorkoutStoreTests {
     static func workout(_ id: Int64, device: DeviceIdentity) -> WorkoutRecord {
         WorkoutRecord(
-            id: id, device: device, workout: Workout(location: "Home", date: Date(timeIntervalSince1970: 0), intensityLevel: 2),
-            startedAt: Date(timeIntervalSince1970: 100), startCommandID: nil)
+            id: id,
+            device: device,
+            workout: Workout(location: "Home", date: Date(timeIntervalSince1970: 0), intensityLevel: 2),
+            startedAt: Date(timeIntervalSince1970: 100),
+            startCommandID: nil
+        )
     }
 
     @Test func commitsThatArriveOutOfIDOrderAreStoredAndListedByID() async throws {
@@ -15,10 +19,26 @@ import WorkoutProtocol
         // Two devices: the one holding the lower ids commits last.
         var late = StoreBatch(device: "wearable-a", state: .idle)
         late.workouts = [Self.workout(2, device: "wearable-a"), Self.workout(5, device: "wearable-a")]
-        late.shares = [ShareRecord(id: 1, workoutID: 5, device: "wearable-a", service: .twitter, queuedAt: Date(timeIntervalSince1970: 200))]
+        late.shares = [
+            ShareRecord(
+                id: 1,
+                workoutID: 5,
+                device: "wearable-a",
+                service: .twitter,
+                queuedAt: Date(timeIntervalSince1970: 200)
+            )
+        ]
         var early = StoreBatch(device: "wearable-b", state: .idle)
         early.workouts = [Self.workout(6, device: "wearable-b"), Self.workout(9, device: "wearable-b")]
-        early.shares = [ShareRecord(id: 3, workoutID: 9, device: "wearable-b", service: .facebook, queuedAt: Date(timeIntervalSince1970: 200))]
+        early.shares = [
+            ShareRecord(
+                id: 3,
+                workoutID: 9,
+                device: "wearable-b",
+                service: .facebook,
+                queuedAt: Date(timeIntervalSince1970: 200)
+            )
+        ]
         try await store.commit(early)
         try await store.commit(late)
 
@@ -56,12 +76,22 @@ import WorkoutProtocol
             var batch = StoreBatch(device: "wearable-a", state: .idle)
             for _ in 0..<Int.random(in: 1...60, using: &generator) {
                 // One in ten ids is below those already queued, as when two devices' commits cross.
-                let id = Int.random(in: 0..<10, using: &generator) == 0 ? Int64(round * 10 + 1) : { nextID += 1; return nextID }()
-                batch.shares.append(ShareRecord(id: id, workoutID: 1, device: "wearable-a", service: .twitter, queuedAt: at))
+                let id =
+                    Int.random(in: 0..<10, using: &generator) == 0
+                    ? Int64(round * 10 + 1)
+                    : {
+                        nextID += 1
+                        return nextID
+                    }()
+                batch.shares.append(
+                    ShareRecord(id: id, workoutID: 1, device: "wearable-a", service: .twitter, queuedAt: at)
+                )
                 pending.insert(id)
             }
             try await store.commit(batch)
-            let delivered = pending.shuffled(using: &generator).prefix(Int.random(in: 0...pending.count, using: &generator))
+            let delivered = pending.shuffled(using: &generator).prefix(
+                Int.random(in: 0...pending.count, using: &generator)
+            )
             try await store.recordDeliveries(delivered.map { (shareID: $0, result: .delivered(at: at)) })
             pending.subtract(delivered)
             #expect(try await store.pendingShareCount() == pending.count)

@@ -6,8 +6,12 @@ import WorkoutProtocol
 @Suite("Persisted forms")
 struct PersistenceFormatTests {
     let workout = WorkoutRecord(
-        id: 3, device: "watch", workout: Workout(location: "Gym", date: Date(timeIntervalSince1970: 1_584_387_913), intensityLevel: 4),
-        startedAt: Date(timeIntervalSince1970: 1_700_000_000), startCommandID: .string("s1"))
+        id: 3,
+        device: "watch",
+        workout: Workout(location: "Gym", date: Date(timeIntervalSince1970: 1_584_387_913), intensityLevel: 4),
+        startedAt: Date(timeIntervalSince1970: 1_700_000_000),
+        startCommandID: .string("s1")
+    )
 
     @Test("session state is keyed by its case name and round-trips")
     func sessionStateCoding() throws {

@@ -21,8 +21,10 @@ import WorkoutdTesting
         func record(_ event: EngineEvent) {
             let entry: String
             switch event {
-            case .batchReceived(let batch): entry = "received [\(batch.lines.compactMap(\.id).map { "\($0)" }.joined(separator: ", "))]"
-            case .batchAnswered(let batch): entry = "answered [\(batch.replies.map { $0.errorCode?.rawValue ?? "ok" }.joined(separator: ", "))]"
+            case .batchReceived(let batch):
+                entry = "received [\(batch.lines.compactMap(\.id).map { "\($0)" }.joined(separator: ", "))]"
+            case .batchAnswered(let batch):
+                entry = "answered [\(batch.replies.map { $0.errorCode?.rawValue ?? "ok" }.joined(separator: ", "))]"
             case .workoutStarted: entry = "workout_started"
             case .workoutEnded: entry = "workout_ended"
             case .shareQueued: entry = "share_queued"
@@ -63,10 +65,16 @@ import WorkoutdTesting
         #expect(await first.value.map(\.outcome) == [.ok(.workoutStarted(workoutID: 1))])
         let secondCommit = await store.nextCommit()
         #expect(secondCommit.batch.workouts.map(\.endedAt).count == 1 && secondCommit.batch.workouts[0].endedAt != nil)
-        #expect(try await inner.workouts(device: "w", limit: nil).first?.endedAt == nil, "not answered before its commit")
+        #expect(
+            try await inner.workouts(device: "w", limit: nil).first?.endedAt == nil,
+            "not answered before its commit"
+        )
         secondCommit.succeed()
         let ended = await second.value
-        #expect(ended.first?.outcome == .ok(.workoutEnded(workoutID: 1, durationSeconds: ended.first?.outcome.duration ?? -1)))
+        #expect(
+            ended.first?.outcome
+                == .ok(.workoutEnded(workoutID: 1, durationSeconds: ended.first?.outcome.duration ?? -1))
+        )
         #expect(try await inner.workouts(device: "w", limit: nil).first?.endedAt != nil)
         #expect(await session.batchesAwaitingCommit == 0)
     }
@@ -78,7 +86,8 @@ import WorkoutdTesting
         let trace = Trace()
         let events = EngineEvents()
         events.addObserver { trace.record($0) }
-        let session = try await WorkoutEngine(store: Self.sessionStore(store, queueing: queueing), events: events).session(for: "w")
+        let session = try await WorkoutEngine(store: Self.sessionStore(store, queueing: queueing), events: events)
+            .session(for: "w")
         // Stored before the failure: a workout started and ended, to be shared.
         let setup = Task { await session.handle([Self.start(1), Self.end(2)]) }
         await store.nextCommit().succeed()
@@ -95,13 +104,20 @@ import WorkoutdTesting
         failing.fail()
 
         #expect(await starting.value == [.error(.storageUnavailable, id: .integer(3))])
-        #expect(await retrying.value == [.error(.storageUnavailable, id: .integer(3)), .error(.storageUnavailable, id: .integer(4))],
-                "the replay of a start that was not stored is not an ok")
+        #expect(
+            await retrying.value == [
+                .error(.storageUnavailable, id: .integer(3)), .error(.storageUnavailable, id: .integer(4)),
+            ],
+            "the replay of a start that was not stored is not an ok"
+        )
         let shared = await sharing.value
         #expect(shared.first == .error(.storageUnavailable, id: .integer(5)))
         #expect(shared.last?.errorCode == .malformedJSON, "a line that never needed storage keeps its own error")
         try #require(store.heldCommits == 0, "the batches stepped on the failed one never reached the store")
-        #expect(try await inner.workouts(device: "w", limit: nil).map(\.id) == [1], "nothing of the failed batches is stored")
+        #expect(
+            try await inner.workouts(device: "w", limit: nil).map(\.id) == [1],
+            "nothing of the failed batches is stored"
+        )
         #expect(try await inner.shares(limit: nil).isEmpty)
 
         // Served again, from what the last successful commit left: idle, workout 1 ended, the retried ids new.
@@ -110,18 +126,26 @@ import WorkoutdTesting
         #expect(commit.batch.workouts.count == 1 && commit.batch.shares.map(\.workoutID) == [1])
         commit.succeed()
         let replies = await retried.value
-        #expect(!replies[0].replayed && replies[0].outcome == .ok(.workoutStarted(workoutID: replies[0].outcome.workoutID)))
-        #expect(replies[1].outcome == .ok(.workoutShared(workoutID: 1, service: .twitter, shareID: replies[1].outcome.shareID)))
+        #expect(
+            !replies[0].replayed && replies[0].outcome == .ok(.workoutStarted(workoutID: replies[0].outcome.workoutID))
+        )
+        #expect(
+            replies[1].outcome
+                == .ok(.workoutShared(workoutID: 1, service: .twitter, shareID: replies[1].outcome.shareID))
+        )
         #expect(try await inner.workouts(device: "w", limit: nil).count == 2)
         #expect(try await session.state().activeWorkout != nil)
 
         // Each batch's events together and in order, the discarded ones as storage failures.
-        #expect(Array(trace.all.suffix(13)) == [
-            "received [3]", "storage_failed", "answered [storage_unavailable]",
-            "received [3, 4]", "storage_failed", "answered [storage_unavailable, storage_unavailable]",
-            "received [5]", "storage_failed", "answered [storage_unavailable, malformed_json]",
-            "received [3, 5]", "workout_started", "share_queued", "answered [ok, ok]",
-        ], "\(trace.all)")
+        #expect(
+            Array(trace.all.suffix(13)) == [
+                "received [3]", "storage_failed", "answered [storage_unavailable]",
+                "received [3, 4]", "storage_failed", "answered [storage_unavailable, storage_unavailable]",
+                "received [5]", "storage_failed", "answered [storage_unavailable, malformed_json]",
+                "received [3, 5]", "workout_started", "share_queued", "answered [ok, ok]",
+            ],
+            "\(trace.all)"
+        )
     }
 
     @Test func aBatchThatChangesNothingStillWaitsForTheCommitBeforeIt() async throws {

@@ -22,7 +22,10 @@ struct TokenBucketTests {
         var bucket = TokenBucket()
         #expect(bucket.take(5, at: start, rate: 10, burst: 5).admitted == 5)
         // 250 ms at 10/s: 2.5 tokens, so two commands and half a token left.
-        #expect(bucket.take(3, at: start + .milliseconds(250), rate: 10, burst: 5) == .init(admitted: 2, retryAfterMilliseconds: 50))
+        #expect(
+            bucket.take(3, at: start + .milliseconds(250), rate: 10, burst: 5)
+                == .init(admitted: 2, retryAfterMilliseconds: 50)
+        )
         #expect(bucket.take(1, at: start + .milliseconds(300), rate: 10, burst: 5).admitted == 1)
         // An hour later the bucket holds the burst, not 36,000 tokens.
         #expect(bucket.take(100, at: start + .seconds(3_600), rate: 10, burst: 5).admitted == 5)

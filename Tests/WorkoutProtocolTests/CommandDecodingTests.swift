@@ -17,7 +17,13 @@ struct CommandDecodingTests {
         ]
         let decoded = seeds.map { decode($0) }
         let date = Date(timeIntervalSince1970: 1_584_387_913)
-        #expect(decoded[0] == DecodedLine(id: nil, command: .success(.startWorkout(Workout(location: "Gary's Gym", date: date, intensityLevel: 5)))))
+        #expect(
+            decoded[0]
+                == DecodedLine(
+                    id: nil,
+                    command: .success(.startWorkout(Workout(location: "Gary's Gym", date: date, intensityLevel: 5)))
+                )
+        )
         #expect(decoded[1] == DecodedLine(id: nil, command: .success(.endWorkout)))
         #expect(decoded[2] == DecodedLine(id: nil, command: .success(.shareWorkout(.twitter))))
     }
@@ -36,7 +42,9 @@ struct CommandDecodingTests {
     @Test("ISO 8601 dates are accepted, with and without fractional seconds")
     func isoDates() throws {
         for text in ["2020-03-16T19:45:13Z", "2020-03-16T20:45:13+01:00", "2020-03-16T19:45:13.000Z"] {
-            let line = decode(#"{"command_type":"start_workout","location":"Gym","date":"\#(text)","intensityLevel":1}"#)
+            let line = decode(
+                #"{"command_type":"start_workout","location":"Gym","date":"\#(text)","intensityLevel":1}"#
+            )
             guard case .startWorkout(let workout) = try line.command.get() else {
                 Issue.record("not a start_workout: \(line)")
                 continue
@@ -49,13 +57,21 @@ struct CommandDecodingTests {
     func ids() {
         #expect(decode(#"{"command_type":"end_workout","id":7}"#).id == .integer(7))
         #expect(decode(#"{"command_type":"end_workout","id":"7"}"#).id == .string("7"))
-        #expect(decode(#"{"command_type":"end_workout","id":"x","extra":[1,{"a":null}]}"#).command == .success(.endWorkout))
+        #expect(
+            decode(#"{"command_type":"end_workout","id":"x","extra":[1,{"a":null}]}"#).command == .success(.endWorkout)
+        )
     }
 
     @Test("commands encode and decode back to themselves")
     func roundTrip() throws {
         let commands: [Command] = [
-            .startWorkout(Workout(location: "Gary's Gym / \"north\"", date: Date(timeIntervalSince1970: 1_584_387_913), intensityLevel: 10)),
+            .startWorkout(
+                Workout(
+                    location: "Gary's Gym / \"north\"",
+                    date: Date(timeIntervalSince1970: 1_584_387_913),
+                    intensityLevel: 10
+                )
+            ),
             .endWorkout,
             .shareWorkout(.instagram),
         ]
@@ -101,23 +117,76 @@ struct ErrorMappingTests {
         Case("[1,2,3]", .malformedJSON),
         Case(#""end_workout""#, .malformedJSON),
         Case("42", .malformedJSON),
-        Case(bytes: Array(#"{"command_type":"end_workout","location":""#.utf8) + [0xFF, 0xFE] + Array(#""}"#.utf8), .malformedJSON),
+        Case(
+            bytes: Array(#"{"command_type":"end_workout","location":""#.utf8) + [0xFF, 0xFE] + Array(#""}"#.utf8),
+            .malformedJSON
+        ),
         Case(#"{"id":4}"#, .unknownCommand, field: "command_type", id: .integer(4)),
         Case(#"{"command_type":"jump","id":"j"}"#, .unknownCommand, field: "command_type", id: .string("j")),
         Case(#"{"command_type":7}"#, .unknownCommand, field: "command_type"),
-        Case(#"{"command_type":"start_workout","date":"2020-03-16 19:45:13 +0000","intensityLevel":5,"id":1}"#, .invalidField, field: "location", id: .integer(1)),
-        Case(#"{"command_type":"start_workout","location":"","date":"2020-03-16 19:45:13 +0000","intensityLevel":5}"#, .invalidField, field: "location"),
-        Case(#"{"command_type":"start_workout","location":"\#(String(repeating: "a", count: 257))","date":"2020-03-16 19:45:13 +0000","intensityLevel":5}"#, .invalidField, field: "location"),
-        Case(#"{"command_type":"start_workout","location":5,"date":"2020-03-16 19:45:13 +0000","intensityLevel":5}"#, .invalidField, field: "location"),
-        Case(#"{"command_type":"start_workout","location":"Gym","date":"yesterday","intensityLevel":5}"#, .invalidField, field: "date"),
-        Case(#"{"command_type":"start_workout","location":"Gym","date":"2020-13-45 99:45:13 +0000","intensityLevel":5}"#, .invalidField, field: "date"),
+        Case(
+            #"{"command_type":"start_workout","date":"2020-03-16 19:45:13 +0000","intensityLevel":5,"id":1}"#,
+            .invalidField,
+            field: "location",
+            id: .integer(1)
+        ),
+        Case(
+            #"{"command_type":"start_workout","location":"","date":"2020-03-16 19:45:13 +0000","intensityLevel":5}"#,
+            .invalidField,
+            field: "location"
+        ),
+        Case(
+            #"{"command_type":"start_workout","location":"\#(String(repeating: "a", count: 257))","date":"2020-03-16 19:45:13 +0000","intensityLevel":5}"#,
+            .invalidField,
+            field: "location"
+        ),
+        Case(
+            #"{"command_type":"start_workout","location":5,"date":"2020-03-16 19:45:13 +0000","intensityLevel":5}"#,
+            .invalidField,
+            field: "location"
+        ),
+        Case(
+            #"{"command_type":"start_workout","location":"Gym","date":"yesterday","intensityLevel":5}"#,
+            .invalidField,
+            field: "date"
+        ),
+        Case(
+            #"{"command_type":"start_workout","location":"Gym","date":"2020-13-45 99:45:13 +0000","intensityLevel":5}"#,
+            .invalidField,
+            field: "date"
+        ),
         Case(#"{"command_type":"start_workout","location":"Gym","intensityLevel":5}"#, .invalidField, field: "date"),
-        Case(#"{"command_type":"start_workout","location":"Gym","date":"2020-03-16 19:45:13 +0000","intensityLevel":0}"#, .invalidField, field: "intensityLevel"),
-        Case(#"{"command_type":"start_workout","location":"Gym","date":"2020-03-16 19:45:13 +0000","intensityLevel":11}"#, .invalidField, field: "intensityLevel"),
-        Case(#"{"command_type":"start_workout","location":"Gym","date":"2020-03-16 19:45:13 +0000","intensityLevel":"5"}"#, .invalidField, field: "intensityLevel"),
-        Case(#"{"command_type":"start_workout","location":"Gym","date":"2020-03-16 19:45:13 +0000","intensityLevel":5.5}"#, .invalidField, field: "intensityLevel"),
-        Case(#"{"command_type":"start_workout","location":"Gym","date":"2020-03-16 19:45:13 +0000"}"#, .invalidField, field: "intensityLevel"),
-        Case(#"{"command_type":"share_workout","service":"myspace","id":9}"#, .invalidField, field: "service", id: .integer(9)),
+        Case(
+            #"{"command_type":"start_workout","location":"Gym","date":"2020-03-16 19:45:13 +0000","intensityLevel":0}"#,
+            .invalidField,
+            field: "intensityLevel"
+        ),
+        Case(
+            #"{"command_type":"start_workout","location":"Gym","date":"2020-03-16 19:45:13 +0000","intensityLevel":11}"#,
+            .invalidField,
+            field: "intensityLevel"
+        ),
+        Case(
+            #"{"command_type":"start_workout","location":"Gym","date":"2020-03-16 19:45:13 +0000","intensityLevel":"5"}"#,
+            .invalidField,
+            field: "intensityLevel"
+        ),
+        Case(
+            #"{"command_type":"start_workout","location":"Gym","date":"2020-03-16 19:45:13 +0000","intensityLevel":5.5}"#,
+            .invalidField,
+            field: "intensityLevel"
+        ),
+        Case(
+            #"{"command_type":"start_workout","location":"Gym","date":"2020-03-16 19:45:13 +0000"}"#,
+            .invalidField,
+            field: "intensityLevel"
+        ),
+        Case(
+            #"{"command_type":"share_workout","service":"myspace","id":9}"#,
+            .invalidField,
+            field: "service",
+            id: .integer(9)
+        ),
         Case(#"{"command_type":"share_workout"}"#, .invalidField, field: "service"),
         Case(#"{"command_type":"end_workout","id":true}"#, .invalidField, field: "id"),
         Case(#"{"command_type":"end_workout","id":1.5}"#, .invalidField, field: "id"),
@@ -133,6 +202,9 @@ struct ErrorMappingTests {
         #expect(error.code == c.code)
         #expect(error.field == c.field)
         #expect(line.id == c.id)
-        #expect(error.message.hasSuffix(".") && error.message.count > 20, "a sentence a person can act on: \(error.message)")
+        #expect(
+            error.message.hasSuffix(".") && error.message.count > 20,
+            "a sentence a person can act on: \(error.message)"
+        )
     }
 }

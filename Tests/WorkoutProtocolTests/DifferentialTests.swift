@@ -18,7 +18,11 @@ struct DifferentialTests {
     /// Runs the generator and reads its records: verdict byte, 4-byte big-endian length, line.
     static func cases(seed: Int, count: Int) throws -> [Case] {
         let directory = try FileManager.default.url(
-            for: .itemReplacementDirectory, in: .userDomainMask, appropriateFor: URL(fileURLWithPath: NSTemporaryDirectory()), create: true)
+            for: .itemReplacementDirectory,
+            in: .userDomainMask,
+            appropriateFor: URL(fileURLWithPath: NSTemporaryDirectory()),
+            create: true
+        )
         defer { try? FileManager.default.removeItem(at: directory) }
         let output = directory.appendingPathComponent("mutations.bin")
         let process = Process()
@@ -49,15 +53,20 @@ struct DifferentialTests {
             let reply = decoder.decode(item.line)
             let error: ProtocolError? = if case .failure(let error) = reply.command { error } else { nil }
             let malformed = error?.code == .malformedJSON
-            let agrees = switch item.verdict {
-            case UInt8(ascii: "M"): malformed && error?.message.hasPrefix("The line is not valid JSON: ") == true
-            case UInt8(ascii: "N"): malformed && error?.message.hasPrefix("The line must be a JSON object") == true
-            default: !malformed
-            }
+            let agrees =
+                switch item.verdict {
+                case UInt8(ascii: "M"): malformed && error?.message.hasPrefix("The line is not valid JSON: ") == true
+                case UInt8(ascii: "N"): malformed && error?.message.hasPrefix("The line must be a JSON object") == true
+                default: !malformed
+                }
             if item.verdict == UInt8(ascii: "M") { refused += 1 }
             if !agrees, disagreements.count < 20 {
-                let shown = item.line.map { $0 >= 0x20 && $0 < 0x7F ? String(UnicodeScalar($0)) : String(format: "\\x%02x", $0) }.joined()
-                disagreements.append("reference \(UnicodeScalar(item.verdict)), daemon \(error.map { "\($0.code.rawValue): \($0.message)" } ?? "ok"): \(shown)")
+                let shown = item.line.map {
+                    $0 >= 0x20 && $0 < 0x7F ? String(UnicodeScalar($0)) : String(format: "\\x%02x", $0)
+                }.joined()
+                disagreements.append(
+                    "reference \(UnicodeScalar(item.verdict)), daemon \(error.map { "\($0.code.rawValue): \($0.message)" } ?? "ok"): \(shown)"
+                )
             }
         }
         // The mutations must exercise both sides, or agreement proves little.

@@ -12,20 +12,41 @@ struct FastCodingTests {
         .ok(.workoutEnded(workoutID: 3, durationSeconds: 0.001), id: .integer(Int64.min)),
         .ok(.workoutShared(workoutID: 1, service: .facebook, shareID: 4), id: .string("s\"\\/\n\r\t\u{1}\u{1F} é😀")),
         .error(.nothingToShare, id: nil),
-        .error(ProtocolError(code: .invalidField, field: "intensityLevel", message: "'intensityLevel' must be an integer."), id: .string("x")),
+        .error(
+            ProtocolError(
+                code: .invalidField,
+                field: "intensityLevel",
+                message: "'intensityLevel' must be an integer."
+            ),
+            id: .string("x")
+        ),
         Reply(id: .integer(2), outcome: .ok(.workoutStarted(workoutID: 9)), replayed: true),
     ]
 
-    @Test("replies are written in encoding order, status first", arguments: [
-        (Reply.ok(.workoutStarted(workoutID: 1), id: .integer(7)),
-         #"{"status":"ok","command_type":"start_workout","id":7,"workout_id":1}"#),
-        (Reply.ok(.workoutEnded(workoutID: 1, durationSeconds: 3), id: nil),
-         #"{"status":"ok","command_type":"end_workout","workout_id":1,"duration_seconds":3}"#),
-        (Reply.ok(.workoutShared(workoutID: 1, service: .twitter, shareID: 2), id: .string("a/b")),
-         #"{"status":"ok","command_type":"share_workout","id":"a/b","workout_id":1,"service":"twitter","share_id":2}"#),
-        (Reply.error(ProtocolError(code: .invalidField, field: "date", message: "Bad \"date\"."), id: .integer(3)),
-         #"{"status":"error","id":3,"error":{"code":"invalid_field","field":"date","message":"Bad \"date\"."}}"#),
-    ])
+    @Test(
+        "replies are written in encoding order, status first",
+        arguments: [
+            (
+                Reply.ok(.workoutStarted(workoutID: 1), id: .integer(7)),
+                #"{"status":"ok","command_type":"start_workout","id":7,"workout_id":1}"#
+            ),
+            (
+                Reply.ok(.workoutEnded(workoutID: 1, durationSeconds: 3), id: nil),
+                #"{"status":"ok","command_type":"end_workout","workout_id":1,"duration_seconds":3}"#
+            ),
+            (
+                Reply.ok(.workoutShared(workoutID: 1, service: .twitter, shareID: 2), id: .string("a/b")),
+                #"{"status":"ok","command_type":"share_workout","id":"a/b","workout_id":1,"service":"twitter","share_id":2}"#
+            ),
+            (
+                Reply.error(
+                    ProtocolError(code: .invalidField, field: "date", message: "Bad \"date\"."),
+                    id: .integer(3)
+                ),
+                #"{"status":"error","id":3,"error":{"code":"invalid_field","field":"date","message":"Bad \"date\"."}}"#
+            ),
+        ]
+    )
     func exactLines(reply: Reply, line: String) {
         #expect(ReplyEncoder().encodeLine(reply) == Array((line + "\n").utf8))
     }
@@ -41,23 +62,33 @@ struct FastCodingTests {
         #expect(try JSONDecoder().decode(Reply.self, from: Data(line)) == reply)
     }
 
-    @Test("numbers are written as their shortest text: integers' digits, whole doubles without \".0\"", arguments: [
-        0, -0.0, 1, -3, 3600, 0.5, 12.25, 1e15 - 1, 1e15, 1e16, 123_456_789_012_345, -987_654_321, 2.5e-8, 1.0e300,
-    ] as [Double])
+    @Test(
+        "numbers are written as their shortest text: integers' digits, whole doubles without \".0\"",
+        arguments: [
+            0, -0.0, 1, -3, 3600, 0.5, 12.25, 1e15 - 1, 1e15, 1e16, 123_456_789_012_345, -987_654_321, 2.5e-8, 1.0e300,
+        ] as [Double]
+    )
     func numbers(duration: Double) {
         var expected = duration.description
         if expected.hasSuffix(".0") { expected.removeLast(2) }
         for workoutID in [0, 1, 9, 10, 99, 100, -1, -10, Int64.max, Int64.min] as [Int64] {
-            let line = ReplyEncoder().encodeLine(.ok(.workoutEnded(workoutID: workoutID, durationSeconds: duration), id: .integer(workoutID)))
-            #expect(String(decoding: line, as: UTF8.self)
-                    == #"{"status":"ok","command_type":"end_workout","id":\#(workoutID),"workout_id":\#(workoutID),"duration_seconds":\#(expected)}"# + "\n")
+            let line = ReplyEncoder().encodeLine(
+                .ok(.workoutEnded(workoutID: workoutID, durationSeconds: duration), id: .integer(workoutID))
+            )
+            #expect(
+                String(decoding: line, as: UTF8.self)
+                    == #"{"status":"ok","command_type":"end_workout","id":\#(workoutID),"workout_id":\#(workoutID),"duration_seconds":\#(expected)}"#
+                    + "\n"
+            )
         }
     }
 
     @Test("commands, which share one encoder between command_type and the payload, encode to valid JSON")
     func commands() throws {
         let commands: [Command] = [
-            .startWorkout(Workout(location: "Gary's Gym", date: Date(timeIntervalSince1970: 1_584_387_913), intensityLevel: 5)),
+            .startWorkout(
+                Workout(location: "Gary's Gym", date: Date(timeIntervalSince1970: 1_584_387_913), intensityLevel: 5)
+            ),
             .endWorkout,
             .shareWorkout(.instagram),
         ]
@@ -65,8 +96,10 @@ struct FastCodingTests {
             let bytes = try OrderedJSONEncoder().encode(command)
             #expect(try JSONDecoder().decode(Command.self, from: Data(bytes)) == command)
         }
-        #expect(String(decoding: try OrderedJSONEncoder().encode(commands[0]), as: UTF8.self)
-                == #"{"command_type":"start_workout","location":"Gary's Gym","date":"2020-03-16 19:45:13 +0000","intensityLevel":5}"#)
+        #expect(
+            String(decoding: try OrderedJSONEncoder().encode(commands[0]), as: UTF8.self)
+                == #"{"command_type":"start_workout","location":"Gary's Gym","date":"2020-03-16 19:45:13 +0000","intensityLevel":5}"#
+        )
     }
 
     @Test("nested containers and arrays close in the right places")
@@ -109,25 +142,40 @@ struct FastCodingTests {
             formatter.date(from: text) ?? iso.date(from: text) ?? isoFractional.date(from: text)
         }
         // A deterministic spread over every field, valid and out of range, including leap days and offsets.
-        var texts = ["2020-02-29 23:59:59 +0000", "2021-02-29 00:00:00 +0000", "1900-02-29 00:00:00 +0000",
-                     "2000-02-29 12:00:00 -0130", "2020-03-16 19:45:13 +1400", "2020-03-16 24:00:00 +0000",
-                     "2020-03-16 19:60:13 +0000", "2020-03-16 19:45:60 +0000", "2020-00-10 10:00:00 +0000",
-                     "2020-03-16 19:45:13 +00:00", " 2020-03-16 19:45:13 +0000", "2020-03-16 19:45:13 Z"]
+        var texts = [
+            "2020-02-29 23:59:59 +0000", "2021-02-29 00:00:00 +0000", "1900-02-29 00:00:00 +0000",
+            "2000-02-29 12:00:00 -0130", "2020-03-16 19:45:13 +1400", "2020-03-16 24:00:00 +0000",
+            "2020-03-16 19:60:13 +0000", "2020-03-16 19:45:60 +0000", "2020-00-10 10:00:00 +0000",
+            "2020-03-16 19:45:13 +00:00", " 2020-03-16 19:45:13 +0000", "2020-03-16 19:45:13 Z",
+        ]
         var state: UInt64 = 0x9E37_79B9_7F4A_7C15
         func next(_ range: ClosedRange<Int>) -> Int {
             state = state &* 6_364_136_223_846_793_005 &+ 1_442_695_040_888_963_407
             return range.lowerBound + Int((state >> 33) % UInt64(range.count))
         }
         for _ in 0..<3000 {
-            texts.append(String(format: "%04d-%02d-%02d %02d:%02d:%02d %@%02d%02d",
-                                next(1890...2600), next(0...13), next(0...32), next(0...24), next(0...60), next(0...60),
-                                next(0...1) == 0 ? "+" : "-", next(0...15), [0, 30, 45, 59, 60][next(0...4)]))
+            texts.append(
+                String(
+                    format: "%04d-%02d-%02d %02d:%02d:%02d %@%02d%02d",
+                    next(1890...2600),
+                    next(0...13),
+                    next(0...32),
+                    next(0...24),
+                    next(0...60),
+                    next(0...60),
+                    next(0...1) == 0 ? "+" : "-",
+                    next(0...15),
+                    [0, 30, 45, 59, 60][next(0...4)]
+                )
+            )
         }
         for text in texts {
             // Offsets past ±14:59 or with 60+ minutes are no UTC offset: refused now (issue 14), where the
             // formatter read them.
             let offset = text.suffix(4)
-            if text.count == 25, let hours = Int(offset.prefix(2)), let minutes = Int(offset.suffix(2)), hours > 14 || minutes >= 60 {
+            if text.count == 25, let hours = Int(offset.prefix(2)), let minutes = Int(offset.suffix(2)),
+                hours > 14 || minutes >= 60
+            {
                 #expect(WorkoutDateTransformer.parse(text) == nil, "\(text)")
                 continue
             }

@@ -9,13 +9,20 @@ struct FlatDecodingParityTests {
     static let lines: [String] = [
         #"{"command_type":"start_workout","location":"Gary's Gym","date":"2020-03-16 19:45:13 +0000","intensityLevel":5}"#,
         #"{"command_type":"start_workout","location":"Gary's Gym","date":"2020-03-16T19:45:13Z","intensityLevel":5,"id":7}"#,
-        #"{"command_type":"end_workout"}"#, #"{"command_type":"end_workout","id":"abc"}"#, #"{"command_type":"end_workout","id":-12}"#,
-        #"{"command_type":"share_workout","service":"twitter","id":1}"#, #"{"command_type":"share_workout","service":"myspace","id":1}"#,
-        #"{"command_type":"share_workout","service":5,"id":1}"#, #"{"command_type":"share_workout","service":null,"id":1}"#,
-        #"{"command_type":"share_workout","id":1}"#, #"{"id":1}"#, #"{}"#, #"{"command_type":null}"#, #"{"command_type":3}"#, #"{"command_type":"dance","id":"x"}"#,
-        #"{"command_type":"end_workout","id":true}"#, #"{"command_type":"end_workout","id":null}"#, #"{"command_type":"end_workout","id":1.5}"#,
-        #"{"command_type":"end_workout","id":1e2}"#, #"{"command_type":"end_workout","id":-0}"#, #"{"command_type":"end_workout","id":99999999999999999999999}"#,
-        #"{"command_type":"end_workout","id":123456789012345678}"#, #"{"command_type":"end_workout","id":1234567890123456789}"#,
+        #"{"command_type":"end_workout"}"#, #"{"command_type":"end_workout","id":"abc"}"#,
+        #"{"command_type":"end_workout","id":-12}"#,
+        #"{"command_type":"share_workout","service":"twitter","id":1}"#,
+        #"{"command_type":"share_workout","service":"myspace","id":1}"#,
+        #"{"command_type":"share_workout","service":5,"id":1}"#,
+        #"{"command_type":"share_workout","service":null,"id":1}"#,
+        #"{"command_type":"share_workout","id":1}"#, #"{"id":1}"#, #"{}"#, #"{"command_type":null}"#,
+        #"{"command_type":3}"#, #"{"command_type":"dance","id":"x"}"#,
+        #"{"command_type":"end_workout","id":true}"#, #"{"command_type":"end_workout","id":null}"#,
+        #"{"command_type":"end_workout","id":1.5}"#,
+        #"{"command_type":"end_workout","id":1e2}"#, #"{"command_type":"end_workout","id":-0}"#,
+        #"{"command_type":"end_workout","id":99999999999999999999999}"#,
+        #"{"command_type":"end_workout","id":123456789012345678}"#,
+        #"{"command_type":"end_workout","id":1234567890123456789}"#,
         #"{"command_type":"start_workout","location":"","date":"2020-03-16 19:45:13 +0000","intensityLevel":5}"#,
         #"{"command_type":"start_workout","location":"  ","date":"2020-03-16 19:45:13 +0000","intensityLevel":5}"#,
         #"{"command_type":"start_workout","location":"X","date":"2020-03-16 19:45:13 +0000","intensityLevel":5.5}"#,
@@ -34,23 +41,33 @@ struct FlatDecodingParityTests {
         #"{"command_type":"start_workout","location":"bad \q","date":"2020-03-16 19:45:13 +0000","intensityLevel":3}"#,
         #"{"command_type":"start_workout","location":"Pool — lane 4 ☃","date":"2020-03-16 19:45:13 +0000","intensityLevel":3}"#,
         #"{"command_type":"start_workout","location":"\u0000","date":"2020-03-16 19:45:13 +0000","intensityLevel":3}"#,
-        "{\"command_type\":\"start_workout\",\"location\":\"" + String(repeating: "a", count: 257) + "\",\"date\":\"2020-03-16 19:45:13 +0000\",\"intensityLevel\":3}",
+        "{\"command_type\":\"start_workout\",\"location\":\"" + String(repeating: "a", count: 257)
+            + "\",\"date\":\"2020-03-16 19:45:13 +0000\",\"intensityLevel\":3}",
         #"  { "command_type" : "end_workout" , "id" : 4 }  "#, "\t{\"command_type\":\"end_workout\"}\r",
-        #"{"command_type":"end_workout","command_type":"start_workout"}"#, #"{"command_type":"end_workout","extra":{"a":[1,2]}}"#,
-        #"{"command_type":"end_workout","extra":[1]}"#, #"{"command_type":"end_workout"} x"#, #"{"command_type":"end_workout"}}"#,
-        #"{"command_type":"end_workout",}"#, #"{"command_type":"end_workout""#, #"[1,2]"#, #""str""#, #"5"#, #"null"#, #"nonsense"#, #"{"#,
-        #"{"command_type":"end_workout","x":tru}"#, #"{"command_type":"end_workout","x":true,"y":false,"z":null}"#, #"{"command_type":"end_workout","x":01}"#,
-        #"{"command_type":"end_workout","id":"\u0041"}"#, #"{"comm\u0061nd_type":"end_workout"}"#, #"{"command_type":"end_workout","id":""}"#,
-        #"{"command_type":"end_workout","x":"ctl\u0009tab"}"#, #"{"command_type":"end_workout","id":-}"#, #"{"command_type":"end_workout","id":1.}"#,
+        #"{"command_type":"end_workout","command_type":"start_workout"}"#,
+        #"{"command_type":"end_workout","extra":{"a":[1,2]}}"#,
+        #"{"command_type":"end_workout","extra":[1]}"#, #"{"command_type":"end_workout"} x"#,
+        #"{"command_type":"end_workout"}}"#,
+        #"{"command_type":"end_workout",}"#, #"{"command_type":"end_workout""#, #"[1,2]"#, #""str""#, #"5"#, #"null"#,
+        #"nonsense"#, #"{"#,
+        #"{"command_type":"end_workout","x":tru}"#, #"{"command_type":"end_workout","x":true,"y":false,"z":null}"#,
+        #"{"command_type":"end_workout","x":01}"#,
+        #"{"command_type":"end_workout","id":"\u0041"}"#, #"{"comm\u0061nd_type":"end_workout"}"#,
+        #"{"command_type":"end_workout","id":""}"#,
+        #"{"command_type":"end_workout","x":"ctl\u0009tab"}"#, #"{"command_type":"end_workout","id":-}"#,
+        #"{"command_type":"end_workout","id":1.}"#,
         #"{"command_type":"start_workout","location":"X","date":"2020-03-16 19:45:13 +0000","intensityLevel":1e1}"#,
         #"{"command_type":"start_workout","location":"X","date":"2020-03-16 19:45:13 +0000","intensityLevel":9007199254740993}"#,
-        #"{"command_type":"share_workout","service":"twitter","id":{"a":1}}"#, #"{"command_type":"share_workout","service":"twitter","id":[1]}"#,
+        #"{"command_type":"share_workout","service":"twitter","id":{"a":1}}"#,
+        #"{"command_type":"share_workout","service":"twitter","id":[1]}"#,
         #"{"command_type":"start_workout","location":"X","date":"2020-03-16 19:45:13 +0000","intensityLevel":3,"id":"é"}"#,
         // Keys and values read in place: escaped spellings are decoded before they are compared or matched.
         #"{"command_type":"end_workout","id":"1"}"#, #"{"command_type":"share_workout","service":"twitter"}"#,
-        #"{"command_type":"share_workout","service":"twitte"}"#, #"{"command_type":"share_workout","service":"twitterx"}"#,
+        #"{"command_type":"share_workout","service":"twitte"}"#,
+        #"{"command_type":"share_workout","service":"twitterx"}"#,
         #"{"command_type":"start_workout","location":"X","date":"2020-03-16 19:45:13 +0000","intensityLevel":3}"#,
-        #"{"command_type":"end_workout","command_type":"end_workout"}"#, #"{"command_type":"end_workout","id":1,"id":2}"#,
+        #"{"command_type":"end_workout","command_type":"end_workout"}"#,
+        #"{"command_type":"end_workout","id":1,"id":2}"#,
         #"{"command_type":"end_workout","é":1,"é":2}"#, #"{"command_type":"end_workout","é":1,"é":2}"#,
         #"{"command_type":"end_workout","id":"lane — 4"}"#, #"{"command_type":"end_workout","ID":1,"Id":2}"#,
         #"{"command_type":"start_workout","location":"Gym","date":"2020-03-16T19:45:13.25+01:00","intensityLevel":10,"id":"w-1"}"#,
@@ -61,13 +78,17 @@ struct FlatDecodingParityTests {
         #"{"command_type":"start_workout","location":"abc\u2066x\u2069","date":"2020-03-16 19:45:13 +0000","intensityLevel":3}"#,
         #"{"command_type":"start_workout","location":"\u200fabc","date":"2020-03-16 19:45:13 +0000","intensityLevel":3}"#,
         #"{"command_type":"start_workout","location":"x\u2028y","date":"2020-03-16 19:45:13 +0000","intensityLevel":3}"#,
-        "{\"command_type\":\"start_workout\",\"location\":\"" + String(repeating: "é", count: 256) + "\",\"date\":\"2020-03-16 19:45:13 +0000\",\"intensityLevel\":3}",
-        "{\"command_type\":\"start_workout\",\"location\":\"" + String(repeating: "é", count: 257) + "\",\"date\":\"2020-03-16 19:45:13 +0000\",\"intensityLevel\":3}",
-        "{\"command_type\":\"start_workout\",\"location\":\"e" + String(repeating: "\u{301}", count: 300) + "\",\"date\":\"2020-03-16 19:45:13 +0000\",\"intensityLevel\":3}",
+        "{\"command_type\":\"start_workout\",\"location\":\"" + String(repeating: "é", count: 256)
+            + "\",\"date\":\"2020-03-16 19:45:13 +0000\",\"intensityLevel\":3}",
+        "{\"command_type\":\"start_workout\",\"location\":\"" + String(repeating: "é", count: 257)
+            + "\",\"date\":\"2020-03-16 19:45:13 +0000\",\"intensityLevel\":3}",
+        "{\"command_type\":\"start_workout\",\"location\":\"e" + String(repeating: "\u{301}", count: 300)
+            + "\",\"date\":\"2020-03-16 19:45:13 +0000\",\"intensityLevel\":3}",
         "{\"command_type\":\"end_workout\",\"id\":\"" + String(repeating: "a", count: 128) + "\"}",
         "{\"command_type\":\"end_workout\",\"id\":\"" + String(repeating: "a", count: 129) + "\"}",
         #"{"command_type":"end_workout","id":"a\u001bb"}"#, "{\"command_type\":\"end_workout\",\"id\":\"a\u{202E}b\"}",
-        "{\"command_type\":\"share_workout\",\"service\":\"myspace\",\"id\":\"" + String(repeating: "a", count: 129) + "\"}",
+        "{\"command_type\":\"share_workout\",\"service\":\"myspace\",\"id\":\"" + String(repeating: "a", count: 129)
+            + "\"}",
     ]
 
     private func foundation(_ line: [UInt8]) -> DecodedLine {
@@ -83,7 +104,9 @@ struct FlatDecodingParityTests {
         let bytes = Array(line.utf8)
         // Lines that are not strict JSON never reach either decoder: they are malformed_json with the reason.
         if let error = bytes.withUnsafeBufferPointer(StrictJSONValidator.validate) {
-            #expect(CommandLineDecoder().decode(bytes) == DecodedLine(id: nil, command: .failure(.malformedJSON(error))))
+            #expect(
+                CommandLineDecoder().decode(bytes) == DecodedLine(id: nil, command: .failure(.malformedJSON(error)))
+            )
             return
         }
         #expect(CommandLineDecoder().decode(bytes) == foundation(bytes))
@@ -94,7 +117,13 @@ struct FlatDecodingParityTests {
         let deep = CommandLineDecoder().decode(Array(String(repeating: "[", count: 100_000).utf8))
         #expect((try? deep.command.get()) == nil)
         if case .failure(let error) = deep.command { #expect(error.code == .malformedJSON) }
-        let invalid = CommandLineDecoder().decode(Array(#"{"command_type":"end_workout","x":""#.utf8) + [0xFF, 0x22, 0x7D])
-        if case .failure(let error) = invalid.command { #expect(error.code == .malformedJSON) } else { Issue.record("decoded invalid UTF-8") }
+        let invalid = CommandLineDecoder().decode(
+            Array(#"{"command_type":"end_workout","x":""#.utf8) + [0xFF, 0x22, 0x7D]
+        )
+        if case .failure(let error) = invalid.command {
+            #expect(error.code == .malformedJSON)
+        } else {
+            Issue.record("decoded invalid UTF-8")
+        }
     }
 }

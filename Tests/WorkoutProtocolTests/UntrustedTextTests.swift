@@ -23,7 +23,11 @@ struct UntrustedTextTests {
         } catch {
             general = DecodedLine(id: nil, command: .failure(ProtocolError(decoding: error)))
         }
-        #expect(flat == general, "the flat parser and JSONDecoder disagree on \(line.debugDescription)", sourceLocation: sourceLocation)
+        #expect(
+            flat == general,
+            "the flat parser and JSONDecoder disagree on \(line.debugDescription)",
+            sourceLocation: sourceLocation
+        )
         return flat
     }
 
@@ -70,14 +74,24 @@ struct UntrustedTextTests {
     func forbiddenInLocation(_ item: Forbidden) throws {
         let line = Self.decodeBothWays(Self.start(location: "Gym\(item.escaped)[31mRED"))
         #expect(line.id == .integer(1), "a refused location keeps the id, so the reply still matches")
-        #expect(Self.error(line) == ProtocolError(code: .invalidField, field: "location", message: "'location' must not contain \(item.message)."))
+        #expect(
+            Self.error(line)
+                == ProtocolError(
+                    code: .invalidField,
+                    field: "location",
+                    message: "'location' must not contain \(item.message)."
+                )
+        )
     }
 
     @Test("each forbidden class in a string id is invalid_field, and the reply carries no id", arguments: forbidden)
     func forbiddenInID(_ item: Forbidden) throws {
         let line = Self.decodeBothWays(Self.end(id: "\"abc\(item.escaped)\""))
         #expect(line.id == nil)
-        #expect(Self.error(line) == ProtocolError(code: .invalidField, field: "id", message: "'id' must not contain \(item.message)."))
+        #expect(
+            Self.error(line)
+                == ProtocolError(code: .invalidField, field: "id", message: "'id' must not contain \(item.message).")
+        )
     }
 
     @Test("the position counts Unicode scalars, not bytes or grapheme clusters")
@@ -94,7 +108,10 @@ struct UntrustedTextTests {
         ]
         for location in accepted {
             let line = Self.decodeBothWays(Self.start(location: location))
-            #expect(line.commandType == .startWorkout, "\(location) was refused: \(String(describing: Self.error(line)))")
+            #expect(
+                line.commandType == .startWorkout,
+                "\(location) was refused: \(String(describing: Self.error(line)))"
+            )
         }
         let id = Self.decodeBothWays(Self.end(id: #""w-1 \"quoted\" \\ é""#))
         #expect(id.id == .string(#"w-1 "quoted" \ é"#))
@@ -103,13 +120,18 @@ struct UntrustedTextTests {
     @Test("the first forbidden scalar is reported, controls and bidi alike")
     func firstFindingWins() {
         let line = Self.decodeBothWays(Self.start(location: "ab\u{202E}c\\u001b"))
-        #expect(Self.error(line)?.message == "'location' must not contain bidirectional formatting characters (U+202E at character 3).")
+        #expect(
+            Self.error(line)?.message
+                == "'location' must not contain bidirectional formatting characters (U+202E at character 3)."
+        )
     }
 
     @Test("a blank location made of controls says what it holds, not that it is empty")
     func controlsAreNotBlank() {
-        #expect(Self.error(Self.decodeBothWays(Self.start(location: #"\n"#)))?.message
-            == "'location' must not contain control characters (U+000A at character 1).")
+        #expect(
+            Self.error(Self.decodeBothWays(Self.start(location: #"\n"#)))?.message
+                == "'location' must not contain control characters (U+000A at character 1)."
+        )
         #expect(Self.error(Self.decodeBothWays(Self.start(location: "  ")))?.message == "'location' must not be empty.")
     }
 
@@ -121,8 +143,14 @@ struct UntrustedTextTests {
             let atLimit = Self.decodeBothWays(Self.start(location: String(repeating: text, count: 256)))
             #expect(atLimit.commandType == .startWorkout)
             let past = Self.decodeBothWays(Self.start(location: String(repeating: text, count: 257)))
-            #expect(Self.error(past) == ProtocolError(
-                code: .invalidField, field: "location", message: "'location' must be at most 256 characters; got 257."))
+            #expect(
+                Self.error(past)
+                    == ProtocolError(
+                        code: .invalidField,
+                        field: "location",
+                        message: "'location' must be at most 256 characters; got 257."
+                    )
+            )
         }
     }
 
@@ -131,11 +159,20 @@ struct UntrustedTextTests {
         // Before issue 28 this was one "character" of 3,751 bytes and was stored.
         let balloon = "e" + String(repeating: "\u{301}", count: 1875)
         let line = Self.decodeBothWays(Self.start(location: balloon))
-        #expect(Self.error(line) == ProtocolError(
-            code: .invalidField, field: "location", message: "'location' must be at most 256 characters; got 1876."))
+        #expect(
+            Self.error(line)
+                == ProtocolError(
+                    code: .invalidField,
+                    field: "location",
+                    message: "'location' must be at most 256 characters; got 1876."
+                )
+        )
         let escaped = Self.decodeBothWays(Self.start(location: "e" + String(repeating: #"\u0301"#, count: 256)))
         #expect(Self.error(escaped)?.message == "'location' must be at most 256 characters; got 257.")
-        #expect(Self.decodeBothWays(Self.start(location: "e" + String(repeating: "\u{301}", count: 255))).commandType == .startWorkout)
+        #expect(
+            Self.decodeBothWays(Self.start(location: "e" + String(repeating: "\u{301}", count: 255))).commandType
+                == .startWorkout
+        )
     }
 
     @Test("location: the longest accepted location is 1,024 bytes of UTF-8")
@@ -149,8 +186,10 @@ struct UntrustedTextTests {
             return
         }
         #expect(workout.location.utf8.count == 1024)
-        #expect(Self.error(Self.decodeBothWays(Self.start(location: longest + "a")))?.message
-            == "'location' must be at most 256 characters; got 257.")
+        #expect(
+            Self.error(Self.decodeBothWays(Self.start(location: longest + "a")))?.message
+                == "'location' must be at most 256 characters; got 257."
+        )
     }
 
     @Test("id: 128 bytes of UTF-8 are accepted and echoed, 129 are invalid_field with no id in the reply")
@@ -161,16 +200,35 @@ struct UntrustedTextTests {
             #expect(atLimit.id == .string(text))
             #expect(atLimit.commandType == .endWorkout)
         }
-        for (text, bytes) in [(String(repeating: "a", count: 129), 129), (String(repeating: "€", count: 43), 129), (String(repeating: "a", count: 4000), 4000)] {
+        for (text, bytes) in [
+            (String(repeating: "a", count: 129), 129), (String(repeating: "€", count: 43), 129),
+            (String(repeating: "a", count: 4000), 4000),
+        ] {
             let past = Self.decodeBothWays(Self.end(id: "\"\(text)\""))
             #expect(past.id == nil, "a refused id is not echoed")
-            #expect(Self.error(past) == ProtocolError(
-                code: .invalidField, field: "id", message: "'id' must be at most 128 bytes of UTF-8; got \(bytes)."))
-            let encoded = String(decoding: ReplyEncoder().encodeLine(.error(Self.error(past) ?? .noActiveWorkout, id: past.id)), as: UTF8.self)
-            #expect(encoded == #"{"status":"error","error":{"code":"invalid_field","field":"id","message":"'id' must be at most 128 bytes of UTF-8; got \#(bytes)."}}"# + "\n")
+            #expect(
+                Self.error(past)
+                    == ProtocolError(
+                        code: .invalidField,
+                        field: "id",
+                        message: "'id' must be at most 128 bytes of UTF-8; got \(bytes)."
+                    )
+            )
+            let encoded = String(
+                decoding: ReplyEncoder().encodeLine(.error(Self.error(past) ?? .noActiveWorkout, id: past.id)),
+                as: UTF8.self
+            )
+            #expect(
+                encoded
+                    == #"{"status":"error","error":{"code":"invalid_field","field":"id","message":"'id' must be at most 128 bytes of UTF-8; got \#(bytes)."}}"#
+                    + "\n"
+            )
         }
         // Escapes count as the text they denote: 128 `\u0061` are 128 bytes.
-        #expect(Self.decodeBothWays(Self.end(id: "\"" + String(repeating: #"\u0061"#, count: 128) + "\"")).id == .string(String(repeating: "a", count: 128)))
+        #expect(
+            Self.decodeBothWays(Self.end(id: "\"" + String(repeating: #"\u0061"#, count: 128) + "\"")).id
+                == .string(String(repeating: "a", count: 128))
+        )
     }
 
     @Test("id: the integer form is an Int64, at most 20 characters; larger numbers are not an id")
@@ -184,7 +242,9 @@ struct UntrustedTextTests {
 
     @Test("a bad command is reported before a refused id, as for an id of the wrong type")
     func commandErrorFirst() {
-        let line = Self.decodeBothWays(Self.start(location: #"\u001b"#, id: "\"" + String(repeating: "a", count: 200) + "\""))
+        let line = Self.decodeBothWays(
+            Self.start(location: #"\u001b"#, id: "\"" + String(repeating: "a", count: 200) + "\"")
+        )
         #expect(line.id == nil)
         #expect(Self.error(line)?.field == "location")
     }
@@ -194,7 +254,10 @@ struct UntrustedTextTests {
         let balloon = "x" + String(repeating: "\u{301}", count: 2000)
         let line = Self.decodeBothWays(#"{"command_type":"share_workout","service":"\#(balloon)"}"#)
         let message = Self.error(line)?.message ?? ""
-        #expect(message == "'service' must be one of facebook, instagram, twitter; got '\(String(balloon.unicodeScalars.prefix(61)))...'.")
+        #expect(
+            message
+                == "'service' must be one of facebook, instagram, twitter; got '\(String(balloon.unicodeScalars.prefix(61)))...'."
+        )
         #expect(message.utf8.count < 250)
     }
 
@@ -213,10 +276,12 @@ struct UntrustedTextTests {
     @Test("20,000 random locations and ids: both paths agree with each other and with the rules")
     func randomTextAgrees() {
         let pool: [Unicode.Scalar] = [
-            "a", "Z", " ", "\"", "\\", "/", "é", "\u{301}", "\u{A0}", "\u{5D0}", "\u{627}", "\u{200B}", "\u{200C}", "\u{200D}",
+            "a", "Z", " ", "\"", "\\", "/", "é", "\u{301}", "\u{A0}", "\u{5D0}", "\u{627}", "\u{200B}", "\u{200C}",
+            "\u{200D}",
             "\u{FEFF}", "\u{1F3C3}", "\u{10FFFD}", "\u{E0041}",
             "\u{0}", "\u{1B}", "\u{D}", "\u{A}", "\u{7F}", "\u{80}", "\u{85}", "\u{9F}", "\u{A1}",
-            "\u{202A}", "\u{202E}", "\u{2066}", "\u{2069}", "\u{200E}", "\u{200F}", "\u{61C}", "\u{2028}", "\u{2029}", "\u{2027}", "\u{202F}",
+            "\u{202A}", "\u{202E}", "\u{2066}", "\u{2069}", "\u{200E}", "\u{200F}", "\u{61C}", "\u{2028}", "\u{2029}",
+            "\u{2027}", "\u{202F}",
         ]
         var state: UInt64 = 20_261_126
         func next(_ bound: Int) -> Int {
@@ -246,7 +311,8 @@ struct UntrustedTextTests {
                 let line = Self.decodeBothWays(Self.start(location: json))
                 let blank = text.allSatisfy(\.isWhitespace)
                 let allowed = !hasForbidden && scalars.count <= 256 && !blank
-                if allowed != (line.commandType == .startWorkout) || (!allowed && Self.error(line)?.field != "location") {
+                if allowed != (line.commandType == .startWorkout) || (!allowed && Self.error(line)?.field != "location")
+                {
                     disagreements.append("location \(text.debugDescription): \(String(describing: Self.error(line)))")
                 }
             } else {
@@ -269,9 +335,18 @@ struct UntrustedTextTests {
         #expect(UntrustedText.escaped("Gym\u{1B}[31mRED\u{1B}[0m\rFAKE ROW") == #"Gym\x1b[31mRED\x1b[0m\rFAKE ROW"#)
         #expect(UntrustedText.escaped("a\nb\tc\u{0}d\u{7F}") == #"a\nb\tc\x00d\x7f"#)
         #expect(UntrustedText.escaped("a\u{85}b\u{9B}c") == #"a\u{85}b\u{9b}c"#)
-        #expect(UntrustedText.escaped("abc\u{202E}fed\u{2066}x\u{2069}\u{200F}\u{61C}") == #"abc\u{202e}fed\u{2066}x\u{2069}\u{200f}\u{61c}"#)
-        #expect(UntrustedText.escaped("a\u{2028}b\u{200B}c\u{FEFF}d\u{E0041}e\u{E000}f\u{50000}") == #"a\u{2028}b\u{200b}c\u{feff}d\u{e0041}e\u{e000}f\u{50000}"#)
-        #expect(UntrustedText.escaped(#"C:\x1b is not ESC"#) == #"C:\\x1b is not ESC"#, "a backslash in the text cannot pass for an escape")
+        #expect(
+            UntrustedText.escaped("abc\u{202E}fed\u{2066}x\u{2069}\u{200F}\u{61C}")
+                == #"abc\u{202e}fed\u{2066}x\u{2069}\u{200f}\u{61c}"#
+        )
+        #expect(
+            UntrustedText.escaped("a\u{2028}b\u{200B}c\u{FEFF}d\u{E0041}e\u{E000}f\u{50000}")
+                == #"a\u{2028}b\u{200b}c\u{feff}d\u{e0041}e\u{e000}f\u{50000}"#
+        )
+        #expect(
+            UntrustedText.escaped(#"C:\x1b is not ESC"#) == #"C:\\x1b is not ESC"#,
+            "a backslash in the text cannot pass for an escape"
+        )
         #expect(UntrustedText.escaped(#"say "hi""#) == #"say "hi""#)
         #expect(UntrustedText.escaped(#"say "hi""#, quoting: true) == #"say \"hi\""#)
         // Letters of every script, combining marks, ZWJ emoji sequences, NBSP and the variation selector stay.
@@ -285,7 +360,11 @@ struct UntrustedTextTests {
         for value in 0..<0x3000 as Range<UInt32> { if let scalar = Unicode.Scalar(value) { all.append(scalar) } }
         let shown = UntrustedText.escaped(String(all))
         #expect(!shown.unicodeScalars.contains(where: Self.isForbidden))
-        #expect(!shown.unicodeScalars.contains { $0.properties.generalCategory == .format && $0 != "\u{200C}" && $0 != "\u{200D}" })
+        #expect(
+            !shown.unicodeScalars.contains {
+                $0.properties.generalCategory == .format && $0 != "\u{200C}" && $0 != "\u{200D}"
+            }
+        )
     }
 
     @Test("logfmt values: no value can end the line, close its quotes or add a field")
@@ -296,7 +375,8 @@ struct UntrustedTextTests {
         #expect(UntrustedText.logfmtValue(#"C:\dir"#) == #""C:\\dir""#)
         let forged = "x\" level=critical msg=\"owned\\\" \r\n<2>fake\u{1B}[2J"
         #expect(UntrustedText.logfmtValue(forged) == #""x\" level=critical msg=\"owned\\\" \r\n<2>fake\x1b[2J""#)
-        for value in [forged, "a=b", "\"", "\\", "\\\"", "a\u{85}b", "x\u{202E}y", "tab\there", "nbsp\u{A0}x", "end\\"] {
+        for value in [forged, "a=b", "\"", "\\", "\\\"", "a\u{85}b", "x\u{202E}y", "tab\there", "nbsp\u{A0}x", "end\\"]
+        {
             let line = "msg key=\(UntrustedText.logfmtValue(value)) next=1"
             let fields = Self.logfmtFields(line)
             #expect(fields.map(\.key) == ["key", "next"], "\(value.debugDescription) → \(line)")
@@ -320,7 +400,10 @@ struct UntrustedTextTests {
             if scalars.first == "\"" {
                 scalars.removeFirst()
                 while let next = scalars.popFirst(), next != "\"" {
-                    guard next == "\\", let escape = scalars.popFirst() else { value.unicodeScalars.append(next); continue }
+                    guard next == "\\", let escape = scalars.popFirst() else {
+                        value.unicodeScalars.append(next)
+                        continue
+                    }
                     switch escape {
                     case "n": value += "\n"
                     case "r": value += "\r"
@@ -351,7 +434,10 @@ struct UntrustedTextTests {
         let row = Row(location: "Gym\u{1B}[31m\u{7F}\u{85}\u{202E}\u{2066}\u{E0041}\u{1F3C3}é \\ \"")
         let raw = try JSONEncoder.compactSorted().encode(row)
         let shown = UntrustedText.escapedJSON(Array(raw))
-        #expect(String(decoding: shown, as: UTF8.self) == #"{"location":"Gym\u001b[31m\u007f\u0085\u202e\u2066\udb40\udc41🏃é \\ \""}"#)
+        #expect(
+            String(decoding: shown, as: UTF8.self)
+                == #"{"location":"Gym\u001b[31m\u007f\u0085\u202e\u2066\udb40\udc41🏃é \\ \""}"#
+        )
         #expect(try JSONDecoder().decode(Row.self, from: Data(shown)) == row)
         let plain = Array(#"{"location":"Zürich"}"#.utf8)
         #expect(UntrustedText.escapedJSON(plain) == plain)

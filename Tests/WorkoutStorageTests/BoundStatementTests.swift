@@ -1,6 +1,7 @@
 import Foundation
 import GRDB
 import Testing
+
 @testable import WorkoutStorage
 
 /// ``BoundStatement`` binds through SQLite's C API, past GRDB's conversions: what it stores must read back exactly.

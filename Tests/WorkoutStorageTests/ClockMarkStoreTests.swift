@@ -1,11 +1,12 @@
 import Foundation
 import GRDB
+import ShareDelivery
 import Testing
 import WorkoutEngine
 import WorkoutProtocol
 import WorkoutdTesting
+
 @testable import WorkoutStorage
-import ShareDelivery
 
 /// Times taken before the clock was synchronised: stored with their mark, corrected once it is, shipped marked.
 @Suite struct ClockMarkStoreTests {
@@ -55,7 +56,8 @@ import ShareDelivery
         clock.pass(10)
         #expect(await session.handle([Lines.end(4)]).allSatisfy(\.isSuccess))
         #expect(try await store.workouts(device: nil, limit: 1).first?.clockMark == nil)
-        let rows = try await store.database.read { db in try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM workoutClock") }
+        let rows = try await store.database.read { db in try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM workoutClock")
+        }
         #expect(rows == 1)
         try store.close()
     }
@@ -91,13 +93,17 @@ import ShareDelivery
         #expect(listed.startedAt == real.addingTimeInterval(-400) && listed.endedAt == real.addingTimeInterval(-100))
 
         let delivery = ShareDeliveryService(
-            store: store, sinks: ShareSinkConfiguration().makeSinks(stateDirectory: directory.path), events: engine.events)
+            store: store,
+            sinks: ShareSinkConfiguration().makeSinks(stateDirectory: directory.path),
+            events: engine.events
+        )
         let running = Task { try await delivery.run() }
         defer { running.cancel() }
         let file = directory.path + "/outbox/twitter/share-\(shareID).json"
         // Only a bound for a broken build: the queued share wakes the worker.
         #expect(try await eventually(timeout: .seconds(120)) { FileManager.default.fileExists(atPath: file) })
-        let document = try JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: file))) as? [String: Any]
+        let document =
+            try JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: file))) as? [String: Any]
         let workout = try #require(document?["workout"] as? [String: Any], "\(String(describing: document))")
         let iso = ISO8601DateFormatter()
         #expect((workout["id"] as? NSNumber)?.int64Value == workoutID, "\(workout)")
@@ -120,7 +126,9 @@ import ShareDelivery
         clock.pass(120)
         clock.step(wallBy: -7200)  // stepped back while the daemon was down
         let store = try SQLiteWorkoutStore(stateDirectory: directory.path)
-        let replies = try await WorkoutEngine(store: store, clock: clock.workoutClock).session(for: "band").handle([Lines.end(2)])
+        let replies = try await WorkoutEngine(store: store, clock: clock.workoutClock).session(for: "band").handle([
+            Lines.end(2)
+        ])
         #expect(replies.first?.line.contains("\"duration_seconds\":120") == true, "\(replies)")
         try store.close()
     }
@@ -158,7 +166,8 @@ import ShareDelivery
             #expect(await session.handle([Lines.end(2 * n + 1)]).allSatisfy(\.isSuccess))
         }
         #expect(try await store.pruneShipped(before: Date(timeIntervalSince1970: 10_000)) == 2, "all but the newest")
-        let rows = try await store.database.read { db in try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM workoutClock") }
+        let rows = try await store.database.read { db in try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM workoutClock")
+        }
         #expect(rows == 1)
         try store.close()
     }

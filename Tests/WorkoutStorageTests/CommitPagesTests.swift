@@ -3,6 +3,7 @@ import GRDB
 import Testing
 import WorkoutEngine
 import WorkoutProtocol
+
 @testable import WorkoutStorage
 
 /// What one acknowledged command costs the disk: the WAL frames (pages) its commit writes, each synced before
@@ -28,19 +29,32 @@ import WorkoutProtocol
     private func expectFewPages(storedWorkouts: Int, replicated: Bool = false) async throws {
         let directory = try TemporaryDirectory()
         defer { directory.remove() }
-        let store = try SQLiteWorkoutStore(stateDirectory: directory.path, replicationDoorbell: replicated ? ReplicationDoorbell() : nil)
+        let store = try SQLiteWorkoutStore(
+            stateDirectory: directory.path,
+            replicationDoorbell: replicated ? ReplicationDoorbell() : nil
+        )
         let allowed = replicated ? 4 : 3
         try await Self.fill(store, workouts: storedWorkouts)
         let pages = try await Self.pagesPerCommit(store, walPath: directory.databasePath + "-wal")
         for (command, commits) in pages.sorted(by: { $0.key.rawValue < $1.key.rawValue }) {
             let counts = commits.map(\.pages.count)
-            print("\(storedWorkouts) stored workouts\(replicated ? ", replicated" : ""), \(command.rawValue): \(counts.reduce(0, +)) pages in \(counts.count) commits, at most \(counts.max() ?? 0)")
+            print(
+                "\(storedWorkouts) stored workouts\(replicated ? ", replicated" : ""), \(command.rawValue): \(counts.reduce(0, +)) pages in \(counts.count) commits, at most \(counts.max() ?? 0)"
+            )
             for commit in commits where Self.ownPages(commit) > allowed {
                 // Which table each page belongs to, for the failure's message (dbstat, where SQLite has it).
                 let tables = try? await store.database.read { db in
-                    try commit.pages.map { try String.fetchOne(db, sql: "SELECT name || ' ' || pagetype FROM dbstat WHERE pageno = ?", arguments: [$0]) ?? "?" }
+                    try commit.pages.map {
+                        try String.fetchOne(
+                            db,
+                            sql: "SELECT name || ' ' || pagetype FROM dbstat WHERE pageno = ?",
+                            arguments: [$0]
+                        ) ?? "?"
+                    }
                 }
-                Issue.record("\(command.rawValue) wrote pages \(commit.pages) (\(tables ?? [])), the database having \(commit.sizeBefore) before")
+                Issue.record(
+                    "\(command.rawValue) wrote pages \(commit.pages) (\(tables ?? [])), the database having \(commit.sizeBefore) before"
+                )
             }
         }
         try store.close()
@@ -66,17 +80,23 @@ import WorkoutProtocol
     static func fill(_ store: SQLiteWorkoutStore, workouts: Int) async throws {
         guard workouts > 0 else { return }
         try await store.database.write { db in
-            try db.execute(sql: """
-                WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < ?)
-                INSERT INTO workout (id, device, location, date, intensityLevel, startedAt, endedAt, startCommandID, endCommandID)
-                SELECT i, 'wearable-' || (i % 50 + 100), 'Gary''s Gym', 1584387913.0, 5, 1700000000.5 + i, 1700001800.5 + i, i * 2, i * 2 + 1 FROM n
-                """, arguments: [workouts])
-            try db.execute(sql: """
-                INSERT INTO share (id, workoutID, device, service, queuedAt, status, attempts, nextAttemptAt, commandID)
-                SELECT id / 10, id, device, 'twitter', endedAt, 'delivered', 1, endedAt, NULL FROM workout WHERE id % 10 = 0
-                """)
+            try db.execute(
+                sql: """
+                    WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < ?)
+                    INSERT INTO workout (id, device, location, date, intensityLevel, startedAt, endedAt, startCommandID, endCommandID)
+                    SELECT i, 'wearable-' || (i % 50 + 100), 'Gary''s Gym', 1584387913.0, 5, 1700000000.5 + i, 1700001800.5 + i, i * 2, i * 2 + 1 FROM n
+                    """,
+                arguments: [workouts]
+            )
+            try db.execute(
+                sql: """
+                    INSERT INTO share (id, workoutID, device, service, queuedAt, status, attempts, nextAttemptAt, commandID)
+                    SELECT id / 10, id, device, 'twitter', endedAt, 'delivered', 1, endedAt, NULL FROM workout WHERE id % 10 = 0
+                    """
+            )
         }
-        try await store.database.writeWithoutTransaction { db in try db.execute(sql: "PRAGMA wal_checkpoint(TRUNCATE)") }
+        try await store.database.writeWithoutTransaction { db in try db.execute(sql: "PRAGMA wal_checkpoint(TRUNCATE)")
+        }
     }
 
     /// The pages of each command's commit, by command.
@@ -91,7 +111,10 @@ import WorkoutProtocol
         var id: Int64 = 0
         let pageSize = try await store.database.read { db in try Int.fetchOne(db, sql: "PRAGMA page_size") ?? 1 }
         for _ in 0..<cycles {
-            let lines: [(CommandType, DecodedLine)] = [(.startWorkout, Lines.start(id + 1)), (.endWorkout, Lines.end(id + 2)), (.shareWorkout, Lines.share(id + 3))]
+            let lines: [(CommandType, DecodedLine)] = [
+                (.startWorkout, Lines.start(id + 1)), (.endWorkout, Lines.end(id + 2)),
+                (.shareWorkout, Lines.share(id + 3)),
+            ]
             id += 3
             for (type, line) in lines {
                 let before = try WALFrames(path: walPath)

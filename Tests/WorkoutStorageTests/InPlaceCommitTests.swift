@@ -4,6 +4,7 @@ import Testing
 import WorkoutEngine
 import WorkoutProtocol
 import WorkoutdTesting
+
 @testable import WorkoutStorage
 
 /// A lone batch on the durable store commits on the caller's thread (``SQLiteWorkoutStore/commitImmediately(_:)``,
@@ -11,7 +12,9 @@ import WorkoutdTesting
 @Suite struct InPlaceCommitTests {
     @Test("a lone batch on an idle writer is answered in place with the awaited path's replies, and is durable")
     func loneBatchCommitsInPlace() async throws {
-        let batches: [[DecodedLine]] = [[Lines.end(2)], [Lines.share(3)], [Lines.start(1)], [Lines.start(4), Lines.end(5)]]
+        let batches: [[DecodedLine]] = [
+            [Lines.end(2)], [Lines.share(3)], [Lines.start(1)], [Lines.start(4), Lines.end(5)],
+        ]
         let awaitedDirectory = try TemporaryDirectory()
         defer { awaitedDirectory.remove() }
         let (awaitedStore, awaited) = try await Self.wearable(in: awaitedDirectory)
@@ -36,7 +39,10 @@ import WorkoutdTesting
         try store.close()
         try awaitedStore.close()
         let reopened = try SQLiteWorkoutStore(stateDirectory: directory.path)
-        #expect(try await reopened.workouts(device: nil, limit: nil) == stored, "every in-place commit survives a reopen")
+        #expect(
+            try await reopened.workouts(device: nil, limit: nil) == stored,
+            "every in-place commit survives a reopen"
+        )
         let restored = try await WorkoutEngine(store: reopened).session(for: "wearable-1").handle([Lines.start(4)])
         #expect(restored.first?.replayed == true, "the reply ring was committed in place too")
         try reopened.close()
@@ -59,7 +65,12 @@ import WorkoutdTesting
         #expect(await session.answerImmediately([Lines.end(2)], inputWaiting: true) == nil)
         let gate = DispatchSemaphore(value: 0)
         let entered = Atomic<Bool>(false)
-        let holder = Task { try await store.writing { _ in entered.store(true, ordering: .relaxed); gate.wait() } }
+        let holder = Task {
+            try await store.writing { _ in
+                entered.store(true, ordering: .relaxed)
+                gate.wait()
+            }
+        }
         #expect(try await eventually { entered.load(ordering: .relaxed) })
         #expect(!store.writerIsIdle)
         #expect(await session.answerImmediately([Lines.end(2)]) == nil, "the loop does not wait for another write")
@@ -85,8 +96,13 @@ import WorkoutdTesting
         var refusedIDs: Set<CommandID> = []
         for n in Int64(0)..<20 {
             var lines: [DecodedLine] = []
-            for k in Int64(0)..<50 { lines += [Lines.start(1000 + n * 100 + 2 * k, location: long), Lines.end(1001 + n * 100 + 2 * k)] }
-            refused = try #require(await session.answerImmediately(lines), "the writer is idle and nothing waits behind the batch")
+            for k in Int64(0)..<50 {
+                lines += [Lines.start(1000 + n * 100 + 2 * k, location: long), Lines.end(1001 + n * 100 + 2 * k)]
+            }
+            refused = try #require(
+                await session.answerImmediately(lines),
+                "the writer is idle and nothing waits behind the batch"
+            )
             if !refused.allSatisfy({ $0.isSuccess }) {
                 refusedIDs = Set(lines.compactMap(\.id))
                 break

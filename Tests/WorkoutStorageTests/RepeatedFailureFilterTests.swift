@@ -1,4 +1,5 @@
 import Testing
+
 @testable import ShareDelivery
 
 /// The decisions behind a quiet journal: one line per distinct failure, a count when it changes or recovers.
@@ -10,7 +11,10 @@ import Testing
         for _ in 1...5 { #expect(filter.failed("POST http://hub/ answered 503") == .holdBack) }
         #expect(filter.succeeded() == .logRecovery(.init(description: "POST http://hub/ answered 503", count: 5)))
         #expect(filter.succeeded() == .routine)
-        #expect(filter.failed("POST http://hub/ answered 503") == .logFailure(replacing: nil), "a new episode is logged again")
+        #expect(
+            filter.failed("POST http://hub/ answered 503") == .logFailure(replacing: nil),
+            "a new episode is logged again"
+        )
     }
 
     @Test func aDifferentFailureIsLoggedWithTheCountOfTheOneItReplaces() {
@@ -18,7 +22,9 @@ import Testing
         #expect(filter.failed("connection refused") == .logFailure(replacing: nil))
         #expect(filter.failed("connection refused") == .holdBack)
         #expect(filter.failed("connection refused") == .holdBack)
-        #expect(filter.failed("answered 500") == .logFailure(replacing: .init(description: "connection refused", count: 2)))
+        #expect(
+            filter.failed("answered 500") == .logFailure(replacing: .init(description: "connection refused", count: 2))
+        )
         // Nothing held back of the second one: it replaces without a summary.
         #expect(filter.failed("timed out") == .logFailure(replacing: nil))
         #expect(filter.succeeded() == .logRecovery(.init(description: "timed out", count: 0)))

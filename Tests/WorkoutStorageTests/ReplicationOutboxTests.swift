@@ -2,12 +2,16 @@ import Foundation
 import Testing
 import WorkoutEngine
 import WorkoutProtocol
+
 @testable import WorkoutStorage
 
 /// The SQLite side of replication: what a commit leaves for the shipper, and what retention may remove.
 @Suite struct ReplicationOutboxTests {
     /// `cycles` workouts started and ended on one wearable, with the store recording for replication.
-    private func storeWithEndedWorkouts(_ cycles: Int, in directory: TemporaryDirectory) async throws -> SQLiteWorkoutStore {
+    private func storeWithEndedWorkouts(
+        _ cycles: Int,
+        in directory: TemporaryDirectory
+    ) async throws -> SQLiteWorkoutStore {
         let store = try SQLiteWorkoutStore(stateDirectory: directory.path, replicationDoorbell: ReplicationDoorbell())
         let session = try await WorkoutEngine(store: store).session(for: "wearable-1")
         for n in Int64(0)..<Int64(cycles) {

@@ -4,6 +4,7 @@ import Testing
 import WorkoutEngine
 import WorkoutProtocol
 import WorkoutdTesting
+
 @testable import WorkoutStorage
 
 /// Migration v7 (the reply ring, issue 31) carries a version 6 database forward: sessions, remembered
@@ -39,16 +40,25 @@ import WorkoutdTesting
                         try db.execute(sql: WorkoutClockRow.upsertSQL, arguments: mark.statementArguments)
                     }
                 }
-                try db.execute(sql: """
-                    INSERT INTO deviceSession (device, state, activeWorkoutID, lastEndedWorkoutID)
-                    VALUES ('wearable-1', ?, ?, ?), ('wearable-2', '{"idle":true}', NULL, NULL)
-                    """, arguments: [try StoredJSON.encode(SessionState.active(active)), active.id, ended.id])
-                try db.execute(sql: """
-                    INSERT INTO replyLog (device, lastOrdinal, count, entries)
-                    VALUES ('wearable-1', 2, 2, '[[1,' || ? || '],["2",' || ? || ']]'), ('wearable-1', 3, 1, '[[3,' || ? || ']]')
-                    """, arguments: [texts[0], texts[1], texts[2]])
+                try db.execute(
+                    sql: """
+                        INSERT INTO deviceSession (device, state, activeWorkoutID, lastEndedWorkoutID)
+                        VALUES ('wearable-1', ?, ?, ?), ('wearable-2', '{"idle":true}', NULL, NULL)
+                        """,
+                    arguments: [try StoredJSON.encode(SessionState.active(active)), active.id, ended.id]
+                )
+                try db.execute(
+                    sql: """
+                        INSERT INTO replyLog (device, lastOrdinal, count, entries)
+                        VALUES ('wearable-1', 2, 2, '[[1,' || ? || '],["2",' || ? || ']]'), ('wearable-1', 3, 1, '[[3,' || ? || ']]')
+                        """,
+                    arguments: [texts[0], texts[1], texts[2]]
+                )
                 for _ in 0..<5 {
-                    try db.execute(sql: "INSERT INTO replicationOutbox (kind, recordID, committedAt) VALUES ('workout', ?, 0)", arguments: [ended.id])
+                    try db.execute(
+                        sql: "INSERT INTO replicationOutbox (kind, recordID, committedAt) VALUES ('workout', ?, 0)",
+                        arguments: [ended.id]
+                    )
                 }
                 try db.execute(sql: "DELETE FROM replicationOutbox; UPDATE replicationShipped SET throughSequence = 5")
             }

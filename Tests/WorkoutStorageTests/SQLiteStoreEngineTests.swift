@@ -4,6 +4,7 @@ import Synchronization
 import Testing
 import WorkoutEngine
 import WorkoutProtocol
+
 @testable import WorkoutStorage
 
 @Suite struct SQLiteStoreEngineTests {
@@ -44,7 +45,9 @@ import WorkoutProtocol
         do {
             let store = try SQLiteWorkoutStore(stateDirectory: directory.path)
             let engine = try await WorkoutEngine(store: store)
-            first = await engine.session(for: "wearable-1").handle([Lines.start(7), Lines.end(8), Lines.share(9), Lines.start(10)])
+            first = await engine.session(for: "wearable-1").handle([
+                Lines.start(7), Lines.end(8), Lines.share(9), Lines.start(10),
+            ])
             try store.close()
         }
         #expect(first.map(\.isSuccess) == [true, true, true, true])
@@ -85,8 +88,10 @@ import WorkoutProtocol
                 _ = await session.handle((chunk..<min(chunk + 100, 1131)).map { Lines.start($0) })
             }
             let (slots, remembered) = try await store.database.read { db in
-                (try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM reply") ?? 0,
-                 try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM reply WHERE commandID IS NOT NULL") ?? 0)
+                (
+                    try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM reply") ?? 0,
+                    try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM reply WHERE commandID IS NOT NULL") ?? 0
+                )
             }
             // One slot per remembered reply, overwritten in place: 1...106 are gone, 107...1130 are the window.
             #expect(slots == 1024)
@@ -115,18 +120,26 @@ import WorkoutProtocol
         // Real replies, as the first release stored them: ok with a workout id, and an error.
         let engine1 = try await WorkoutEngine(store: InMemoryWorkoutStore())
         let original = await engine1.session(for: "wearable-1").handle(
-            [DecodedLine(id: .string("a"), command: .success(.startWorkout(Workout(location: "Home", date: Lines.date, intensityLevel: 3)))),
-             Lines.start(8)])
+            [
+                DecodedLine(
+                    id: .string("a"),
+                    command: .success(.startWorkout(Workout(location: "Home", date: Lines.date, intensityLevel: 3)))
+                ),
+                Lines.start(8),
+            ])
         let texts = original.map { String(decoding: ReplyEncoder().encodeLine($0).dropLast(), as: UTF8.self) }
         do {
             // A database as the first release left it: one row per remembered reply.
             let queue = try DatabaseQueue(path: path)
             try StoreSchema.migrator.migrate(queue, upTo: "v1: workouts, shares, sessions, remembered replies")
             try await queue.write { db in
-                try db.execute(sql: """
-                    INSERT INTO deviceSession (device, state) VALUES ('wearable-1', '{"idle":true}');
-                    INSERT INTO rememberedReply (device, commandID, reply) VALUES ('wearable-1', '"a"', ?), ('wearable-1', '8', ?);
-                    """, arguments: [texts[0], texts[1]])
+                try db.execute(
+                    sql: """
+                        INSERT INTO deviceSession (device, state) VALUES ('wearable-1', '{"idle":true}');
+                        INSERT INTO rememberedReply (device, commandID, reply) VALUES ('wearable-1', '"a"', ?), ('wearable-1', '8', ?);
+                        """,
+                    arguments: [texts[0], texts[1]]
+                )
             }
             try queue.close()
         }
@@ -143,7 +156,10 @@ import WorkoutProtocol
         // An id the first release never saw runs: the session is idle, so there is nothing to end.
         #expect(replies[2].replayed == false && replies[2].errorCode == .noActiveWorkout)
         let tables = try await store.database.read { db in
-            try String.fetchAll(db, sql: "SELECT name FROM sqlite_master WHERE type = 'table' AND name LIKE 'remember%'")
+            try String.fetchAll(
+                db,
+                sql: "SELECT name FROM sqlite_master WHERE type = 'table' AND name LIKE 'remember%'"
+            )
         }
         #expect(tables.isEmpty)
     }
@@ -165,12 +181,18 @@ import WorkoutProtocol
 
         // A batch that fails half-way leaves nothing behind: the share's workout does not exist.
         var broken = StoreBatch(device: "wearable-9", state: .idle)
-        let workout = WorkoutRecord(id: 999, device: "wearable-9", workout: Workout(location: "x", date: Lines.date, intensityLevel: 1), startedAt: Date())
+        let workout = WorkoutRecord(
+            id: 999,
+            device: "wearable-9",
+            workout: Workout(location: "x", date: Lines.date, intensityLevel: 1),
+            startedAt: Date()
+        )
         broken.workouts = [workout]
-        broken.shares = [ShareRecord(id: 999, workoutID: 12345, device: "wearable-9", service: .twitter, queuedAt: Date())]
+        broken.shares = [
+            ShareRecord(id: 999, workoutID: 12345, device: "wearable-9", service: .twitter, queuedAt: Date())
+        ]
         await #expect(throws: StorageUnavailableError.self) { try await store.commit(broken) }
         #expect(try await store.workout(id: 999) == nil)
         #expect(try commits() == 1)
     }
 }
-

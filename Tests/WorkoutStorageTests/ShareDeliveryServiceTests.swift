@@ -1,12 +1,13 @@
 import Foundation
 import Logging
 import NIOHTTP1
-import Synchronization
 import SerialTransport
+import Synchronization
 import Testing
-@testable import WorkoutEngine
 import WorkoutProtocol
+
 @testable import ShareDelivery
+@testable import WorkoutEngine
 @testable import WorkoutStorage
 
 @Suite struct ShareDeliveryServiceTests {
@@ -19,7 +20,9 @@ import WorkoutProtocol
 
     /// Start, end, share on one device: one pending share in the store.
     static func queueShare(_ engine: WorkoutEngine, service: ShareService = .twitter) async throws -> Int64 {
-        let replies = await engine.session(for: "wearable-1").handle([Lines.start(1), Lines.end(2), Lines.share(3, service)])
+        let replies = await engine.session(for: "wearable-1").handle([
+            Lines.start(1), Lines.end(2), Lines.share(3, service),
+        ])
         try #require(replies.allSatisfy { $0.isSuccess })
         guard case .ok(.workoutShared(_, _, let shareID)) = replies[2].outcome else { throw TestFailure() }
         return shareID
@@ -81,18 +84,22 @@ import WorkoutProtocol
     /// A running worker whose pass needs 500 ms without a batch (`limit` at most), devices sending a batch every
     /// 20 ms, and one share queued: `check` gets the share's spool file, the store and the traffic.
     static func withBusyDevices(
-        limit: Duration, _ check: (_ file: String, SQLiteWorkoutStore, BusyDevices) async throws -> Void
+        limit: Duration,
+        _ check: (_ file: String, SQLiteWorkoutStore, BusyDevices) async throws -> Void
     ) async throws {
         let directory = try TemporaryDirectory()
         defer { directory.remove() }
         let store = try SQLiteWorkoutStore(stateDirectory: directory.path)
         let engine = try await WorkoutEngine(store: store)
         let service = ShareDeliveryService(
-            store: store, sinks: ShareSinkConfiguration().makeSinks(stateDirectory: directory.path), events: engine.events,
+            store: store,
+            sinks: ShareSinkConfiguration().makeSinks(stateDirectory: directory.path),
+            events: engine.events,
             configuration: Self.configuration {
                 $0.gatherDelay = .milliseconds(500)
                 $0.maximumDeferral = limit
-            })
+            }
+        )
         let running = Task { try await service.run() }
         defer { running.cancel() }
         try await Task.sleep(for: .milliseconds(100))  // let the worker reach its wait
@@ -138,7 +145,11 @@ import WorkoutProtocol
         }
         let sinks = ShareSinkConfiguration().makeSinks(stateDirectory: directory.path)
         let service = ShareDeliveryService(
-            store: store, sinks: sinks, events: engine.events, configuration: Self.configuration { $0.batchSize = 8 })
+            store: store,
+            sinks: sinks,
+            events: engine.events,
+            configuration: Self.configuration { $0.batchSize = 8 }
+        )
         let delivered = Mutex<[Int64]>([])
         engine.events.addObserver { event in
             if case .shareDelivered(let share) = event { delivered.withLock { $0.append(share.id) } }
@@ -162,10 +173,18 @@ import WorkoutProtocol
         let store = try SQLiteWorkoutStore(stateDirectory: directory.path)
         let engine = try await WorkoutEngine(store: store, clock: { clock() })
         let shareID = try await Self.queueShare(engine, service: .facebook)
-        let configuration = ShareSinkConfiguration(sinks: [.facebook: .init(kind: .webhook(url: server.url), timeout: .seconds(5))])
+        let configuration = ShareSinkConfiguration(sinks: [
+            .facebook: .init(kind: .webhook(url: server.url), timeout: .seconds(5))
+        ])
         let service = ShareDeliveryService(
-            store: store, sinks: configuration.makeSinks(stateDirectory: directory.path), events: engine.events,
-            configuration: Self.configuration { $0.backoff = RetryBackoff(initial: .seconds(10), maximum: .seconds(15)) }, clock: { clock() })
+            store: store,
+            sinks: configuration.makeSinks(stateDirectory: directory.path),
+            events: engine.events,
+            configuration: Self.configuration {
+                $0.backoff = RetryBackoff(initial: .seconds(10), maximum: .seconds(15))
+            },
+            clock: { clock() }
+        )
 
         #expect(await service.deliverDueShares() == 1)
         var share = try #require(try await store.shares(limit: nil).first)
@@ -196,17 +215,26 @@ import WorkoutProtocol
         let server = try await TestHTTPServer(statuses: [.serviceUnavailable])
         let store = try SQLiteWorkoutStore(stateDirectory: directory.path)
         let engine = try await WorkoutEngine(store: store)
-        let configuration = ShareSinkConfiguration(sinks: [.facebook: .init(kind: .webhook(url: server.url), timeout: .seconds(5))])
+        let configuration = ShareSinkConfiguration(sinks: [
+            .facebook: .init(kind: .webhook(url: server.url), timeout: .seconds(5))
+        ])
         let service = ShareDeliveryService(
-            store: store, sinks: configuration.makeSinks(stateDirectory: directory.path), events: engine.events,
-            configuration: Self.configuration { $0.backoff = RetryBackoff(initial: .milliseconds(300)) })
+            store: store,
+            sinks: configuration.makeSinks(stateDirectory: directory.path),
+            events: engine.events,
+            configuration: Self.configuration { $0.backoff = RetryBackoff(initial: .milliseconds(300)) }
+        )
         let running = Task { try await service.run() }
         defer { running.cancel() }
 
         // One ring (the share queued); the second attempt comes from the timer the worker armed for the share's
         // nextAttemptAt, as nothing else rings or polls.
         let shareID = try await Self.queueShare(engine, service: .facebook)
-        #expect(try await eventually(timeout: .seconds(120)) { try await store.shares(limit: nil).first?.status == .delivered })
+        #expect(
+            try await eventually(timeout: .seconds(120)) {
+                try await store.shares(limit: nil).first?.status == .delivered
+            }
+        )
         let share = try #require(try await store.shares(limit: nil).first)
         #expect(share.id == shareID && share.attempts == 2 && share.lastError == nil)
         #expect(try await store.nextShareAttempt() == nil, "nothing pending: no timer left to arm")
@@ -238,7 +266,10 @@ import WorkoutProtocol
         let pending = try #require(try await store.dueShares(now: Date(), limit: 10).first)
         #expect(pending.id == shareID && pending.attempts == 0)
         let service = ShareDeliveryService(
-            store: store, sinks: ShareSinkConfiguration().makeSinks(stateDirectory: directory.path), events: EngineEvents())
+            store: store,
+            sinks: ShareSinkConfiguration().makeSinks(stateDirectory: directory.path),
+            events: EngineEvents()
+        )
         #expect(await service.deliverDueShares() == 1)
         #expect(FileManager.default.fileExists(atPath: directory.path + "/outbox/twitter/share-\(shareID).json"))
         let delivered = try #require(try await store.shares(limit: nil).first)

@@ -4,6 +4,7 @@ import Synchronization
 import Testing
 import WorkoutEngine
 import WorkoutProtocol
+
 @testable import WorkoutStorage
 
 /// `storage.max_database_bytes` and the limits that need the SQLite store: what a full hub still does.
@@ -27,8 +28,11 @@ import WorkoutProtocol
         while refused == nil, id < 20_000 {
             let replies = await filler.handle([Lines.start(id + 1), Lines.end(id + 2)])
             id += 2
-            if replies[0].errorCode == .storageFull { refused = replies[0] }
-            else { #expect(replies.allSatisfy { $0.isSuccess }) }
+            if replies[0].errorCode == .storageFull {
+                refused = replies[0]
+            } else {
+                #expect(replies.allSatisfy { $0.isSuccess })
+            }
         }
         let full = try #require(refused)
         #expect(full.id == .integer(id - 1))
@@ -64,10 +68,14 @@ import WorkoutProtocol
         let measured = Mutex(0)
         try await store.database.writeWithoutTransaction { db in
             db.trace { event in
-                if case .statement(let statement) = event, statement.sql == "PRAGMA page_count" { measured.withLock { $0 += 1 } }
+                if case .statement(let statement) = event, statement.sql == "PRAGMA page_count" {
+                    measured.withLock { $0 += 1 }
+                }
             }
         }
-        for id in Int64(2)..<22 { #expect(await session.handle([id % 2 == 0 ? Lines.end(id) : Lines.start(id)]).first?.isSuccess == true) }
+        for id in Int64(2)..<22 {
+            #expect(await session.handle([id % 2 == 0 ? Lines.end(id) : Lines.start(id)]).first?.isSuccess == true)
+        }
         #expect(measured.withLock { $0 } == 0, "a gibibyte away, no commit measures")
 
         // One page short of the budget: every commit's frames could reach it.
@@ -92,13 +100,21 @@ import WorkoutProtocol
         let directory = try TemporaryDirectory()
         defer { directory.remove() }
         let store = try SQLiteWorkoutStore(stateDirectory: directory.path)
-        let engine = try await WorkoutEngine(store: store, limits: DeviceLimits(commandsPerSecond: 0, pendingSharesPerDevice: 2))
-        let replies = await engine.session(for: "a").handle([Lines.start(1), Lines.end(2), Lines.share(3), Lines.share(4), Lines.share(5)])
+        let engine = try await WorkoutEngine(
+            store: store,
+            limits: DeviceLimits(commandsPerSecond: 0, pendingSharesPerDevice: 2)
+        )
+        let replies = await engine.session(for: "a").handle([
+            Lines.start(1), Lines.end(2), Lines.share(3), Lines.share(4), Lines.share(5),
+        ])
         #expect(replies.map(\.errorCode) == [nil, nil, nil, nil, .tooManyPendingShares])
         #expect(try await store.pendingShareCount(device: "a") == 2)
         #expect(try await store.pendingShareCount(device: "b") == 0)
         // After a restart the count comes back with the session.
-        let restarted = try await WorkoutEngine(store: store, limits: DeviceLimits(commandsPerSecond: 0, pendingSharesPerDevice: 2))
+        let restarted = try await WorkoutEngine(
+            store: store,
+            limits: DeviceLimits(commandsPerSecond: 0, pendingSharesPerDevice: 2)
+        )
         #expect(await restarted.session(for: "a").handle([Lines.share(6)]).first?.errorCode == .tooManyPendingShares)
         let oldest = try #require(try await store.dueShares(now: .distantFuture, limit: 1).first)
         try await store.recordDelivery(shareID: oldest.id, result: .delivered(at: Date()))

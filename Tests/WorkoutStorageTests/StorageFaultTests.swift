@@ -3,6 +3,7 @@ import Testing
 import WorkoutEngine
 import WorkoutProtocol
 import WorkoutdTesting
+
 @testable import WorkoutStorage
 
 @Suite struct StorageFaultTests {
@@ -23,7 +24,9 @@ import WorkoutdTesting
         // Enough pages to outgrow whatever room the WAL file already has.
         for n in Int64(0)..<20 {
             var lines: [DecodedLine] = []
-            for k in Int64(0)..<50 { lines += [Lines.start(1000 + n * 100 + 2 * k, location: long), Lines.end(1001 + n * 100 + 2 * k)] }
+            for k in Int64(0)..<50 {
+                lines += [Lines.start(1000 + n * 100 + 2 * k, location: long), Lines.end(1001 + n * 100 + 2 * k)]
+            }
             refused = await session.handle(lines)
             let starts = Set(lines.enumerated().filter { $0.offset % 2 == 0 }.compactMap(\.element.id))
             if refused.allSatisfy({ $0.isSuccess }) {
@@ -42,7 +45,10 @@ import WorkoutdTesting
 
         try disk.free()
         let after = await session.handle([Lines.start(3), Lines.end(4), Lines.share(5)])
-        #expect(after.allSatisfy { $0.isSuccess }, "the first commit after space returns must succeed without a restart")
+        #expect(
+            after.allSatisfy { $0.isSuccess },
+            "the first commit after space returns must succeed without a restart"
+        )
         // The refused batch left nothing; everything acknowledged is there after a reopen.
         try store.close()
         let reopened = try SQLiteWorkoutStore(stateDirectory: disk.path)
@@ -83,7 +89,9 @@ import WorkoutdTesting
         let bytes = Data("these are somebody's notes, not a database\n".utf8) + Data((0..<5000).map { UInt8($0 % 251) })
         try bytes.write(to: URL(fileURLWithPath: directory.databasePath))
 
-        let error = try #require(throws: StorageOpenError.self) { try SQLiteWorkoutStore(stateDirectory: directory.path) }
+        let error = try #require(throws: StorageOpenError.self) {
+            try SQLiteWorkoutStore(stateDirectory: directory.path)
+        }
         #expect(error.kind == .notADatabase)
         #expect(error.description.contains(directory.databasePath))
         #expect(error.description.contains("not an SQLite database"))
@@ -94,10 +102,18 @@ import WorkoutdTesting
     @Test func anotherProgramsSQLiteDatabaseIsRefusedAndLeftAlone() throws {
         let directory = try TemporaryDirectory()
         defer { directory.remove() }
-        #expect(TmpfsMount.run("/usr/bin/sqlite3", directory.databasePath, "CREATE TABLE contacts(name TEXT); INSERT INTO contacts VALUES ('Ada');") == 0)
+        #expect(
+            TmpfsMount.run(
+                "/usr/bin/sqlite3",
+                directory.databasePath,
+                "CREATE TABLE contacts(name TEXT); INSERT INTO contacts VALUES ('Ada');"
+            ) == 0
+        )
         let bytes = try Data(contentsOf: URL(fileURLWithPath: directory.databasePath))
 
-        let error = try #require(throws: StorageOpenError.self) { try SQLiteWorkoutStore(stateDirectory: directory.path) }
+        let error = try #require(throws: StorageOpenError.self) {
+            try SQLiteWorkoutStore(stateDirectory: directory.path)
+        }
         #expect(error.kind == .foreignDatabase)
         #expect(error.description.contains(directory.databasePath))
         #expect(try Data(contentsOf: URL(fileURLWithPath: directory.databasePath)) == bytes)
@@ -109,7 +125,11 @@ import WorkoutdTesting
             let store = try SQLiteWorkoutStore(stateDirectory: directory.path)
             let engine = try await WorkoutEngine(store: store)
             let session = engine.session(for: "wearable-1")
-            for n in Int64(0)..<200 { _ = await session.handle([Lines.start(2 * n, location: String(repeating: "g", count: 200)), Lines.end(2 * n + 1)]) }
+            for n in Int64(0)..<200 {
+                _ = await session.handle([
+                    Lines.start(2 * n, location: String(repeating: "g", count: 200)), Lines.end(2 * n + 1),
+                ])
+            }
             // Into the main file, so the scribbling below hits the tables rather than an unread WAL.
             _ = try await store.database.writeWithoutTransaction { db in try db.checkpoint(.truncate) }
             try store.close()
@@ -130,7 +150,9 @@ import WorkoutdTesting
         let bytes = try await makeDamagedDatabase(in: directory)
         let url = URL(fileURLWithPath: directory.databasePath)
 
-        let error = try #require(throws: StorageOpenError.self) { try SQLiteWorkoutStore(stateDirectory: directory.path) }
+        let error = try #require(throws: StorageOpenError.self) {
+            try SQLiteWorkoutStore(stateDirectory: directory.path)
+        }
         #expect(error.kind == .corrupt)
         #expect(error.description.contains(directory.databasePath))
         #expect(try Data(contentsOf: url) == bytes)

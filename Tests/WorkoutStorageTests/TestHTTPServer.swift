@@ -73,13 +73,18 @@ final class TestHTTPServer: Sendable {
                 body += String(buffer: buffer)
             case .end:
                 guard let head else { return }
-                let status = recorder.record(Request(method: head.method, uri: head.uri, headers: head.headers, body: body))
+                let status = recorder.record(
+                    Request(method: head.method, uri: head.uri, headers: head.headers, body: body)
+                )
                 let answer = ByteBuffer(string: status == .ok ? "thanks" : "try later")
                 var headers = HTTPHeaders()
                 headers.add(name: "Content-Length", value: "\(answer.readableBytes)")
                 // A redirect points at another path of this server: a followed one would be a second request.
                 if (300..<400).contains(status.code) { headers.add(name: "Location", value: "/elsewhere") }
-                context.write(wrapOutboundOut(.head(HTTPResponseHead(version: head.version, status: status, headers: headers))), promise: nil)
+                context.write(
+                    wrapOutboundOut(.head(HTTPResponseHead(version: head.version, status: status, headers: headers))),
+                    promise: nil
+                )
                 context.write(wrapOutboundOut(.body(.byteBuffer(answer))), promise: nil)
                 context.writeAndFlush(wrapOutboundOut(.end(nil)), promise: nil)
             }

@@ -2,6 +2,7 @@ import Foundation
 import Synchronization
 import WorkoutEngine
 import WorkoutProtocol
+
 @testable import WorkoutStorage
 
 /// A fresh directory under /tmp, removed by `remove()`.
@@ -26,7 +27,8 @@ enum Lines {
     static func start(_ id: Int64?, location: String = "Gary's Gym", intensity: Int = 5) -> DecodedLine {
         DecodedLine(
             id: id.map(CommandID.integer),
-            command: .success(.startWorkout(Workout(location: location, date: date, intensityLevel: intensity))))
+            command: .success(.startWorkout(Workout(location: location, date: date, intensityLevel: intensity)))
+        )
     }
 
     static func end(_ id: Int64?) -> DecodedLine {

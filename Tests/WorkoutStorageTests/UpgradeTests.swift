@@ -1,13 +1,15 @@
-#if canImport(Glibc)
-import Glibc
-#endif
 import Foundation
 import GRDB
 import Testing
 import WorkoutEngine
 import WorkoutProtocol
 import WorkoutdTesting
+
 @testable import WorkoutStorage
+
+#if canImport(Glibc)
+import Glibc
+#endif
 
 /// Upgrades and downgrades of the database (issue 30): a migration is one transaction, so a kill at any
 /// point leaves the old or the new schema intact; a database a newer version wrote is refused, untouched.
@@ -15,7 +17,8 @@ import WorkoutdTesting
     static let workouts = 100_000
     static let firstMigration = "v1: workouts, shares, sessions, remembered replies"
     /// How many migrations a database has once the reply ring (issue 31) replaced `replyLog`.
-    static let replyRingMigrations = (StoreSchema.migrator.migrations.firstIndex(of: StoreSchema.replyRingMigrationName) ?? 0) + 1
+    static let replyRingMigrations =
+        (StoreSchema.migrator.migrations.firstIndex(of: StoreSchema.replyRingMigrationName) ?? 0) + 1
 
     /// A configuration file of its own, so nothing on this machine changes what is tested.
     static func configFile(in directory: TemporaryDirectory) throws -> String {
@@ -30,7 +33,11 @@ import WorkoutdTesting
 
     /// The schema objects (tables, indexes) after the migrations up to `identifier`, or all of them.
     static func schema(_ db: Database) throws -> [String] {
-        try String.fetchAll(db, sql: "SELECT type || ' ' || name || ': ' || COALESCE(sql, '') FROM sqlite_master WHERE name NOT LIKE 'sqlite_%' ORDER BY name")
+        try String.fetchAll(
+            db,
+            sql:
+                "SELECT type || ' ' || name || ': ' || COALESCE(sql, '') FROM sqlite_master WHERE name NOT LIKE 'sqlite_%' ORDER BY name"
+        )
     }
 
     static func referenceSchemas() throws -> [[String]: [String]] {
@@ -54,20 +61,26 @@ import WorkoutdTesting
         let pool = try DatabasePool(path: path, configuration: configuration)
         try StoreSchema.migrator.migrate(pool, upTo: firstMigration)
         try pool.write { db in
-            try db.execute(sql: """
-                WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < \(workouts))
-                INSERT INTO workout (id, device, location, date, intensityLevel, startedAt, endedAt, startCommandID, endCommandID)
-                SELECT i, 'band-' || (i % 10), 'Gym ' || i, 1584387913, 1 + i % 10, 1700000000 + i * 60, 1700000030 + i * 60, i * 2, i * 2 + 1 FROM n
-                """)
-            try db.execute(sql: """
-                WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < \(workouts))
-                INSERT INTO rememberedReply (device, commandID, reply)
-                SELECT 'band-' || (i % 10), i * 2 + 1, '{"status":"ok","command_type":"end_workout","workout_id":' || i || '}' FROM n
-                """)
-            try db.execute(sql: """
-                INSERT INTO deviceSession (device, state, activeWorkoutID, lastEndedWorkoutID)
-                SELECT 'band-' || (id % 10), '{"idle":true}', NULL, MAX(id) FROM workout GROUP BY id % 10
-                """)
+            try db.execute(
+                sql: """
+                    WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < \(workouts))
+                    INSERT INTO workout (id, device, location, date, intensityLevel, startedAt, endedAt, startCommandID, endCommandID)
+                    SELECT i, 'band-' || (i % 10), 'Gym ' || i, 1584387913, 1 + i % 10, 1700000000 + i * 60, 1700000030 + i * 60, i * 2, i * 2 + 1 FROM n
+                    """
+            )
+            try db.execute(
+                sql: """
+                    WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < \(workouts))
+                    INSERT INTO rememberedReply (device, commandID, reply)
+                    SELECT 'band-' || (i % 10), i * 2 + 1, '{"status":"ok","command_type":"end_workout","workout_id":' || i || '}' FROM n
+                    """
+            )
+            try db.execute(
+                sql: """
+                    INSERT INTO deviceSession (device, state, activeWorkoutID, lastEndedWorkoutID)
+                    SELECT 'band-' || (id % 10), '{"idle":true}', NULL, MAX(id) FROM workout GROUP BY id % 10
+                    """
+            )
         }
         try pool.close()
     }
@@ -94,15 +107,25 @@ import WorkoutdTesting
             let queue = try DatabaseQueue(path: path)
             let applied = try await queue.read { db in
                 let applied = try String.fetchAll(db, sql: "SELECT identifier FROM grdb_migrations ORDER BY rowid")
-                #expect(Array(StoreSchema.migrator.migrations.prefix(applied.count)) == applied, "applied in order: \(applied)")
+                #expect(
+                    Array(StoreSchema.migrator.migrations.prefix(applied.count)) == applied,
+                    "applied in order: \(applied)"
+                )
                 #expect(try Self.schema(db) == references[applied], "the schema of exactly \(applied.count) migrations")
                 #expect(try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM workout") == Self.workouts)
                 #expect(try String.fetchAll(db, sql: "PRAGMA quick_check") == ["ok"])
                 if applied.count >= Self.replyRingMigrations {
                     // Ten devices of 10,000 replies each: every device's newest window (1,024) in its ring.
-                    #expect(try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM reply WHERE commandID IS NOT NULL") == 10 * 1024, "each device's newest replies moved")
+                    #expect(
+                        try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM reply WHERE commandID IS NOT NULL") == 10
+                            * 1024,
+                        "each device's newest replies moved"
+                    )
                 } else if applied.count >= 2 {
-                    #expect(try Int.fetchOne(db, sql: "SELECT SUM(count) FROM replyLog") == Self.workouts, "every remembered reply moved")
+                    #expect(
+                        try Int.fetchOne(db, sql: "SELECT SUM(count) FROM replyLog") == Self.workouts,
+                        "every remembered reply moved"
+                    )
                 } else {
                     #expect(try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM rememberedReply") == Self.workouts)
                 }
@@ -118,12 +141,18 @@ import WorkoutdTesting
         let store = try SQLiteWorkoutStore(stateDirectory: state, mode: .readOnly)
         #expect(try await store.workouts(device: nil, limit: nil).count == Self.workouts)
         let lastEnded = try await store.database.read { db in
-            try Int64.fetchOne(db, sql: """
-                SELECT lastEndedWorkoutID FROM (\(ReplyRing.sessionsSQL)) JOIN device USING (number) WHERE name = 'band-0'
-                """)
+            try Int64.fetchOne(
+                db,
+                sql: """
+                    SELECT lastEndedWorkoutID FROM (\(ReplyRing.sessionsSQL)) JOIN device USING (number) WHERE name = 'band-0'
+                    """
+            )
         }
         #expect(lastEnded == Int64(Self.workouts), "the sessions moved into the rings")
-        #expect(try await store.database.read { db in try WriterVersion.read(db) } != nil, "the version that wrote it is recorded")
+        #expect(
+            try await store.database.read { db in try WriterVersion.read(db) } != nil,
+            "the version that wrote it is recorded"
+        )
         print("UpgradeTests: migrations applied when killed: \(seen)")
     }
 
@@ -143,9 +172,15 @@ import WorkoutdTesting
 
         let daemon = try Self.startDaemon(state, config: config)
         #expect(try daemon.waitForExit() == 73)
-        #expect(daemon.log.contains("the database was written by workoutd 99.1.0, newer than this version"), "\(daemon.log)")
+        #expect(
+            daemon.log.contains("the database was written by workoutd 99.1.0, newer than this version"),
+            "\(daemon.log)"
+        )
         #expect(try Data(contentsOf: URL(fileURLWithPath: path)) == before, "not altered")
-        #expect(try FileManager.default.contentsOfDirectory(atPath: state).sorted().filter { $0 != "workoutd.lock" } == files.filter { $0 != "workoutd.lock" })
+        #expect(
+            try FileManager.default.contentsOfDirectory(atPath: state).sorted().filter { $0 != "workoutd.lock" }
+                == files.filter { $0 != "workoutd.lock" }
+        )
     }
 
     @Test func unknownMigrationsAreRefusedEvenWithoutARecordedVersion() throws {
@@ -163,7 +198,10 @@ import WorkoutdTesting
             try SQLiteWorkoutStore(stateDirectory: directory.path, softwareVersion: "0.1.0")
         }
         #expect(error.kind == .newerSchema)
-        #expect(error.detail.contains("written by a newer workoutd, newer than this version (this is 0.1.0)"), "\(error)")
+        #expect(
+            error.detail.contains("written by a newer workoutd, newer than this version (this is 0.1.0)"),
+            "\(error)"
+        )
         #expect(try Data(contentsOf: URL(fileURLWithPath: directory.databasePath)) == before)
     }
 

@@ -4,6 +4,7 @@ import GRDB
 import Testing
 import WorkoutEngine
 import WorkoutProtocol
+
 @testable import WorkoutStorage
 
 /// `CWALWriteGathering` (issue 31): SQLite's own VFS writes a WAL frame as two writes, its header and its page;
@@ -43,7 +44,9 @@ import WorkoutProtocol
         let replies = await session.handle(lines)
         #expect(replies.allSatisfy { $0.isSuccess })
         let after = try await Self.writeCounts(store)
-        let walBytes = try WALFrames(path: directory.databasePath + "-wal").commits.joined().count * (SQLiteWorkoutStore.pageSize + 24)
+        let walBytes =
+            try WALFrames(path: directory.databasePath + "-wal").commits.joined().count
+            * (SQLiteWorkoutStore.pageSize + 24)
         // Runs longer than SQLite's unix VFS takes in one call (128 KiB) are split, never cut short.
         #expect(after.issued - before.issued <= walBytes / 65_536 + 2)
         #expect(after.asked - before.asked > 10 * (after.issued - before.issued))
@@ -76,7 +79,10 @@ import WorkoutProtocol
                 try db.execute(sql: "INSERT INTO t VALUES (?, ?)", arguments: [n, String(repeating: "x", count: 700)])
             }
             let (count, total) = try reader.read { db in
-                (try Int.fetchOne(db, sql: "SELECT count(*) FROM t") ?? -1, try Int.fetchOne(db, sql: "SELECT sum(length(text)) FROM t") ?? -1)
+                (
+                    try Int.fetchOne(db, sql: "SELECT count(*) FROM t") ?? -1,
+                    try Int.fetchOne(db, sql: "SELECT sum(length(text)) FROM t") ?? -1
+                )
             }
             #expect(count == n)
             #expect(total == n * 700)
@@ -98,7 +104,8 @@ import WorkoutProtocol
 
     /// The connection's WAL writes, asked and issued (``wd_wal_write_counts``).
     static func writeCounts(of db: Database) -> (asked: Int64, issued: Int64) {
-        var asked: Int64 = 0, issued: Int64 = 0
+        var asked: Int64 = 0
+        var issued: Int64 = 0
         let rc = wd_wal_write_counts(UnsafeMutableRawPointer(db.sqliteConnection), &asked, &issued)
         #expect(rc == 0, "SQLITE_OK: the connection is opened through the gathering VFS")
         return (asked, issued)

@@ -6,6 +6,6 @@ import PackageDescription
 let package = Package(
     name: "openapi-generate",
     dependencies: [
-        .package(url: "https://github.com/apple/swift-openapi-generator", exact: "1.14.3"),
+        .package(url: "https://github.com/apple/swift-openapi-generator", exact: "1.14.3")
     ]
 )

@@ -8,7 +8,8 @@ public struct UsageError: Error, CustomStringConvertible {
 public enum CommandLineFlags {
     /// Hands each `--flag value` pair to `handle` in order and returns what followed `--` (empty without one).
     public static func parse(
-        _ arguments: some Sequence<String>, _ handle: (_ flag: String, _ value: String) throws(UsageError) -> Void
+        _ arguments: some Sequence<String>,
+        _ handle: (_ flag: String, _ value: String) throws(UsageError) -> Void
     ) throws(UsageError) -> [String] {
         var iterator = arguments.makeIterator()
         while let flag = iterator.next() {
@@ -21,7 +22,9 @@ public enum CommandLineFlags {
 
     /// `value` as a count or a size, which must be above zero.
     public static func positive(_ value: String, _ flag: String) throws(UsageError) -> Int {
-        guard let number = Int(value), number > 0 else { throw UsageError("\(flag) must be a positive integer; got '\(value)'") }
+        guard let number = Int(value), number > 0 else {
+            throw UsageError("\(flag) must be a positive integer; got '\(value)'")
+        }
         return number
     }
 }

@@ -11,8 +11,10 @@ struct BenchmarkOptions: Sendable {
         while let argument = remaining.popFirst() {
             switch argument {
             case "--plugs": options.plugs = remaining.popFirst().flatMap { Int($0) }.map { max($0, 1) } ?? options.plugs
-            case "--devices": options.devices = remaining.popFirst().flatMap { Int($0) }.map { max($0, 1) } ?? options.devices
-            case "--commands": options.commands = remaining.popFirst().flatMap { Int($0) }.map { max($0, 2) } ?? options.commands
+            case "--devices":
+                options.devices = remaining.popFirst().flatMap { Int($0) }.map { max($0, 1) } ?? options.devices
+            case "--commands":
+                options.commands = remaining.popFirst().flatMap { Int($0) }.map { max($0, 2) } ?? options.commands
             case "--enforce-floors": options.enforceFloors = true
             default: print("ignoring unknown argument \(argument)")
             }

@@ -21,17 +21,17 @@ struct BenchmarkReport {
     var markdown: String {
         let sorted = latencies.sorted()
         return """
-        | hotplug (umockdev, \(plugs) plugs) | value | floor |
-        |---|---:|---:|
-        | udev add → first ack, p50 | \(milliseconds(p50)) ms | |
-        | udev add → first ack, p99 | \(milliseconds(p99)) ms | < \(milliseconds(Self.p99Floor)) ms \(p99 < Self.p99Floor ? "ok" : "MISS") |
-        | udev add → first ack, max | \(milliseconds(sorted.last ?? .zero)) ms | |
-        | 1 device, commands/s | \(Int(singleDevicePerSecond)) | |
-        | \(devices) devices at once, aggregate commands/s | \(Int(aggregatePerSecond)) | |
-        | aggregate / single | \(String(format: "%.2f", ratio)) | ≥ \(Self.ratioFloor) \(ratio >= Self.ratioFloor ? "ok" : "MISS") |
+            | hotplug (umockdev, \(plugs) plugs) | value | floor |
+            |---|---:|---:|
+            | udev add → first ack, p50 | \(milliseconds(p50)) ms | |
+            | udev add → first ack, p99 | \(milliseconds(p99)) ms | < \(milliseconds(Self.p99Floor)) ms \(p99 < Self.p99Floor ? "ok" : "MISS") |
+            | udev add → first ack, max | \(milliseconds(sorted.last ?? .zero)) ms | |
+            | 1 device, commands/s | \(Int(singleDevicePerSecond)) | |
+            | \(devices) devices at once, aggregate commands/s | \(Int(aggregatePerSecond)) | |
+            | aggregate / single | \(String(format: "%.2f", ratio)) | ≥ \(Self.ratioFloor) \(ratio >= Self.ratioFloor ? "ok" : "MISS") |
 
-        (\(commandsPerDevice) pipelined commands per device, at most \(Throughput.window) in flight per device.)
-        """
+            (\(commandsPerDevice) pipelined commands per device, at most \(Throughput.window) in flight per device.)
+            """
     }
 
     private func percentile(_ fraction: Double) -> Duration {

@@ -18,12 +18,16 @@ struct PlugSession: Sendable {
         for index in 0..<count {
             let start = ContinuousClock.now
             let wearable = MockWearable(tty: try plugWearable(index: index))
-            wearable.send(#"{"command_type":"start_workout","location":"Bench","date":"2020-03-16 19:45:13 +0000","intensityLevel":5,"id":1}"#)
+            wearable.send(
+                #"{"command_type":"start_workout","location":"Bench","date":"2020-03-16 19:45:13 +0000","intensityLevel":5,"id":1}"#
+            )
             guard let reply = wearable.readLineBlocking(timeout: .seconds(5)) else {
                 throw BenchmarkError(description: "plug \(index): no reply within 5 s")
             }
             latencies.append(ContinuousClock.now - start)
-            guard reply.contains(#""status":"ok""#) else { throw BenchmarkError(description: "plug \(index): \(reply)") }
+            guard reply.contains(#""status":"ok""#) else {
+                throw BenchmarkError(description: "plug \(index): \(reply)")
+            }
             testbed.unplug(wearable.tty)
         }
         return latencies
@@ -43,9 +47,13 @@ struct PlugSession: Sendable {
 
     private func plugWearable(index: Int) throws -> MockTTY {
         let serial = String(format: "BENCH-%05d", index)
-        return try testbed.plugTTY(name: "ttyACM\(index)", usbPort: "1-\(index + 1)", properties: [
-            "ID_SERIAL": "Workoutd_Wearable_\(serial)", "ID_SERIAL_SHORT": serial,
-            "ID_VENDOR_ID": "1209", "ID_MODEL_ID": "a7e1", "ID_USB_DRIVER": "cdc_acm", "WORKOUTD_DEVICE": "1",
-        ])
+        return try testbed.plugTTY(
+            name: "ttyACM\(index)",
+            usbPort: "1-\(index + 1)",
+            properties: [
+                "ID_SERIAL": "Workoutd_Wearable_\(serial)", "ID_SERIAL_SHORT": serial,
+                "ID_VENDOR_ID": "1209", "ID_MODEL_ID": "a7e1", "ID_USB_DRIVER": "cdc_acm", "WORKOUTD_DEVICE": "1",
+            ]
+        )
     }
 }

@@ -10,12 +10,14 @@ import Foundation
 import Logging
 import NIOPosix
 import SerialTransport
-import WorkoutdTesting
 import WorkoutEngine
+import WorkoutdTesting
 
 let options = BenchmarkOptions.parse(CommandLine.arguments.dropFirst())
 guard MockUdevTestbed.isPreloaded else {
-    FileHandle.standardError.write(Data("HotplugBenchmark must run under umockdev-wrapper (LD_PRELOAD=libumockdev-preload.so.0)\n".utf8))
+    FileHandle.standardError.write(
+        Data("HotplugBenchmark must run under umockdev-wrapper (LD_PRELOAD=libumockdev-preload.so.0)\n".utf8)
+    )
     exit(2)
 }
 
@@ -25,7 +27,11 @@ let testbed = MockUdevTestbed()
 let engine = try await WorkoutEngine(store: InMemoryWorkoutStore())
 let group = MultiThreadedEventLoopGroup(numberOfThreads: ProcessInfo.processInfo.activeProcessorCount)
 let manager = DeviceManager(group: group, engine: engine, options: PipelineOptions(), logger: logger)
-let discovery = DiscoveryService(manager: manager, matcher: try DeviceMatcher(parsing: DeviceMatcher.defaultRules), logger: logger)
+let discovery = DiscoveryService(
+    manager: manager,
+    matcher: try DeviceMatcher(parsing: DeviceMatcher.defaultRules),
+    logger: logger
+)
 let discoveryTask = Task { try await discovery.run() }
 try await discovery.waitUntilReady()
 
@@ -42,8 +48,13 @@ await manager.drainAll(timeout: .seconds(2))
 try await group.shutdownGracefully()
 
 let report = BenchmarkReport(
-    plugs: options.plugs, latencies: latencies, devices: options.devices, commandsPerDevice: options.commands,
-    singleDevicePerSecond: single, aggregatePerSecond: aggregate)
+    plugs: options.plugs,
+    latencies: latencies,
+    devices: options.devices,
+    commandsPerDevice: options.commands,
+    singleDevicePerSecond: single,
+    aggregatePerSecond: aggregate
+)
 print(report.markdown)
 if options.enforceFloors && !report.meetsFloors {
     FileHandle.standardError.write(Data("HotplugBenchmark: a floor was missed\n".utf8))

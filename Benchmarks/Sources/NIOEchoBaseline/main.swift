@@ -17,7 +17,8 @@ final class FixedReplyHandler: ChannelInboundHandler {
     typealias OutboundOut = ByteBuffer
 
     /// The same bytes as Benchmarks/peers/echo-baseline.c's reply.
-    static let reply = Array(#"{"command_type":"start_workout","status":"ok","workout_id":1}"#.utf8) + [UInt8(ascii: "\n")]
+    static let reply =
+        Array(#"{"command_type":"start_workout","status":"ok","workout_id":1}"#.utf8) + [UInt8(ascii: "\n")]
 
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
         let input = unwrapInboundIn(data)
@@ -44,7 +45,9 @@ do {
     let descriptor = try SerialPort.open(path: CommandLine.arguments[1], baud: 115_200)
     let channel = try await NIOPipeBootstrap(group: MultiThreadedEventLoopGroup.singleton.next())
         .channelInitializer { channel in
-            channel.eventLoop.makeCompletedFuture { try channel.pipeline.syncOperations.addHandler(FixedReplyHandler()) }
+            channel.eventLoop.makeCompletedFuture {
+                try channel.pipeline.syncOperations.addHandler(FixedReplyHandler())
+            }
         }
         .takingOwnershipOfDescriptor(inputOutput: descriptor).get()
     try await channel.closeFuture.get()

@@ -55,7 +55,6 @@ struct LagOptions {
     }
 }
 
-
 /// When each workout's start was acknowledged on its tty, and when its row was first seen centrally.
 final class Sightings: Sendable {
     private struct State {
@@ -113,7 +112,10 @@ func progress(_ text: String) {
 /// One wearable's paced load: start, end, start, end…, each command sent at its own slot, whether or not the
 /// replies before it are in (a hub under load answers later, it does not make its wearables slow down).
 func drive(
-    _ wearable: SimulatedWearable, device: Int, options: LagOptions, start: ContinuousClock.Instant
+    _ wearable: SimulatedWearable,
+    device: Int,
+    options: LagOptions,
+    start: ContinuousClock.Instant
 ) throws(TestingError) -> Int {
     let interval = Duration.seconds(1) / options.rate
     let commands = options.rate * options.seconds
@@ -123,7 +125,8 @@ func drive(
         let wait = ContinuousClock.now.duration(to: slot)
         if wait > .zero { Thread.sleep(forTimeInterval: milliseconds(wait) / 1000) }
         slot += interval
-        let command: Command = index.isMultiple(of: 2)
+        let command: Command =
+            index.isMultiple(of: 2)
             ? .startWorkout(Workout(location: "Rack \(device)", date: Date(), intensityLevel: index % 10 + 1))
             : .endWorkout
         try wearable.send(SimulatedWearable.line(for: command, id: .integer(Int64(index))))
@@ -192,19 +195,29 @@ enum ReplicationLag {
         // A line every session answers without changing state.
         for wearable in wearables {
             do {
-                _ = try wearable.request(#"{"command_type":"share_workout","service":"twitter","id":"probe"}"#, timeout: .seconds(60))
+                _ = try wearable.request(
+                    #"{"command_type":"share_workout","service":"twitter","id":"probe"}"#,
+                    timeout: .seconds(60)
+                )
             } catch {
                 throw TestingError("workoutd did not answer on \(wearable.devicePath): \(error)\n\(daemonLog())")
             }
         }
 
         var configuration = PostgresConnection.Configuration(
-            unixSocketPath: "\(options.socketDirectory)/.s.PGSQL.\(options.port)", username: options.user, password: nil,
-            database: options.database)
+            unixSocketPath: "\(options.socketDirectory)/.s.PGSQL.\(options.port)",
+            username: options.user,
+            password: nil,
+            database: options.database
+        )
         configuration.options.connectTimeout = .seconds(10)
         let logger = Logger(label: "replication-lag")
         let connection = try await PostgresConnection.connect(
-            on: MultiThreadedEventLoopGroup.singleton.any(), configuration: configuration, id: 1, logger: logger)
+            on: MultiThreadedEventLoopGroup.singleton.any(),
+            configuration: configuration,
+            id: 1,
+            logger: logger
+        )
 
         let sightings = Sightings()
         let failures = Mutex<[String]>([])
@@ -223,7 +236,12 @@ enum ReplicationLag {
             }
             let receiver = Thread {
                 do {
-                    try collect(wearable, device: device, commands: options.rate * options.seconds, sightings: sightings)
+                    try collect(
+                        wearable,
+                        device: device,
+                        commands: options.rate * options.seconds,
+                        sightings: sightings
+                    )
                 } catch {
                     failures.withLock { $0.append("\(error)") }
                 }
@@ -237,7 +255,9 @@ enum ReplicationLag {
         while true {
             let floor = sightings.pollFloor
             let rows = try await connection.query(
-                "SELECT workout_id FROM workouts WHERE hub_id = \(options.hubID) AND workout_id > \(floor)", logger: logger)
+                "SELECT workout_id FROM workouts WHERE hub_id = \(options.hubID) AND workout_id > \(floor)",
+                logger: logger
+            )
             var ids: [Int64] = []
             for try await id in rows.decode(Int64.self) { ids.append(id) }
             sightings.seen(ids, at: .now)
@@ -263,7 +283,8 @@ enum ReplicationLag {
         let p99 = percentile(0.99)
         let rate = Double(commandsSent.load(ordering: .relaxed)) / (milliseconds(elapsed) / 1000)
         let passed = p99 <= p99Ceiling && lost == 0
-        print("""
+        print(
+            """
             | replication lag (\(options.devices) devices, \(lags.count + lost) workouts) | value | floor | result |
             |---|---:|---:|---|
             | commands/s achieved (target \(options.devices * options.rate)) | \(Int(rate.rounded())) | | |
@@ -271,8 +292,11 @@ enum ReplicationLag {
             | start reply → row in PostgreSQL, p99 | \(format(p99)) ms | ≤ \(Int(p99Ceiling)) ms | \(passed ? "PASS" : "MISS") |
             | start reply → row in PostgreSQL, max | \(format(lags[lags.count - 1])) ms | | |
             | workouts not in PostgreSQL \(Int(milliseconds(drainTimeout) / 1000)) s after the load | \(lost) | 0 | \(lost == 0 ? "PASS" : "MISS") |
-            """)
-        progress("\(passed ? "PASS" : "MISS") replication lag p99 = \(format(p99)) ms (≤ \(Int(p99Ceiling)) ms), \(lost) lost")
+            """
+        )
+        progress(
+            "\(passed ? "PASS" : "MISS") replication lag p99 = \(format(p99)) ms (≤ \(Int(p99Ceiling)) ms), \(lost) lost"
+        )
     }
 
     static func format(_ value: Double) -> String { String(format: "%.1f", value) }

@@ -33,7 +33,8 @@ struct ProcessSample: Sendable {
                 counts[kind, default: 0] += 1
             }
         }
-        let before = kinds(otherTargets), after = kinds(later.otherTargets)
+        let before = kinds(otherTargets)
+        let after = kinds(later.otherTargets)
         return Set(before.keys).union(after.keys).sorted().compactMap { kind in
             let change = after[kind, default: 0] - before[kind, default: 0]
             return change == 0 ? nil : "\(change > 0 ? "+" : "")\(change) \(kind)"
@@ -44,15 +45,22 @@ struct ProcessSample: Sendable {
     /// under `stateDirectory`; nil when the process is gone.
     static func take(pid: Int32, elapsed: Duration, stateDirectory: String) -> ProcessSample? {
         guard let status = try? String(contentsOfFile: "/proc/\(pid)/status", encoding: .utf8),
-              let line = status.split(separator: "\n").first(where: { $0.hasPrefix("VmRSS:") }),
-              let kib = line.split(separator: " ", omittingEmptySubsequences: true).dropFirst().first.flatMap({ Int($0) }),
-              let descriptors = try? FileManager.default.contentsOfDirectory(atPath: "/proc/\(pid)/fd")
+            let line = status.split(separator: "\n").first(where: { $0.hasPrefix("VmRSS:") }),
+            let kib = line.split(separator: " ", omittingEmptySubsequences: true).dropFirst().first.flatMap({ Int($0) }
+            ),
+            let descriptors = try? FileManager.default.contentsOfDirectory(atPath: "/proc/\(pid)/fd")
         else { return nil }
-        let targets = descriptors.map { (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/\(pid)/fd/\($0)")) ?? "?" }
+        let targets = descriptors.map {
+            (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/\(pid)/fd/\($0)")) ?? "?"
+        }
         let others = targets.filter { !$0.hasPrefix(stateDirectory + "/") }
         var sample = ProcessSample(
-            elapsed: elapsed, residentKiB: kib, openDescriptors: descriptors.count,
-            stateDescriptors: targets.count - others.count, otherTargets: others)
+            elapsed: elapsed,
+            residentKiB: kib,
+            openDescriptors: descriptors.count,
+            stateDescriptors: targets.count - others.count,
+            otherTargets: others
+        )
         sample.threads = (try? FileManager.default.contentsOfDirectory(atPath: "/proc/\(pid)/task").count) ?? 0
         func size(_ name: String) -> Int {
             ((try? FileManager.default.attributesOfItem(atPath: stateDirectory + "/" + name))?[.size] as? Int) ?? 0

@@ -1,8 +1,9 @@
+import Foundation
+import WorkoutdTesting
+
 #if canImport(Glibc)
 import Glibc
 #endif
-import Foundation
-import WorkoutdTesting
 
 /// A stable device path (a symlink, as udev makes under /dev/serial/by-id) over a pty that can be
 /// unplugged and replaced by a new one, so the daemon's reconnect on the same path is exercised.

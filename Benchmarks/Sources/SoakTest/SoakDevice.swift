@@ -1,9 +1,10 @@
-#if canImport(Glibc)
-import Glibc
-#endif
 import Foundation
 import Synchronization
 import WorkoutdTesting
+
+#if canImport(Glibc)
+import Glibc
+#endif
 
 /// One simulated wearable in the soak run, driven on its own thread with blocking I/O.
 final class SoakDevice: @unchecked Sendable {
@@ -58,7 +59,9 @@ final class SoakDevice: @unchecked Sendable {
                     var bytes = Array(line.utf8)
                     if bytes.last == UInt8(ascii: "\r") { bytes.removeLast() }
                     if try ReplyLineCheck.summary(of: bytes + [UInt8(ascii: "\n")]).isSuccess,
-                       line.contains(#""command_type":"start_workout""#) || line.contains(#""command_type":"share_workout""#) {
+                        line.contains(#""command_type":"start_workout""#)
+                            || line.contains(#""command_type":"share_workout""#)
+                    {
                         tally.storedRecords += 1
                     }
                 }

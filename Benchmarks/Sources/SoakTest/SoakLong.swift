@@ -1,9 +1,10 @@
-#if canImport(Glibc)
-import Glibc
-#endif
 import Foundation
 import Synchronization
 import WorkoutdTesting
+
+#if canImport(Glibc)
+import Glibc
+#endif
 
 /// Reply latencies of the batches answered since the last sample, for its percentiles.
 final class ReplyLatency: Sendable {
@@ -42,19 +43,24 @@ final class LongModeHarness: @unchecked Sendable {
         let password = try cluster.writePasswordFile(in: directory)
         let file = directory + "/workoutd.yaml"
         try """
-            log_level: notice
-            discovery:
-              enabled: false
-            replication:
-              postgres_url: "\(cluster.url())"
-              password_file: "\(password)"
-              hub_id: "soak-long"
+        log_level: notice
+        discovery:
+          enabled: false
+        replication:
+          postgres_url: "\(cluster.url())"
+          password_file: "\(password)"
+          hub_id: "soak-long"
 
-            """.write(toFile: file, atomically: true, encoding: .utf8)
+        """.write(toFile: file, atomically: true, encoding: .utf8)
         return file
     }
 
-    func run(until deadline: ContinuousClock.Instant, options: SoakOptions, daemon: DaemonProcess, finished: DispatchGroup) {
+    func run(
+        until deadline: ContinuousClock.Instant,
+        options: SoakOptions,
+        daemon: DaemonProcess,
+        finished: DispatchGroup
+    ) {
         finished.enter()
         Thread { [self] in
             while ContinuousClock.now + options.outageEvery < deadline {
@@ -112,30 +118,47 @@ struct DriftReport {
         let start = samples[startIndex]
         func row(_ label: String, _ a: ProcessSample, _ b: ProcessSample, scale: Double) -> Row {
             Row(
-                label: label, rssKiB: Double(b.residentKiB - a.residentKiB) * scale, fds: Double(b.openDescriptors - a.openDescriptors) * scale,
-                threads: Double(b.threads - a.threads) * scale, databaseKiB: Double(b.databaseBytes - a.databaseBytes) / 1024 * scale,
-                walKiB: Double(b.walBytes - a.walBytes) / 1024 * scale, p99: b.latencyP99Milliseconds - a.latencyP99Milliseconds)
+                label: label,
+                rssKiB: Double(b.residentKiB - a.residentKiB) * scale,
+                fds: Double(b.openDescriptors - a.openDescriptors) * scale,
+                threads: Double(b.threads - a.threads) * scale,
+                databaseKiB: Double(b.databaseBytes - a.databaseBytes) / 1024 * scale,
+                walKiB: Double(b.walBytes - a.walBytes) / 1024 * scale,
+                p99: b.latencyP99Milliseconds - a.latencyP99Milliseconds
+            )
         }
         let hours = (last.elapsed - start.elapsed).inSeconds / 3600
         guard hours >= 1 else { return [row("whole run, per hour", start, last, scale: hours > 0 ? 1 / hours : 0)] }
-        return SampleSelection.hours(elapsed: samples.map(\.elapsed), start: startIndex).enumerated().map { hour, span in
+        return SampleSelection.hours(elapsed: samples.map(\.elapsed), start: startIndex).enumerated().map {
+            hour,
+            span in
             let (from, to) = (samples[span.from], samples[span.to])
-            return row("hour \(hour + 1) (\(Int(from.elapsed.inSeconds))–\(Int(to.elapsed.inSeconds)) s)", from, to, scale: 1)
+            return row(
+                "hour \(hour + 1) (\(Int(from.elapsed.inSeconds))–\(Int(to.elapsed.inSeconds)) s)",
+                from,
+                to,
+                scale: 1
+            )
         }
     }
 
     var markdown: String {
         var text = "\(Self.startMarker)\n## Soak, long mode (`make soak SOAK=long`)\n"
-        text += "Run \(Date().formatted(.iso8601)), \(Int(elapsed.inSeconds)) s on \(ProcessInfo.processInfo.activeProcessorCount) cores, "
-        text += "\(options.readingDevices) reading devices + 1 never reading, replug chance \(options.replugPercent) % per batch "
+        text +=
+            "Run \(Date().formatted(.iso8601)), \(Int(elapsed.inSeconds)) s on \(ProcessInfo.processInfo.activeProcessorCount) cores, "
+        text +=
+            "\(options.readingDevices) reading devices + 1 never reading, replug chance \(options.replugPercent) % per batch "
         text += "(\(replugs) replugs), shares spooled, replication to a real PostgreSQL stopped \(outages) times for "
         text += "\(Int(options.outageLength.inSeconds)) s, \(reloads) reloads (SIGHUP); \(replies) replies checked, "
         text += "\(centralWorkouts) workouts in the central table at the end. "
         text += "Verdict of the run's checks: **\(passed ? "PASS" : "FAIL")** (see the soak section above). "
-        text += "Drift: the later sample minus the earlier (latency: the change of the 99th percentile of batch replies).\n\n"
-        text += "| span | RSS (KiB) | fds | threads | database (KiB) | WAL (KiB) | reply p99 (ms) |\n|---|---|---|---|---|---|---|\n"
+        text +=
+            "Drift: the later sample minus the earlier (latency: the change of the 99th percentile of batch replies).\n\n"
+        text +=
+            "| span | RSS (KiB) | fds | threads | database (KiB) | WAL (KiB) | reply p99 (ms) |\n|---|---|---|---|---|---|---|\n"
         for row in rows {
-            text += "| \(row.label) | \(f(row.rssKiB)) | \(f(row.fds)) | \(f(row.threads)) | \(f(row.databaseKiB)) | \(f(row.walKiB)) | \(f(row.p99)) |\n"
+            text +=
+                "| \(row.label) | \(f(row.rssKiB)) | \(f(row.fds)) | \(f(row.threads)) | \(f(row.databaseKiB)) | \(f(row.walKiB)) | \(f(row.p99)) |\n"
         }
         text += "\(Self.endMarker)\n"
         return text
@@ -147,7 +170,9 @@ struct DriftReport {
     func write(to path: String) throws {
         let existing = (try? String(contentsOfFile: path, encoding: .utf8)) ?? "# Benchmarks\n"
         var updated: String
-        if let start = existing.range(of: Self.startMarker), let end = existing.range(of: Self.endMarker), start.lowerBound < end.lowerBound {
+        if let start = existing.range(of: Self.startMarker), let end = existing.range(of: Self.endMarker),
+            start.lowerBound < end.lowerBound
+        {
             var after = existing[end.upperBound...]
             if after.first == "\n" { after = after.dropFirst() }
             updated = existing[..<start.lowerBound] + markdown + after

@@ -24,9 +24,13 @@ struct SoakOptions: Sendable {
     var reloadEvery: Duration = .seconds(300)
 
     init(environment: [String: String]) throws {
-        if let seconds = try Self.integer("SOAK_SECONDS", in: environment, range: 10...86_400) { duration = .seconds(seconds) }
+        if let seconds = try Self.integer("SOAK_SECONDS", in: environment, range: 10...86_400) {
+            duration = .seconds(seconds)
+        }
         if let devices = try Self.integer("SOAK_DEVICES", in: environment, range: 1...64) { readingDevices = devices }
-        if let percent = try Self.integer("SOAK_REPLUG_PERCENT", in: environment, range: 0...100) { replugPercent = percent }
+        if let percent = try Self.integer("SOAK_REPLUG_PERCENT", in: environment, range: 0...100) {
+            replugPercent = percent
+        }
         reportPath = environment["SOAK_REPORT"].flatMap { $0.isEmpty ? nil : $0 }
         configuration = environment["SOAK_CONFIGURATION"].flatMap { $0.isEmpty ? nil : $0 }
         long = environment["SOAK"] == "long" || duration >= .seconds(3600)
@@ -39,7 +43,8 @@ struct SoakOptions: Sendable {
         }
     }
 
-    private static func integer(_ key: String, in environment: [String: String], range: ClosedRange<Int>) throws -> Int? {
+    private static func integer(_ key: String, in environment: [String: String], range: ClosedRange<Int>) throws -> Int?
+    {
         guard let raw = environment[key] else { return nil }
         guard let value = Int(raw), range.contains(value) else {
             throw SoakFailure("\(key) must be an integer from \(range.lowerBound) to \(range.upperBound); got '\(raw)'")

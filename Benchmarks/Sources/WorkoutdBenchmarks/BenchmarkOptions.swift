@@ -62,4 +62,3 @@ struct BenchmarkOptions {
         return options
     }
 }
-

@@ -40,26 +40,47 @@ struct BenchmarkTable {
         var floors: [(String, Double, String, Bool)] = []
         guard let reference = subjects.first else { return [] }
         let throughput = reference.throughput.commandsPerSecond / baseline.throughput.commandsPerSecond
-        floors.append(("throughput \(reference.name) / \(baseline.name)", throughput,
-                       "≥ \(Self.throughputFloor)", throughput >= Self.throughputFloor))
+        floors.append(
+            (
+                "throughput \(reference.name) / \(baseline.name)", throughput,
+                "≥ \(Self.throughputFloor)", throughput >= Self.throughputFloor
+            )
+        )
         let p99 = reference.latency.microseconds(atPercentile: 99) / baseline.latency.microseconds(atPercentile: 99)
-        floors.append(("p99 latency \(reference.name) / \(baseline.name)", p99,
-                       "≤ \(Self.latencyCeiling)", p99 <= Self.latencyCeiling))
-        floors.append(("throughput \(reference.name) / \(baseline.name) (issue 17)", throughput,
-                       "≥ \(Self.reanchoredThroughputFloor)", throughput >= Self.reanchoredThroughputFloor))
+        floors.append(
+            (
+                "p99 latency \(reference.name) / \(baseline.name)", p99,
+                "≤ \(Self.latencyCeiling)", p99 <= Self.latencyCeiling
+            )
+        )
+        floors.append(
+            (
+                "throughput \(reference.name) / \(baseline.name) (issue 17)", throughput,
+                "≥ \(Self.reanchoredThroughputFloor)", throughput >= Self.reanchoredThroughputFloor
+            )
+        )
         // Issue 17 re-anchors latency on the echo over workoutd's own transport, measured as the first reference.
         if let transport = references.first {
             for (percentile, ceiling) in [(50.0, Self.transportP50Ceiling), (99.0, Self.transportP99Ceiling)] {
-                let ratio = reference.latency.microseconds(atPercentile: percentile)
+                let ratio =
+                    reference.latency.microseconds(atPercentile: percentile)
                     / transport.latency.microseconds(atPercentile: percentile)
-                floors.append(("p\(Int(percentile)) latency \(reference.name) / \(transport.name)", ratio,
-                               "≤ \(ceiling)", ratio <= ceiling))
+                floors.append(
+                    (
+                        "p\(Int(percentile)) latency \(reference.name) / \(transport.name)", ratio,
+                        "≤ \(ceiling)", ratio <= ceiling
+                    )
+                )
             }
         }
         for durable in durableSubjects {
             let ratio = durable.throughput.commandsPerSecond / reference.throughput.commandsPerSecond
-            floors.append(("throughput \(durable.name) / \(reference.name)", ratio,
-                           "≥ \(Self.durableThroughputFloor)", ratio >= Self.durableThroughputFloor))
+            floors.append(
+                (
+                    "throughput \(durable.name) / \(reference.name)", ratio,
+                    "≥ \(Self.durableThroughputFloor)", ratio >= Self.durableThroughputFloor
+                )
+            )
         }
         if let durable = durableSubjects.first {
             floors += durableFloors(durable)
@@ -67,8 +88,12 @@ struct BenchmarkTable {
         let unreplicated = durableSubjects.last ?? reference
         for replicated in replicatedSubjects {
             let ratio = replicated.throughput.commandsPerSecond / unreplicated.throughput.commandsPerSecond
-            floors.append(("throughput \(replicated.name) / \(unreplicated.name)", ratio,
-                           "≥ \(Self.replicatedThroughputFloor)", ratio >= Self.replicatedThroughputFloor))
+            floors.append(
+                (
+                    "throughput \(replicated.name) / \(unreplicated.name)", ratio,
+                    "≥ \(Self.replicatedThroughputFloor)", ratio >= Self.replicatedThroughputFloor
+                )
+            )
         }
         return floors
     }
@@ -78,12 +103,23 @@ struct BenchmarkTable {
         var floors: [(String, Double, String, Bool)] = []
         if let echo = durableEcho {
             for (percentile, ceiling) in [(50.0, Self.durableEchoP50Ceiling), (99.0, Self.durableEchoP99Ceiling)] {
-                let ratio = durable.latency.microseconds(atPercentile: percentile) / echo.latency.microseconds(atPercentile: percentile)
-                floors.append(("p\(Int(percentile)) latency \(durable.name) / \(echo.name) (issue 31)", ratio, "≤ \(ceiling)", ratio <= ceiling))
+                let ratio =
+                    durable.latency.microseconds(atPercentile: percentile)
+                    / echo.latency.microseconds(atPercentile: percentile)
+                floors.append(
+                    (
+                        "p\(Int(percentile)) latency \(durable.name) / \(echo.name) (issue 31)", ratio, "≤ \(ceiling)",
+                        ratio <= ceiling
+                    )
+                )
             }
             let throughput = durable.throughput.commandsPerSecond / echo.throughput.commandsPerSecond
-            floors.append(("throughput \(durable.name) / \(echo.name) (issue 31)", throughput,
-                           "≥ \(Self.durableEchoThroughputFloor)", throughput >= Self.durableEchoThroughputFloor))
+            floors.append(
+                (
+                    "throughput \(durable.name) / \(echo.name) (issue 31)", throughput,
+                    "≥ \(Self.durableEchoThroughputFloor)", throughput >= Self.durableEchoThroughputFloor
+                )
+            )
         }
         if let peer = durablePeer {
             let ratio = durable.latency.microseconds(atPercentile: 50) / peer.latency.microseconds(atPercentile: 50)
@@ -109,13 +145,17 @@ struct BenchmarkTable {
             let t = figures.throughput
             let l = figures.latency
             text += "| \(figures.name) | \(Int(t.commandsPerSecond.rounded())) | \(format(t.megabytesPerSecondIn)) | "
-            text += "\(format(t.megabytesPerSecondOut)) | \(figures.throughputRounds.map { String(Int($0.rounded())) }.joined(separator: ", ")) | "
-            text += "\(format(l.microseconds(atPercentile: 50), digits: 1)) | \(format(l.microseconds(atPercentile: 99), digits: 1)) | "
-            text += "\(format(l.microseconds(atPercentile: 99.9), digits: 1)) | \(format(Double(l.histogram.max) / 1000, digits: 1)) |\n"
+            text +=
+                "\(format(t.megabytesPerSecondOut)) | \(figures.throughputRounds.map { String(Int($0.rounded())) }.joined(separator: ", ")) | "
+            text +=
+                "\(format(l.microseconds(atPercentile: 50), digits: 1)) | \(format(l.microseconds(atPercentile: 99), digits: 1)) | "
+            text +=
+                "\(format(l.microseconds(atPercentile: 99.9), digits: 1)) | \(format(Double(l.histogram.max) / 1000, digits: 1)) |\n"
         }
         text += "\n| ratio | measured | floor | result |\n|---|---:|---:|---|\n"
         for floor in floors {
-            text += "| \(floor.label) | \(format(floor.ratio, digits: 3)) | \(floor.requirement) | \(floor.passed ? "PASS" : "MISS") |\n"
+            text +=
+                "| \(floor.label) | \(format(floor.ratio, digits: 3)) | \(floor.requirement) | \(floor.passed ? "PASS" : "MISS") |\n"
         }
         for subject in references + subjects.dropFirst() + durableSubjects + replicatedSubjects {
             let throughput = subject.throughput.commandsPerSecond / baseline.throughput.commandsPerSecond

@@ -34,7 +34,8 @@ struct CommandMix {
             let workout = Workout(
                 location: Self.locations[cycle % Self.locations.count],
                 date: Self.firstDate.addingTimeInterval(Double(cycle) * 3600),
-                intensityLevel: cycle % 10 + 1)
+                intensityLevel: cycle % 10 + 1
+            )
             let service = ShareService.allCases[cycle % ShareService.allCases.count]
             for command in [Command.startWorkout(workout), .endWorkout, .shareWorkout(service)] {
                 let id: CommandID = nextID.isMultiple(of: 2) ? .integer(nextID) : .string("w-\(nextID)")

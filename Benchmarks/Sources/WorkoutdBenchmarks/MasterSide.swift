@@ -1,8 +1,9 @@
+import WorkoutProtocol
+import WorkoutdTesting
+
 #if canImport(Glibc)
 import Glibc
 #endif
-import WorkoutProtocol
-import WorkoutdTesting
 
 /// The wearable's end of the pty (the master, non-blocking), driven with plain read/write/poll so the
 /// driver's own cost stays small beside what it measures.
@@ -10,22 +11,30 @@ struct MasterSide: Sendable {
     let fd: CInt
 
     /// Writes as much of `bytes` as the line takes now, waiting (poll) only when it takes nothing.
-    func writeSome(_ bytes: UnsafeRawBufferPointer, until deadline: ContinuousClock.Instant) throws(TestingError) -> Int {
+    func writeSome(_ bytes: UnsafeRawBufferPointer, until deadline: ContinuousClock.Instant) throws(TestingError) -> Int
+    {
         while true {
             let n = Glibc.write(fd, bytes.baseAddress, bytes.count)
             if n >= 0 { return n }
-            guard errno == EAGAIN || errno == EINTR else { throw TestingError("write to the pty failed: \(String(cString: strerror(errno)))") }
+            guard errno == EAGAIN || errno == EINTR else {
+                throw TestingError("write to the pty failed: \(String(cString: strerror(errno)))")
+            }
             try wait(for: POLLOUT, until: deadline)
         }
     }
 
     /// Reads what is there (at least one byte), waiting (poll) when nothing is.
-    func readSome(into buffer: UnsafeMutableRawBufferPointer, until deadline: ContinuousClock.Instant) throws(TestingError) -> Int {
+    func readSome(
+        into buffer: UnsafeMutableRawBufferPointer,
+        until deadline: ContinuousClock.Instant
+    ) throws(TestingError) -> Int {
         while true {
             let n = Glibc.read(fd, buffer.baseAddress, buffer.count)
             if n > 0 { return n }
             if n == 0 { throw TestingError("end of file on the pty") }
-            guard errno == EAGAIN || errno == EINTR else { throw TestingError("read from the pty failed: \(String(cString: strerror(errno)))") }
+            guard errno == EAGAIN || errno == EINTR else {
+                throw TestingError("read from the pty failed: \(String(cString: strerror(errno)))")
+            }
             try wait(for: POLLIN, until: deadline)
         }
     }

@@ -24,7 +24,11 @@ enum PipelinedThroughput {
     /// Room per reply; a real reply is under 130 bytes.
     private static let replyCapacity = 512
 
-    static func measure(_ master: MasterSide, commands: [CommandMix.Entry], timeout: Duration = .seconds(300)) throws -> Result {
+    static func measure(
+        _ master: MasterSide,
+        commands: [CommandMix.Entry],
+        timeout: Duration = .seconds(300)
+    ) throws -> Result {
         let payload = commands.flatMap(\.line)
         let expected = commands.count
         let deadline = ContinuousClock.now + timeout
@@ -47,8 +51,12 @@ enum PipelinedThroughput {
         if let writeError { throw writeError }
         if let readError { throw readError }
         return Result(
-            commands: expected, commandBytes: payload.count, replyBytes: replies.count,
-            elapsed: finished - start, replies: replies)
+            commands: expected,
+            commandBytes: payload.count,
+            replyBytes: replies.count,
+            elapsed: finished - start,
+            replies: replies
+        )
     }
 }
 
@@ -74,7 +82,10 @@ private final class ReplyCollector: @unchecked Sendable {
                 guard length < buffer.count else {
                     throw TestingError("replies overflowed \(buffer.count) bytes after \(seen) lines")
                 }
-                let n = try master.readSome(into: UnsafeMutableRawBufferPointer(rebasing: buffer[length...]), until: deadline)
+                let n = try master.readSome(
+                    into: UnsafeMutableRawBufferPointer(rebasing: buffer[length...]),
+                    until: deadline
+                )
                 seen += countNewlines(UnsafeRawBufferPointer(rebasing: buffer[length..<length + n]))
                 length += n
             }

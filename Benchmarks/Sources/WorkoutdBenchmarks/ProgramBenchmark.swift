@@ -17,14 +17,19 @@ enum ProgramBenchmark {
     /// Each pipelined round and the latency run get a program started afresh on a new pty, so every
     /// measurement starts from the same state: no backlog left by the round before (a round queues tens
     /// of thousands of shares, which the daemon goes on delivering in the background).
-    static func run(_ specification: ProgramUnderTest.Specification, options: BenchmarkOptions, matchIDs: Bool) throws -> ProgramFigures {
+    static func run(
+        _ specification: ProgramUnderTest.Specification,
+        options: BenchmarkOptions,
+        matchIDs: Bool
+    ) throws -> ProgramFigures {
         try run([(specification, matchIDs)], options: options)[0]
     }
 
     /// Several programs measured round by round in turn (A, B, C, A, B, C…), so a change in the machine's
     /// load during the run (other work on a shared machine) falls on all of them alike, not on one.
     static func run(
-        _ programs: [(specification: ProgramUnderTest.Specification, matchIDs: Bool)], options: BenchmarkOptions
+        _ programs: [(specification: ProgramUnderTest.Specification, matchIDs: Bool)],
+        options: BenchmarkOptions
     ) throws -> [ProgramFigures] {
         var mixes = Array(repeating: CommandMix(), count: programs.count)
         var starts = Array(repeating: 0, count: programs.count)
@@ -49,21 +54,30 @@ enum ProgramBenchmark {
             let commands = mixes[index].next(options.roundTrips)
             starts[index] += 1
             var latency = try withFreshProgram(specification, run: starts[index]) { master, process in
-                try measured(specification, process) { try SingleFlightLatency.measure(master, warmUp: warmUp, commands: commands) }
+                try measured(specification, process) {
+                    try SingleFlightLatency.measure(master, warmUp: warmUp, commands: commands)
+                }
             }
             try ReplyCheck.verify(latency.replies, against: commands, matchIDs: program.matchIDs)
             latency.replies = []
             let sorted = rounds[index].sorted { $0.commandsPerSecond < $1.commandsPerSecond }
-            figures.append(ProgramFigures(
-                name: specification.name, throughput: sorted[sorted.count / 2],
-                throughputRounds: rounds[index].map(\.commandsPerSecond), latency: latency))
+            figures.append(
+                ProgramFigures(
+                    name: specification.name,
+                    throughput: sorted[sorted.count / 2],
+                    throughputRounds: rounds[index].map(\.commandsPerSecond),
+                    latency: latency
+                )
+            )
         }
         return figures
     }
 
     /// Starts the program on a new pty, waits until it answers, runs `body`, stops the program.
     private static func withFreshProgram<T>(
-        _ specification: ProgramUnderTest.Specification, run: Int, _ body: (MasterSide, ProgramUnderTest) throws -> T
+        _ specification: ProgramUnderTest.Specification,
+        run: Int,
+        _ body: (MasterSide, ProgramUnderTest) throws -> T
     ) throws -> T {
         let wearable = try SimulatedWearable()
         let program = try ProgramUnderTest(specification, devicePath: wearable.devicePath, run: run)
@@ -74,7 +88,9 @@ enum ProgramBenchmark {
         do {
             _ = try wearable.request(probe, timeout: .seconds(60))
         } catch {
-            throw TestingError("\(specification.name) did not answer on \(wearable.devicePath): \(error)\n\(program.log)")
+            throw TestingError(
+                "\(specification.name) did not answer on \(wearable.devicePath): \(error)\n\(program.log)"
+            )
         }
         guard wearable.drain(for: .milliseconds(100)).isEmpty else {
             throw TestingError("\(specification.name) answered the probe line more than once")
@@ -83,11 +99,17 @@ enum ProgramBenchmark {
     }
 
     /// Runs a measurement, adding the program's own output to any failure.
-    private static func measured<T>(_ specification: ProgramUnderTest.Specification, _ program: ProgramUnderTest, _ body: () throws -> T) throws -> T {
+    private static func measured<T>(
+        _ specification: ProgramUnderTest.Specification,
+        _ program: ProgramUnderTest,
+        _ body: () throws -> T
+    ) throws -> T {
         do {
             return try body()
         } catch {
-            throw TestingError("\(specification.name): \(error)\(program.isRunning ? "" : " (it exited)")\n\(program.log)")
+            throw TestingError(
+                "\(specification.name): \(error)\(program.isRunning ? "" : " (it exited)")\n\(program.log)"
+            )
         }
     }
 }

@@ -1,8 +1,9 @@
 import BenchmarkSupport
+import Foundation
+
 #if canImport(Glibc)
 import Glibc
 #endif
-import Foundation
 
 /// A program being benchmarked, started on a pty's device path, its output kept in a log for failures.
 ///
@@ -39,9 +40,13 @@ final class ProgramUnderTest {
         _ = FileManager.default.createFile(atPath: logURL.path, contents: nil)
         let log = try FileHandle(forWritingTo: logURL)
         process.executableURL = URL(fileURLWithPath: "/bin/sh")
-        process.arguments = ["-c", "exec " + specification.command
-            .replacingOccurrences(of: "{device}", with: devicePath)
-            .replacingOccurrences(of: "{run}", with: String(run))]
+        process.arguments = [
+            "-c",
+            "exec "
+                + specification.command
+                .replacingOccurrences(of: "{device}", with: devicePath)
+                .replacingOccurrences(of: "{run}", with: String(run)),
+        ]
         // The run must not pick up a developer's WORKOUTD_* settings; a command that wants one says so with env(1).
         process.environment = ProcessInfo.processInfo.environment.filter { !$0.key.hasPrefix("WORKOUTD_") }
         process.standardInput = FileHandle.nullDevice

@@ -24,7 +24,9 @@ enum ReplyCheck {
                 throw CheckError("reply \(index + 1) is not \"status\":\"ok\": \(text)")
             }
             if matchIDs && (reply.id != command.id || acknowledgement.commandType != command.type) {
-                throw CheckError("reply \(index + 1) does not answer \(command.type.rawValue) id \(command.id): \(text)")
+                throw CheckError(
+                    "reply \(index + 1) does not answer \(command.type.rawValue) id \(command.id): \(text)"
+                )
             }
         }
     }

@@ -16,7 +16,8 @@ enum SingleFlightLatency {
     }
 
     /// Runs `warmUp` round trips unrecorded, then one recorded round trip per entry of `commands`.
-    static func measure(_ master: MasterSide, warmUp: [CommandMix.Entry], commands: [CommandMix.Entry]) throws -> Result {
+    static func measure(_ master: MasterSide, warmUp: [CommandMix.Entry], commands: [CommandMix.Entry]) throws -> Result
+    {
         // Nanoseconds, up to 10 s, three significant digits.
         var histogram = Histogram<UInt64>(highestTrackableValue: 10_000_000_000, numberOfSignificantValueDigits: .three)
         var replies: [UInt8] = []
@@ -35,7 +36,10 @@ enum SingleFlightLatency {
     }
 
     private static func roundTrip(
-        _ master: MasterSide, _ line: [UInt8], chunk: inout [UInt8], into replies: inout [UInt8]
+        _ master: MasterSide,
+        _ line: [UInt8],
+        chunk: inout [UInt8],
+        into replies: inout [UInt8]
     ) throws -> Duration {
         let start = ContinuousClock.now
         let deadline = start + .seconds(10)

@@ -20,7 +20,9 @@ do {
     func run(_ specification: ProgramUnderTest.Specification, matchIDs: Bool) throws -> ProgramFigures {
         progress("measuring \(specification.name)")
         let figures = try ProgramBenchmark.run(specification, options: options, matchIDs: matchIDs)
-        progress("  \(Int(figures.throughput.commandsPerSecond)) commands/s, p99 \(figures.latency.microseconds(atPercentile: 99)) µs")
+        progress(
+            "  \(Int(figures.throughput.commandsPerSecond)) commands/s, p99 \(figures.latency.microseconds(atPercentile: 99)) µs"
+        )
         return figures
     }
     // BenchmarkOptions.parse guarantees a baseline.
@@ -30,28 +32,43 @@ do {
     let durableEcho = try options.durableEcho.map { try run($0, matchIDs: false) }
     let durablePeer = try options.durablePeer.map { try run($0, matchIDs: false) }
     let subjects = try options.subjects.map { try run($0, matchIDs: true) }
-    var durable = try options.durableSubjects.dropLast(options.replicatedSubjects.isEmpty ? 0 : 1).map { try run($0, matchIDs: true) }
+    var durable = try options.durableSubjects.dropLast(options.replicatedSubjects.isEmpty ? 0 : 1).map {
+        try run($0, matchIDs: true)
+    }
     // A replicated subject is held to a ratio against the last durable one: measured with it in turn, round by round.
     var replicated: [ProgramFigures] = []
     if let unreplicated = options.durableSubjects.last, !options.replicatedSubjects.isEmpty {
         let names = ([unreplicated] + options.replicatedSubjects).map(\.name).joined(separator: ", ")
         progress("measuring in turn: \(names)")
         let pair = try ProgramBenchmark.run(
-            ([unreplicated] + options.replicatedSubjects).map { ($0, true) }, options: options)
+            ([unreplicated] + options.replicatedSubjects).map { ($0, true) },
+            options: options
+        )
         durable.append(pair[0])
         replicated = Array(pair.dropFirst())
         for figures in pair {
-            progress("  \(figures.name): \(Int(figures.throughput.commandsPerSecond)) commands/s, p99 \(figures.latency.microseconds(atPercentile: 99)) µs")
+            progress(
+                "  \(figures.name): \(Int(figures.throughput.commandsPerSecond)) commands/s, p99 \(figures.latency.microseconds(atPercentile: 99)) µs"
+            )
         }
     } else {
         replicated = try options.replicatedSubjects.map { try run($0, matchIDs: true) }
     }
     let table = BenchmarkTable(
-        options: options, baseline: baseline, references: references, subjects: subjects, durableSubjects: durable,
-        replicatedSubjects: replicated, durableEcho: durableEcho, durablePeer: durablePeer)
+        options: options,
+        baseline: baseline,
+        references: references,
+        subjects: subjects,
+        durableSubjects: durable,
+        replicatedSubjects: replicated,
+        durableEcho: durableEcho,
+        durablePeer: durablePeer
+    )
     print(table.markdown, terminator: "")
     for floor in table.floors {
-        progress("\(floor.passed ? "PASS" : "MISS") \(floor.label) = \(String(format: "%.3f", floor.ratio)) (\(floor.requirement))")
+        progress(
+            "\(floor.passed ? "PASS" : "MISS") \(floor.label) = \(String(format: "%.3f", floor.ratio)) (\(floor.requirement))"
+        )
     }
 } catch {
     progress("\(error)")

@@ -1,7 +1,8 @@
+import Foundation
+
 #if canImport(Glibc)
 import Glibc
 #endif
-import Foundation
 
 /// A `workoutd` process started for a test, with its stderr captured to a file.
 ///
@@ -21,15 +22,19 @@ public final class DaemonProcess: @unchecked Sendable {
     /// names defaults to leave out, so the configuration file decides (e.g. `WORKOUTD_WEB_LISTEN`).
     public init(arguments: [String], environment: [String: String] = [:], unsetting: Set<String> = []) throws {
         let binary = try Self.binaryPath()
-        logPath = FileManager.default.temporaryDirectory
+        logPath =
+            FileManager.default.temporaryDirectory
             .appendingPathComponent("workoutd-test-\(UUID().uuidString).log").path
         guard FileManager.default.createFile(atPath: logPath, contents: nil),
-            let log = FileHandle(forWritingAtPath: logPath) else { throw TestingError("cannot create \(logPath)") }
+            let log = FileHandle(forWritingAtPath: logPath)
+        else { throw TestingError("cannot create \(logPath)") }
         self.arguments = arguments
         process = Process()
         process.executableURL = URL(fileURLWithPath: binary)
         process.arguments = arguments
-        var env = ProcessInfo.processInfo.environment.filter { !$0.key.hasPrefix("WORKOUTD_") && $0.key != "NOTIFY_SOCKET" && $0.key != "JOURNAL_STREAM" }
+        var env = ProcessInfo.processInfo.environment.filter {
+            !$0.key.hasPrefix("WORKOUTD_") && $0.key != "NOTIFY_SOCKET" && $0.key != "JOURNAL_STREAM"
+        }
         env.merge(Self.defaultEnvironment.filter { !unsetting.contains($0.key) }) { $1 }
         env.merge(environment) { $1 }
         process.environment = env
@@ -54,7 +59,9 @@ public final class DaemonProcess: @unchecked Sendable {
         let deadline = ContinuousClock.now + timeout
         while ContinuousClock.now < deadline {
             if log.contains(text) { return }
-            guard process.isRunning else { throw TestingError("workoutd exited (\(process.terminationStatus)) before logging '\(text)':\n\(log)") }
+            guard process.isRunning else {
+                throw TestingError("workoutd exited (\(process.terminationStatus)) before logging '\(text)':\n\(log)")
+            }
             usleep(10_000)
         }
         throw TestingError("workoutd did not log '\(text)' within \(timeout):\n\(log)")
@@ -102,7 +109,8 @@ public final class DaemonProcess: @unchecked Sendable {
     /// others may still be tearing down and holding the process's files (its state-directory lock among them).
     private var isZombie: Bool {
         guard let stat = try? String(contentsOfFile: "/proc/\(process.processIdentifier)/stat", encoding: .utf8),
-              let afterName = stat.range(of: ") ", options: .backwards) else { return false }
+            let afterName = stat.range(of: ") ", options: .backwards)
+        else { return false }
         // Fields from the state on: state (3rd field of the line) … num_threads (20th).
         let fields = stat[afterName.upperBound...].split(separator: " ")
         return fields.count > 17 && fields[0] == "Z" && fields[17] == "1"

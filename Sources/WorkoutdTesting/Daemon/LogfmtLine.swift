@@ -9,7 +9,13 @@ public enum LogfmtLine {
         var escaped = false
         for character in line {
             if quoted {
-                if escaped { escaped = false } else if character == "\\" { escaped = true } else if character == "\"" { quoted = false }
+                if escaped {
+                    escaped = false
+                } else if character == "\\" {
+                    escaped = true
+                } else if character == "\"" {
+                    quoted = false
+                }
             } else if character == "\"" {
                 quoted = true
             } else if character == " " {

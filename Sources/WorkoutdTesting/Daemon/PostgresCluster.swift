@@ -1,7 +1,8 @@
+import Foundation
+
 #if canImport(Glibc)
 import Glibc
 #endif
-import Foundation
 
 /// A private PostgreSQL cluster for a test: Debian's `initdb` and `pg_ctl` into a temporary directory,
 /// listening on 127.0.0.1 at a free port and on a unix socket in that directory.
@@ -18,7 +19,8 @@ public final class PostgresCluster: @unchecked Sendable {
 
     public init() throws {
         binDirectory = try Self.findBinaries()
-        directory = FileManager.default.temporaryDirectory.appendingPathComponent("wd-pg-\(UUID().uuidString.prefix(8))").path
+        directory =
+            FileManager.default.temporaryDirectory.appendingPathComponent("wd-pg-\(UUID().uuidString.prefix(8))").path
         try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
         owner = getuid() == 0 ? "nobody" : nil
         if let owner, let account = getpwnam(owner) {
@@ -27,11 +29,16 @@ public final class PostgresCluster: @unchecked Sendable {
         port = try Self.freePort()
         let passwordFile = directory + "/superuser-password"
         try "postgres\n".write(toFile: passwordFile, atomically: true, encoding: .utf8)
-        if let owner, let account = getpwnam(owner) { chown(passwordFile, account.pointee.pw_uid, account.pointee.pw_gid) }
-        try run(binDirectory + "/initdb", [
-            "-D", directory + "/data", "-U", "postgres", "--pwfile", passwordFile,
-            "--auth-local=trust", "--auth-host=scram-sha-256", "--no-sync", "-E", "UTF8",
-        ])
+        if let owner, let account = getpwnam(owner) {
+            chown(passwordFile, account.pointee.pw_uid, account.pointee.pw_gid)
+        }
+        try run(
+            binDirectory + "/initdb",
+            [
+                "-D", directory + "/data", "-U", "postgres", "--pwfile", passwordFile,
+                "--auth-local=trust", "--auth-host=scram-sha-256", "--no-sync", "-E", "UTF8",
+            ]
+        )
         try start()
         try psql("CREATE ROLE workoutd LOGIN PASSWORD '\(Self.password)'", database: "postgres")
         try psql("CREATE DATABASE gym OWNER workoutd", database: "postgres")
@@ -43,7 +50,11 @@ public final class PostgresCluster: @unchecked Sendable {
     }
 
     /// A file holding the role's password, for `replication.password_file` (0600: the daemon refuses more).
-    public func writePasswordFile(in directory: String, password: String = PostgresCluster.password, mode: mode_t = 0o600) throws -> String {
+    public func writePasswordFile(
+        in directory: String,
+        password: String = PostgresCluster.password,
+        mode: mode_t = 0o600
+    ) throws -> String {
         let path = directory + "/pg-password"
         try (password + "\n").write(toFile: path, atomically: true, encoding: .utf8)
         chmod(path, mode)
@@ -57,10 +68,13 @@ public final class PostgresCluster: @unchecked Sendable {
         let certificate = directory + "/server.crt"
         let key = directory + "/server.key"
         // Run as the cluster's owner, so the server may read the key, which openssl writes 0600.
-        try run("/usr/bin/openssl", [
-            "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "2", "-subj", "/CN=localhost",
-            "-addext", "subjectAltName=DNS:localhost,IP:127.0.0.1", "-keyout", key, "-out", certificate,
-        ])
+        try run(
+            "/usr/bin/openssl",
+            [
+                "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "2", "-subj", "/CN=localhost",
+                "-addext", "subjectAltName=DNS:localhost,IP:127.0.0.1", "-keyout", key, "-out", certificate,
+            ]
+        )
         chmod(key, 0o600)
         try psql("ALTER SYSTEM SET ssl_cert_file = '\(certificate)'", database: "postgres")
         try psql("ALTER SYSTEM SET ssl_key_file = '\(key)'", database: "postgres")
@@ -88,23 +102,35 @@ public final class PostgresCluster: @unchecked Sendable {
     }
 
     public func start() throws {
-        try run(binDirectory + "/pg_ctl", [
-            "-D", directory + "/data", "-l", directory + "/server.log", "-w", "-t", "60",
-            "-o", "-p \(port) -k \(directory) -c listen_addresses=127.0.0.1 -c fsync=off -c max_connections=100",
-            "start",
-        ])
+        try run(
+            binDirectory + "/pg_ctl",
+            [
+                "-D", directory + "/data", "-l", directory + "/server.log", "-w", "-t", "60",
+                "-o", "-p \(port) -k \(directory) -c listen_addresses=127.0.0.1 -c fsync=off -c max_connections=100",
+                "start",
+            ]
+        )
     }
 
     /// Stops the server; `immediate` is a crash from the clients' point of view.
     public func stop(immediate: Bool = false) throws {
-        try run(binDirectory + "/pg_ctl", ["-D", directory + "/data", "-w", "-t", "60", "-m", immediate ? "immediate" : "fast", "stop"])
+        try run(
+            binDirectory + "/pg_ctl",
+            ["-D", directory + "/data", "-w", "-t", "60", "-m", immediate ? "immediate" : "fast", "stop"]
+        )
     }
 
     /// Runs `sql` as the superuser and returns psql's unaligned, tuples-only output.
     @discardableResult
     public func psql(_ sql: String, database: String = "gym") throws -> String {
-        try capture(binDirectory + "/psql", ["-X", "-q", "-v", "ON_ERROR_STOP=1", "-h", directory, "-p", "\(port)", "-U", "postgres", "-d", database, "-At", "-c", sql])
-            .trimmingCharacters(in: .whitespacesAndNewlines)
+        try capture(
+            binDirectory + "/psql",
+            [
+                "-X", "-q", "-v", "ON_ERROR_STOP=1", "-h", directory, "-p", "\(port)", "-U", "postgres", "-d", database,
+                "-At", "-c", sql,
+            ]
+        )
+        .trimmingCharacters(in: .whitespacesAndNewlines)
     }
 
     /// A single integer from `sql`.
@@ -165,16 +191,22 @@ public final class PostgresCluster: @unchecked Sendable {
         // WIFEXITED and WEXITSTATUS are macros Swift does not import.
         let exited = status & 0x7f == 0
         guard exited && (status >> 8) & 0xff == 0 else {
-            throw TestingError("\((executable as NSString).lastPathComponent) \(arguments.joined(separator: " ")) failed (status \(status)): \(text)")
+            throw TestingError(
+                "\((executable as NSString).lastPathComponent) \(arguments.joined(separator: " ")) failed (status \(status)): \(text)"
+            )
         }
         return text
     }
 
     private static func findBinaries() throws -> String {
         let root = "/usr/lib/postgresql"
-        let versions = ((try? FileManager.default.contentsOfDirectory(atPath: root)) ?? []).compactMap(Int.init).sorted()
-        guard let version = versions.last, FileManager.default.isExecutableFile(atPath: "\(root)/\(version)/bin/initdb") else {
-            throw TestingError("PostgreSQL is not installed (apt-get install postgresql): no \(root)/<version>/bin/initdb")
+        let versions = ((try? FileManager.default.contentsOfDirectory(atPath: root)) ?? []).compactMap(Int.init)
+            .sorted()
+        guard let version = versions.last, FileManager.default.isExecutableFile(atPath: "\(root)/\(version)/bin/initdb")
+        else {
+            throw TestingError(
+                "PostgreSQL is not installed (apt-get install postgresql): no \(root)/<version>/bin/initdb"
+            )
         }
         return "\(root)/\(version)/bin"
     }
@@ -190,7 +222,9 @@ public final class PostgresCluster: @unchecked Sendable {
         address.sin_port = 0
         var length = socklen_t(MemoryLayout<sockaddr_in>.size)
         let bound = withUnsafeMutablePointer(to: &address) { pointer in
-            pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, length) == 0 && getsockname(fd, $0, &length) == 0 }
+            pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                bind(fd, $0, length) == 0 && getsockname(fd, $0, &length) == 0
+            }
         }
         guard bound else { throw TestingError("cannot find a free port") }
         return Int(UInt16(bigEndian: address.sin_port))

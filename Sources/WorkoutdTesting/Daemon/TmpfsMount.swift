@@ -12,7 +12,10 @@ public struct TmpfsMount: Sendable {
     }()
 
     public init(sizeKiB: Int) throws {
-        path = URL(fileURLWithPath: NSTemporaryDirectory()).appendingPathComponent("workoutd-tmpfs-\(UUID().uuidString.prefix(8))").path
+        path =
+            URL(fileURLWithPath: NSTemporaryDirectory()).appendingPathComponent(
+                "workoutd-tmpfs-\(UUID().uuidString.prefix(8))"
+            ).path
         try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)
         guard Self.run("/bin/mount", "-t", "tmpfs", "-o", "size=\(sizeKiB)k,mode=0755", "tmpfs", path) == 0 else {
             try? FileManager.default.removeItem(atPath: path)

@@ -1,8 +1,9 @@
+import Foundation
+import WorkoutProtocol
+
 #if canImport(Glibc)
 import Glibc
 #endif
-import Foundation
-import WorkoutProtocol
 
 /// Runs the real `workoutctl` binary as a person would: `$WORKOUTCTL_BINARY`, or the one built beside the test bundle.
 public enum Workoutctl {
@@ -13,7 +14,9 @@ public enum Workoutctl {
         public var stderr: String
 
         /// Stdout's lines, without the final empty one.
-        public var lines: [String] { stdout.split(separator: "\n", omittingEmptySubsequences: false).dropLast().map(String.init) }
+        public var lines: [String] {
+            stdout.split(separator: "\n", omittingEmptySubsequences: false).dropLast().map(String.init)
+        }
     }
 
     public static func binaryPath() throws -> String {
@@ -22,7 +25,11 @@ public enum Workoutctl {
 
     /// Runs `workoutctl arguments…` to completion; kills it if it outlives `timeout`. `binary` replaces the
     /// built workoutctl (e.g. a symlink named workoutctl to workoutd, as installed).
-    public static func run(_ arguments: [String], binary: String? = nil, timeout: Duration = .seconds(60)) throws -> Output {
+    public static func run(
+        _ arguments: [String],
+        binary: String? = nil,
+        timeout: Duration = .seconds(60)
+    ) throws -> Output {
         let directory = FileManager.default.temporaryDirectory
         let out = directory.appendingPathComponent("workoutctl-\(UUID().uuidString).out")
         let err = directory.appendingPathComponent("workoutctl-\(UUID().uuidString).err")
@@ -52,7 +59,8 @@ public enum Workoutctl {
         return Output(
             status: process.terminationStatus,
             stdout: (try? String(contentsOf: out, encoding: .utf8)) ?? "",
-            stderr: (try? String(contentsOf: err, encoding: .utf8)) ?? "")
+            stderr: (try? String(contentsOf: err, encoding: .utf8)) ?? ""
+        )
     }
 
     /// Starts a long-running `workoutctl` (e.g. `events`) whose stdout is read line by line.
@@ -91,7 +99,11 @@ public enum Workoutctl {
                 guard poll(&pfd, 1, Int32(milliseconds)) > 0 else { continue }
                 var chunk = [UInt8](repeating: 0, count: 65536)
                 let n = chunk.withUnsafeMutableBytes { read(fd, $0.baseAddress, $0.count) }
-                if n <= 0 { throw TestingError("workoutctl exited (\(process.isRunning ? "running" : "\(process.terminationStatus)")) before printing a line") }
+                if n <= 0 {
+                    throw TestingError(
+                        "workoutctl exited (\(process.isRunning ? "running" : "\(process.terminationStatus)")) before printing a line"
+                    )
+                }
                 buffer.append(contentsOf: chunk[..<n])
             }
         }

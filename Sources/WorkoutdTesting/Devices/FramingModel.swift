@@ -34,7 +34,8 @@ public struct FramingExpectation: Hashable, Sendable {
 
     /// The lines of `stream` that get a reply, by the rules of ``init(stream:maximumLineLength:)``.
     public static func answeredLines(
-        in stream: some BidirectionalCollection<UInt8>, maximumLineLength: Int
+        in stream: some BidirectionalCollection<UInt8>,
+        maximumLineLength: Int
     ) -> [AnsweredLine] {
         var answered: [AnsweredLine] = []
         var rest = stream[...]

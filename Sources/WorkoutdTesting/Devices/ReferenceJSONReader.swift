@@ -174,7 +174,9 @@ private struct Reader {
             guard let first = readHex4() else { return nil }
             switch first {
             case 0xD800...0xDBFF:
-                guard take("\\"), take("u"), let second = readHex4(), (0xDC00...0xDFFF).contains(second) else { return nil }
+                guard take("\\"), take("u"), let second = readHex4(), (0xDC00...0xDFFF).contains(second) else {
+                    return nil
+                }
                 return 0x10000 + (first - 0xD800) * 0x400 + (second - 0xDC00)
             case 0xDC00...0xDFFF:
                 return nil

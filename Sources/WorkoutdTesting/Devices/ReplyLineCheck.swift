@@ -29,8 +29,8 @@ public enum ReplyLineCheck {
             return Summary(isSuccess: true, errorCode: nil)
         case "error":
             guard let error = object["error"] as? [String: Any],
-                  let code = (error["code"] as? String).flatMap(ErrorCode.init(rawValue:)),
-                  let message = error["message"] as? String, !message.isEmpty
+                let code = (error["code"] as? String).flatMap(ErrorCode.init(rawValue:)),
+                let message = error["message"] as? String, !message.isEmpty
             else {
                 throw ReplyLineError("is an error without a known code and a message", line)
             }

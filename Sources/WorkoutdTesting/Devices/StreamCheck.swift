@@ -17,9 +17,15 @@ public enum StreamCheck {
         public var expectation: FramingExpectation
     }
 
-    public static func check(_ stream: [UInt8], maximumLineLength: Int = InMemoryDevice.defaultMaximumLineLength) throws -> Outcome {
+    public static func check(
+        _ stream: [UInt8],
+        maximumLineLength: Int = InMemoryDevice.defaultMaximumLineLength
+    ) throws -> Outcome {
         let answered = FramingExpectation.answeredLines(in: stream, maximumLineLength: maximumLineLength)
-        let expectation = FramingExpectation(replies: answered.count, tooLong: answered.count(where: { $0 == .tooLong }))
+        let expectation = FramingExpectation(
+            replies: answered.count,
+            tooLong: answered.count(where: { $0 == .tooLong })
+        )
 
         let whole = try InMemoryDevice(maximumLineLength: maximumLineLength)
         let replies = try whole.receive(stream, cutAt: [])
@@ -27,7 +33,9 @@ public enum StreamCheck {
         let piecewise = try pieces.receive(stream, cutAt: cutPoints(for: stream))
 
         guard replies == piecewise else {
-            throw StreamCheckFailure("the stream cut into reads got other replies than the whole stream (\(piecewise.count) vs \(replies.count))")
+            throw StreamCheckFailure(
+                "the stream cut into reads got other replies than the whole stream (\(piecewise.count) vs \(replies.count))"
+            )
         }
         guard replies.count == expectation.replies else {
             throw StreamCheckFailure("expected \(expectation.replies) replies, got \(replies.count)")
@@ -37,7 +45,9 @@ public enum StreamCheck {
             switch line {
             case .tooLong:
                 guard code == .lineTooLong else {
-                    throw StreamCheckFailure("answered line \(number + 1) is over the limit, but its reply is not line_too_long")
+                    throw StreamCheckFailure(
+                        "answered line \(number + 1) is over the limit, but its reply is not line_too_long"
+                    )
                 }
             case .line(let bytes):
                 // The oracle: the daemon calls a line malformed_json exactly when the plain reference reader
@@ -46,13 +56,16 @@ public enum StreamCheck {
                 guard (verdict != .object) == (code == .malformedJSON) else {
                     throw StreamCheckFailure(
                         "answered line \(number + 1) is \(verdict) to the reference reader, but the daemon replied "
-                            + "\(code?.rawValue ?? "ok"): \(String(decoding: bytes.prefix(300), as: UTF8.self).debugDescription)")
+                            + "\(code?.rawValue ?? "ok"): \(String(decoding: bytes.prefix(300), as: UTF8.self).debugDescription)"
+                    )
                 }
             }
         }
         let remembered = whole.snapshot.recentReplies
         guard remembered.count <= remembered.capacity else {
-            throw StreamCheckFailure("the session remembers \(remembered.count) replies, over its capacity of \(remembered.capacity)")
+            throw StreamCheckFailure(
+                "the session remembers \(remembered.count) replies, over its capacity of \(remembered.capacity)"
+            )
         }
         return Outcome(replies: replies, expectation: expectation)
     }

@@ -25,8 +25,17 @@ public enum CommandLines {
     }
 
     /// `start_workout`; the defaults are a valid workout.
-    public static func start(id: ID? = nil, location: String = "Gym", date: String = CommandLines.date, intensity: Int = 5) -> String {
-        line("start_workout", id: id, [("location", quoted(location)), ("date", quoted(date)), ("intensityLevel", "\(intensity)")])
+    public static func start(
+        id: ID? = nil,
+        location: String = "Gym",
+        date: String = CommandLines.date,
+        intensity: Int = 5
+    ) -> String {
+        line(
+            "start_workout",
+            id: id,
+            [("location", quoted(location)), ("date", quoted(date)), ("intensityLevel", "\(intensity)")]
+        )
     }
 
     /// `end_workout`.

@@ -65,7 +65,9 @@ public final class HeldCommitStore: SessionStore {
 
     public func watermark() async throws -> IDWatermark { try await inner.watermark() }
     public func restore(_ device: DeviceIdentity) async throws -> DeviceSnapshot { try await inner.restore(device) }
-    public func pendingShareCount(device: DeviceIdentity) async throws -> Int { try await inner.pendingShareCount(device: device) }
+    public func pendingShareCount(device: DeviceIdentity) async throws -> Int {
+        try await inner.pendingShareCount(device: device)
+    }
     public var refusesNewWorkouts: Bool { inner.refusesNewWorkouts }
 }
 
@@ -93,6 +95,8 @@ public final class HeldQueueingCommitStore: QueueingCommitStore {
     public func commit(_ batch: StoreBatch) async throws { try await held.commit(batch) }
     public func watermark() async throws -> IDWatermark { try await held.watermark() }
     public func restore(_ device: DeviceIdentity) async throws -> DeviceSnapshot { try await held.restore(device) }
-    public func pendingShareCount(device: DeviceIdentity) async throws -> Int { try await held.pendingShareCount(device: device) }
+    public func pendingShareCount(device: DeviceIdentity) async throws -> Int {
+        try await held.pendingShareCount(device: device)
+    }
     public var refusesNewWorkouts: Bool { held.refusesNewWorkouts }
 }

@@ -15,13 +15,24 @@ public final class SteppedClock: Sendable {
 
     private let state: Mutex<State>
 
-    public init(wall: Date = Date(timeIntervalSince1970: 1_700_000_000), boot: Double = 100, synchronized: Bool = false, bootID: String = "boot-1") {
+    public init(
+        wall: Date = Date(timeIntervalSince1970: 1_700_000_000),
+        boot: Double = 100,
+        synchronized: Bool = false,
+        bootID: String = "boot-1"
+    ) {
         state = Mutex(State(wall: wall, boot: boot, bootID: bootID, synchronized: synchronized))
     }
 
     public var workoutClock: WorkoutClock {
         WorkoutClock { [self] in
-            state.withLock { ClockReading(wall: $0.wall, boot: BootInstant(bootID: $0.bootID, seconds: $0.boot), synchronized: $0.synchronized) }
+            state.withLock {
+                ClockReading(
+                    wall: $0.wall,
+                    boot: BootInstant(bootID: $0.bootID, seconds: $0.boot),
+                    synchronized: $0.synchronized
+                )
+            }
         }
     }
 

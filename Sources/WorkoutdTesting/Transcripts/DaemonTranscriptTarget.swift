@@ -1,7 +1,8 @@
+import Foundation
+
 #if canImport(Glibc)
 import Glibc
 #endif
-import Foundation
 
 /// A transcript replayed live, as a wearable would: a fresh `workoutd` (own state directory, durable store) serving
 /// a ``SimulatedWearable``'s pty.
@@ -20,7 +21,9 @@ public final class DaemonTranscriptTarget: TranscriptTarget {
     private var previousWasSend = false
 
     public init() throws {
-        stateDirectory = FileManager.default.temporaryDirectory.appendingPathComponent("workoutd-transcript-\(UUID().uuidString)")
+        stateDirectory = FileManager.default.temporaryDirectory.appendingPathComponent(
+            "workoutd-transcript-\(UUID().uuidString)"
+        )
         try FileManager.default.createDirectory(at: stateDirectory, withIntermediateDirectories: true)
         wearable = try SimulatedWearable()
         daemon = try DaemonProcess(arguments: [

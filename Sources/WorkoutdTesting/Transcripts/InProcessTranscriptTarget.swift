@@ -25,7 +25,8 @@ public final class InProcessTranscriptTarget: TranscriptTarget {
         let channel = channel
         let logger = Logger(label: "workoutd.transcript")
         try await channel.eventLoop.submit {
-            try DevicePipeline.addHandlers(to: channel.pipeline.syncOperations, options: options, logger: logger) { lines in
+            try DevicePipeline.addHandlers(to: channel.pipeline.syncOperations, options: options, logger: logger) {
+                lines in
                 await session.handle(lines)
             }
         }.get()
@@ -62,7 +63,9 @@ public final class InProcessTranscriptTarget: TranscriptTarget {
         // A stream that stops mid-line has nothing after it to order against; otherwise the barrier's reply marks
         // the point by which any unexpected reply would have been written.
         if lastByteSent == nil || lastByteSent == UInt8(ascii: "\n") || lastByteSent == UInt8(ascii: "\r") {
-            try await send(Array(#"{"id":"\#(Self.barrierID)","command_type":"transcript_barrier"}"#.utf8) + [UInt8(ascii: "\n")])
+            try await send(
+                Array(#"{"id":"\#(Self.barrierID)","command_type":"transcript_barrier"}"#.utf8) + [UInt8(ascii: "\n")]
+            )
             while true {
                 let line = try await nextReply()
                 if line.contains(#""id":"\#(Self.barrierID)""#) { break }

@@ -1,5 +1,6 @@
 import CPosixTTY
 import CUmockdev
+
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -44,7 +45,10 @@ public final class MockUdevTestbed: @unchecked Sendable {
     /// its rules ran — and, as on a real system, just before the node exists. With `nodeReady: false`
     /// the node stays missing (`ENOENT`) until ``makeNodeAvailable(_:)``.
     public func plugTTY(
-        name: String, usbPort: String, properties: [String: String], nodeReady: Bool = true
+        name: String,
+        usbPort: String,
+        properties: [String: String],
+        nodeReady: Bool = true
     ) throws(MockTestbedError) -> MockTTY {
         let syspath = "/devices/pci0000:00/0000:00:14.0/usb1/\(usbPort)/\(usbPort):1.0/tty/\(name)"
         var description = "P: \(syspath)\n\(nodeReady ? "N: \(name)\n" : "")E: DEVNAME=/dev/\(name)\nE: SUBSYSTEM=tty\n"

@@ -1,7 +1,8 @@
+import CPosixTTY
+
 #if canImport(Glibc)
 import Glibc
 #endif
-import CPosixTTY
 
 /// A freshly allocated pseudo-terminal: the test keeps the master, the code under test opens `devicePath`.
 ///

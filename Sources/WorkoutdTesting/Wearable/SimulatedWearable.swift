@@ -1,8 +1,9 @@
+import Foundation
+import WorkoutProtocol
+
 #if canImport(Glibc)
 import Glibc
 #endif
-import Foundation
-import WorkoutProtocol
 
 /// A wearable on the far end of a serial line: writes command lines and reads reply lines.
 ///
@@ -63,7 +64,9 @@ public final class SimulatedWearable: @unchecked Sendable {
             if n > 0 {
                 offset += n
             } else if n < 0 && (errno == EAGAIN || errno == EINTR) {
-                guard ContinuousClock.now < deadline else { throw TestingError("write timed out after \(offset) bytes") }
+                guard ContinuousClock.now < deadline else {
+                    throw TestingError("write timed out after \(offset) bytes")
+                }
                 try waitFor(POLLOUT, until: deadline)
             } else {
                 throw TestingError("write failed: \(String(cString: strerror(errno)))")
