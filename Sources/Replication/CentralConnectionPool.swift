@@ -109,7 +109,7 @@ actor CentralConnectionPool {
             }
             return (leases, failure)
         }
-        leases.forEach { release($0, reusable: true) }
+        for lease in leases { release(lease, reusable: true) }
         if let failure { throw failure }
     }
 
@@ -126,7 +126,7 @@ actor CentralConnectionPool {
         trim(toAtMost: 0)
         let waiting = waiters
         waiters.removeAll()
-        waiting.forEach { $0.continuation.resume(throwing: PoolClosedError()) }
+        for waiter in waiting { waiter.continuation.resume(throwing: PoolClosedError()) }
     }
 
     private func forget(_ lease: Lease) {

@@ -57,7 +57,7 @@ private final class DeadlineRace<T: Sendable>: Sendable {
             running = current + tasks
             return false
         }
-        if decided { tasks.forEach { $0.cancel() } }
+        if decided { for task in tasks { task.cancel() } }
     }
 
     /// Whether `result` is the one the caller gets.
@@ -68,7 +68,7 @@ private final class DeadlineRace<T: Sendable>: Sendable {
             defer { running = nil }
             return running ?? []
         }
-        losers.forEach { $0.cancel() }
+        for loser in losers { loser.cancel() }
         return true
     }
 }

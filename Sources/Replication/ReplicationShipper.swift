@@ -145,7 +145,7 @@ public final class ReplicationShipper: Service, Sendable {
         /// Cancels every batch in flight and waits for them: cancelled, they end at once, each closing its
         /// connection, so nothing of theirs commits after what is shipped next.
         mutating func abandon() async {
-            inFlight.forEach { $0.task.cancel() }
+            for batch in inFlight { batch.task.cancel() }
             for batch in inFlight { _ = try? await batch.task.value }
             inFlight.removeAll()
             readThrough = nil
@@ -272,10 +272,11 @@ public final class ReplicationShipper: Service, Sendable {
         let configuration = self.configuration
         let logger = self.logger
         // A connection that arrives after the deadline is closed, not dropped open.
+        let closeLate: @Sendable (PostgresConnection) -> Void = { $0.closeInBackground() }
         let connection = try await withOperationDeadline(
             configuration.operationTimeout,
             waitingFor: "connecting",
-            lateResult: { $0.closeInBackground() }
+            lateResult: closeLate
         ) {
             try await configuration.connect(password: password, id: id, logger: logger)
         }

@@ -147,9 +147,9 @@ final class SpawnedCommand: Sendable {
         )
 
         var arguments = command.map { strdup($0) } + [nil]
-        defer { arguments.forEach { free($0) } }
+        defer { for argument in arguments { free(argument) } }
         var variables = environment.sorted { $0.key < $1.key }.map { strdup("\($0.key)=\($0.value)") } + [nil]
-        defer { variables.forEach { free($0) } }
+        defer { for variable in variables { free(variable) } }
         var pid: pid_t = 0
         // posix_spawnp looks a name without a `/` up in the daemon's PATH, the PATH the child gets too.
         let spawned = posix_spawnp(&pid, command[0], &actions, &attributes, &arguments, &variables)

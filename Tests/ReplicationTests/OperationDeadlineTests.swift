@@ -23,8 +23,9 @@ struct OperationDeadlineTests {
     @Test func aValueThatArrivesTooLateIsHandedOverForCleanUp() async {
         let gate = Gate()
         let (lateValues, late) = AsyncStream.makeStream(of: Int.self)
+        let yieldLate: @Sendable (Int) -> Void = { late.yield($0) }
         await #expect(throws: ReplicationTimeoutError.self) {
-            try await withOperationDeadline(.milliseconds(20), lateResult: { late.yield($0) }) {
+            try await withOperationDeadline(.milliseconds(20), lateResult: yieldLate) {
                 await gate.passed()
                 return 42
             }
@@ -75,6 +76,6 @@ final class Gate: Sendable {
             defer { state.waiting = [] }
             return state.waiting
         }
-        waiting.forEach { $0.resume() }
+        for continuation in waiting { continuation.resume() }
     }
 }

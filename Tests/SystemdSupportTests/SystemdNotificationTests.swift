@@ -184,7 +184,7 @@ struct SystemdNotificationTests {
         var elsewhere: [CInt] = [0, 0]
         #expect(pipe(&journal) == 0)
         #expect(pipe(&elsewhere) == 0)
-        defer { (journal + elsewhere).forEach { close($0) } }
+        defer { for descriptor in journal + elsewhere { close(descriptor) } }
         var info = stat()
         #expect(fstat(journal[1], &info) == 0)
         let value = "\(info.st_dev):\(info.st_ino)"

@@ -188,7 +188,7 @@ enum ReplicationLag {
         defer {
             daemon.terminate()
             daemon.waitUntilExit()
-            wearables.forEach { $0.unplug() }
+            for wearable in wearables { wearable.unplug() }
         }
         func daemonLog() -> String { (try? String(contentsOf: logURL, encoding: .utf8)) ?? "" }
 
