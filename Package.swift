@@ -8,6 +8,7 @@ let package = Package(
     platforms: [.macOS(.v15)],
     products: [
         .executable(name: "workoutd", targets: ["workoutd"]),
+        .library(name: "WorkoutDaemon", targets: ["WorkoutDaemon"]),
         .library(name: "WorkoutProtocol", targets: ["WorkoutProtocol"]),
         .library(name: "WorkoutEngine", targets: ["WorkoutEngine"]),
         .library(name: "SerialTransport", targets: ["SerialTransport"]),
@@ -30,7 +31,7 @@ let package = Package(
         .package(url: "https://github.com/x-sheep/swift-property-based", from: "2.0.1"),
         .package(url: "https://github.com/jpsim/Yams", from: "6.2.2"),
         .package(url: "https://github.com/vapor/postgres-nio", from: "1.33.2"),
-        // The web page and HTTP API (issue 32). No package traits: the server needs none of their extras.
+        // The web page and HTTP API. No package traits: the server needs none of their extras.
         .package(url: "https://github.com/hummingbird-project/hummingbird", from: "2.28.1", traits: []),
         .package(url: "https://github.com/apple/swift-openapi-runtime", from: "1.13.4", traits: []),
         .package(url: "https://github.com/swift-server/swift-openapi-hummingbird", from: "2.1.0"),
@@ -38,8 +39,19 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-http-types", from: "1.8.0"),
     ],
     targets: [
+        // Strict JSON: the RFC 8259 validator, the flat-object reader commands are decoded with, and the
+        // ordered writer replies are encoded with. No I/O, nothing of workoutd's protocol.
+        .target(name: "StrictJSON", swiftSettings: strict),
+
         // Wire protocol: Codable commands and replies. No I/O.
-        .target(name: "WorkoutProtocol", swiftSettings: strict),
+        .target(name: "WorkoutProtocol", dependencies: ["StrictJSON"], swiftSettings: strict),
+
+        // Small pieces the daemon's services share: the retry backoff and a task executor on an event loop.
+        .target(
+            name: "ServiceSupport",
+            dependencies: [.product(name: "NIOCore", package: "swift-nio")],
+            swiftSettings: strict
+        ),
 
         // Per-device sessions, handlers, and the storage/delivery protocols they run against.
         .target(
@@ -55,13 +67,14 @@ let package = Package(
         // termios, TIOCEXCL and pty allocation, which Glibc does not expose to Swift.
         .target(name: "CPosixTTY", cSettings: [.define("_GNU_SOURCE")]),
 
-        // A VFS over SQLite's own that hands a commit's WAL frames to the kernel in one write (issue 31).
+        // A VFS over SQLite's own that hands a commit's WAL frames to the kernel in one write.
         .target(name: "CWALWriteGathering", linkerSettings: [.linkedLibrary("sqlite3")]),
 
         // Serial devices: opening ttys and the NIO channel pipeline that turns bytes into replies.
         .target(
             name: "SerialTransport",
             dependencies: [
+                "ServiceSupport",
                 "WorkoutProtocol",
                 "WorkoutEngine",
                 "CPosixTTY",
@@ -75,7 +88,7 @@ let package = Package(
         ),
 
         // Control socket wire format shared by the daemon and workoutctl: Codable requests, replies, events. No I/O.
-        .target(name: "ControlProtocol", dependencies: ["WorkoutProtocol"], swiftSettings: strict),
+        .target(name: "ControlProtocol", dependencies: ["StrictJSON", "WorkoutProtocol"], swiftSettings: strict),
 
         // The daemon's control socket: a Unix-socket JSON-lines server, its methods, the event stream, metrics tallies.
         .target(
@@ -113,7 +126,7 @@ let package = Package(
         .target(
             name: "WorkoutdTesting",
             dependencies: [
-                "CPosixTTY", "CUmockdev", "SerialTransport", "WorkoutEngine", "WorkoutProtocol",
+                "CPosixTTY", "CUmockdev", "SerialTransport", "StrictJSON", "WorkoutEngine", "WorkoutProtocol",
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOEmbedded", package: "swift-nio"),
                 .product(name: "Logging", package: "swift-log"),
@@ -126,6 +139,7 @@ let package = Package(
             name: "WorkoutStorage",
             dependencies: [
                 "CWALWriteGathering",
+                "StrictJSON",
                 "WorkoutEngine",
                 "WorkoutProtocol",
                 .product(name: "GRDB", package: "GRDB.swift"),
@@ -140,8 +154,8 @@ let package = Package(
             dependencies: [
                 "WorkoutEngine",
                 "WorkoutProtocol",
-                // For its task executor and backoff (one of each in the daemon).
-                "SerialTransport",
+                "StrictJSON",
+                "ServiceSupport",
                 // pidfds and posix_spawn's closefrom for the exec sink.
                 "CPosixTTY",
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
@@ -227,7 +241,7 @@ let package = Package(
         // libsystemd (Debian libsystemd-dev): sd_notify and the watchdog, as a Swift module.
         .systemLibrary(name: "CSystemd", pkgConfig: "libsystemd", providers: [.apt(["libsystemd-dev"])]),
 
-        // glibc's mallopt, for the daemon's allocator limits (Sources/workoutd/AllocatorLimits.swift).
+        // glibc's mallopt, for the daemon's allocator limits (Sources/WorkoutDaemon/Memory/AllocatorLimits.swift).
         .systemLibrary(name: "CMalloc"),
 
         // Running under systemd: READY/STATUS/STOPPING notifications, the watchdog pinger, journal detection.
@@ -242,10 +256,13 @@ let package = Package(
             swiftSettings: strict
         ),
 
-        // The daemon: composition root.
-        .executableTarget(
-            name: "workoutd",
+        // The daemon as a library: configuration, the composition root and its services, reload, the
+        // inspection commands. Tests run it in process; `workoutd` is its thin entry point.
+        .target(
+            name: "WorkoutDaemon",
             dependencies: [
+                "StrictJSON",
+                "ServiceSupport",
                 "WorkoutProtocol",
                 "WorkoutEngine",
                 "SerialTransport",
@@ -273,7 +290,18 @@ let package = Package(
             swiftSettings: strict
         ),
 
-        .testTarget(name: "WorkoutProtocolTests", dependencies: ["WorkoutProtocol"], swiftSettings: strict),
+        // The `workoutd` binary: picks `workoutd` or `workoutctl` by the name it was started under.
+        .executableTarget(
+            name: "workoutd",
+            dependencies: ["WorkoutDaemon", "WorkoutctlCommands"],
+            swiftSettings: strict
+        ),
+
+        .testTarget(
+            name: "WorkoutProtocolTests",
+            dependencies: ["StrictJSON", "WorkoutProtocol"],
+            swiftSettings: strict
+        ),
         .testTarget(
             name: "WorkoutEngineTests",
             dependencies: ["WorkoutEngine", "WorkoutProtocol", "WorkoutdTesting"],
@@ -293,7 +321,16 @@ let package = Package(
             name: "WorkoutStorageTests",
             dependencies: [
                 "WorkoutStorage", "ShareDelivery", "WorkoutEngine", "WorkoutProtocol", "WorkoutdTesting",
-                "SerialTransport", "CWALWriteGathering",
+                "CWALWriteGathering",
+            ],
+            swiftSettings: strict
+        ),
+        // Share delivery: its sinks (spool, webhook, exec) and the worker, over a real SQLite store.
+        .testTarget(
+            name: "ShareDeliveryTests",
+            dependencies: [
+                "ShareDelivery", "ServiceSupport", "WorkoutStorage", "WorkoutEngine", "WorkoutProtocol",
+                "WorkoutdTesting",
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),
@@ -324,14 +361,17 @@ let package = Package(
             ],
             swiftSettings: strict
         ),
+        // The assembled daemon: its control socket, workoutctl, reload, the inspection commands, storage faults.
         .testTarget(
-            name: "ControlPlaneTests",
+            name: "DaemonTests",
             dependencies: [
                 "WorkoutdTesting", "WorkoutctlCommands", "ControlProtocol", "WorkoutProtocol", "WorkoutEngine",
             ],
             swiftSettings: strict
         ),
-        // Issue 32: the HTTP API through its generated client against the real daemon, and the web server's parts.
+        // workoutctl's text output without a daemon: tables, widths, escaping.
+        .testTarget(name: "WorkoutctlCommandsTests", dependencies: ["WorkoutctlCommands"], swiftSettings: strict),
+        // The HTTP API through its generated client against the real daemon, and the web server's parts.
         .testTarget(
             name: "WebServerTests",
             dependencies: [
@@ -351,14 +391,14 @@ let package = Package(
             dependencies: ["WorkoutdTesting", "WorkoutProtocol"],
             swiftSettings: strict
         ),
-        // Issue 4's faults against the real daemon: kill -9 under load, a corrupt database, a full disk.
+        // Faults against the real daemon: kill -9 under load, a corrupt database, a full disk.
         .testTarget(
             name: "DurabilityTests",
             dependencies: ["WorkoutdTesting", "WorkoutProtocol"],
             swiftSettings: strict
         ),
 
-        // Issue 18 against a private PostgreSQL cluster: exactly once, outages, kill -9, twenty hubs, bad servers.
+        // Replication against a private PostgreSQL cluster: exactly once, outages, kill -9, twenty hubs, bad servers.
         .testTarget(
             name: "ReplicationTests",
             dependencies: [

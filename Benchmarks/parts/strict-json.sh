@@ -20,14 +20,21 @@ work=$(mktemp -d "${TMPDIR:-/tmp}/workoutd-strict-json.XXXXXX")
 trap 'rm -rf "$work"' EXIT
 mkdir -p "$work/previous" "$work/current"
 git -C "$root" archive "$previous" Sources/WorkoutProtocol | tar -x -C "$work/previous"
+mkdir -p "$work/previous/Sources/StrictJSON"
+# The previous commit has no Sources/StrictJSON files: its glob must expand to nothing.
+shopt -s nullglob
 cp -R "$root/Sources" "$work/current/"
 for side in previous current; do
     cp "$root/Benchmarks/probes/strict-json-decode.swift" "$work/$side/main.swift"
     flags=()
     [ "$side" = current ] && flags=(-D STRICT_VALIDATOR)
     # In its own directory: swiftc leaves the module's interface files where it runs.
-    (cd "$work/$side" && swiftc -O -wmo -swift-version 6 -module-name WorkoutProtocol "${flags[@]}" -o decode \
-        Sources/WorkoutProtocol/*.swift main.swift)
+    # The JSON reader and writer are a module of their own now: compiled into this one, as they were before.
+    if [ -d "$work/$side/Sources/StrictJSON" ]; then
+        sed -i '/^import StrictJSON$/d' "$work/$side"/Sources/WorkoutProtocol/*.swift "$work/$side"/Sources/StrictJSON/*.swift
+    fi
+    (cd "$work/$side" && swiftc -O -wmo -swift-version 6 -package-name workoutd -module-name WorkoutProtocol \
+        "${flags[@]}" -o decode Sources/StrictJSON/*.swift Sources/WorkoutProtocol/*.swift main.swift)
 done
 
 median() { sort -n | awk '{ v[NR] = $1 } END { print v[int((NR + 1) / 2)] }'; }

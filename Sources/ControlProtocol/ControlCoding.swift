@@ -1,4 +1,5 @@
 import Foundation
+import StrictJSON
 import WorkoutProtocol
 
 /// Where the daemon listens unless configured otherwise, and how lines on the socket are encoded.

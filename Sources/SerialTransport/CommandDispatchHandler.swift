@@ -1,5 +1,6 @@
 import Logging
 import NIOCore
+import ServiceSupport
 import WorkoutProtocol
 
 /// Sent down a device's pipeline to stop it gracefully: no more reads, answer what was read, flush, close.

@@ -251,12 +251,7 @@ public actor DeviceManager {
         logger[metadataKey: "device"] = "\(spec.identity)"
         logger[metadataKey: "node"] = "\(spec.path)"
         let session = engine.session(for: spec.identity)
-        var attempt = 0
-        var firstFailure: ContinuousClock.Instant?
-        var refusalReported = false
-        /// The reason the node last could not be opened, and how many attempts in a row failed for it.
-        var lastFailure: String?
-        var repeats = 0
+        var attempts = DeviceOpenAttempts()
 
         while !Task.isCancelled && !shuttingDown {
             // A reload may have changed the baud rate or the delays since the last attempt.
@@ -266,55 +261,17 @@ public actor DeviceManager {
                 fd = try SerialPort.open(path: spec.path, baud: spec.baud)
             } catch {
                 stats.waiting(error.summary)
-                let now = ContinuousClock.now
-                // A tty another program holds is not udev still settling: it is waited for until released.
-                let since = error.isHeldByAnotherProgram ? now : firstFailure ?? now
-                firstFailure = since
-                let code = error.errno
-                let decision = OpenFailurePolicy(spec.policy).decide(
-                    errno: code,
-                    attempt: attempt,
-                    failingFor: now - since,
+                let next = attempts.openFailed(
+                    error,
+                    policy: spec.policy,
                     nodeExists: access(spec.path, F_OK) == 0,
-                    reported: refusalReported
+                    logger: logger
                 )
-                guard case .retry(let delay, let report) = decision else {
-                    logger.error("giving up on device: \(error)", metadata: ["after": "\(now - since)"])
-                    break
-                }
-                if report {
-                    refusalReported = true
-                    logger.error(
-                        "device refuses to open; retrying while its node exists",
-                        metadata: ["error": "\(error)", "hint": "\(OpenFailurePolicy.hint(errno: code))"]
-                    )
-                }
-                // Once per reason, not per retry: a node that stays unusable the same way is one line.
-                // `retry_in` is the delay the reconnect policy in force (a reload may change it) gave this retry.
-                let retryIn = "\(Int((delay / .milliseconds(1)).rounded()))ms"
-                if error.summary != lastFailure {
-                    if !report {
-                        var metadata: Logger.Metadata = ["error": "\(error)", "retry_in": "\(retryIn)"]
-                        if let lastFailure { metadata["previous"] = "\(lastFailure) (\(repeats) times)" }
-                        logger.notice("device not openable yet; retrying", metadata: metadata)
-                    }
-                    lastFailure = error.summary
-                    repeats = 1
-                } else {
-                    repeats += 1
-                    logger.debug("device still not openable; retrying", metadata: ["retry_in": "\(retryIn)"])
-                }
-                attempt += 1
+                guard case .retry(let delay) = next else { break }
                 do { try await Task.sleep(for: delay) } catch { break }
                 continue
             }
-            if refusalReported { logger.notice("device opens again after being refused") }
-            attempt = 0
-            firstFailure = nil
-            refusalReported = false
-            let failedOpens = lastFailure.map { "\($0) (\(repeats) times)" }
-            lastFailure = nil
-            repeats = 0
+            let failedOpens = attempts.opened(logger: logger)
 
             let channel: any Channel
             let builtWith = options
@@ -325,9 +282,7 @@ public actor DeviceManager {
                 // NIO hands the descriptor back when it refuses it: close it and retry like a failed open.
                 Glibc.close(fd)
                 logger.error("could not start the device pipeline; retrying", metadata: ["error": "\(error)"])
-                let delay = spec.policy.delay(after: attempt)
-                attempt += 1
-                do { try await Task.sleep(for: delay) } catch { break }
+                do { try await Task.sleep(for: attempts.pipelineFailed(policy: spec.policy)) } catch { break }
                 continue
             }
             guard setChannel(channel, for: spec.path, stats: stats, builtWith: builtWith) else {

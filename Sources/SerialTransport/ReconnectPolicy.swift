@@ -1,3 +1,4 @@
+import ServiceSupport
 import WorkoutEngine
 import WorkoutProtocol
 

@@ -1,9 +1,9 @@
 import NIOCore
 import NIOPosix
-import SerialTransport
 
 #if canImport(Glibc)
 import Glibc
+import ServiceSupport
 #endif
 
 /// The thread share delivery runs on, at the lowest CPU priority: its passes and its blocking file I/O.

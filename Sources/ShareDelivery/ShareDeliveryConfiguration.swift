@@ -1,4 +1,4 @@
-import SerialTransport
+import ServiceSupport
 
 /// `shares.*` and how the delivery worker paces itself. The defaults live here; the daemon's configuration
 /// reads the keys and hands them over.

@@ -1,7 +1,7 @@
 import Foundation
 import Logging
-import SerialTransport
 import ServiceLifecycle
+import ServiceSupport
 import Synchronization
 import WorkoutEngine
 import WorkoutProtocol

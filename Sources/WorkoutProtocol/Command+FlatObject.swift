@@ -1,4 +1,5 @@
 import Foundation
+import StrictJSON
 
 extension Command {
     /// The command of a well-formed line, read straight from its parsed object; nil whenever anything is
@@ -44,5 +45,22 @@ extension FlatJSONObject {
             Vocabulary.allCases.first { $0.rawValue.utf8.withContiguousStorageIfAvailable(bytes.sameBytes) ?? false }
         }
         return found ?? (text.plain ? nil : Vocabulary(rawValue: string(text)))
+    }
+}
+
+extension CommandID: FlatScalarDecodable {
+    package init?(flatValue: FlatJSONObject.Value) {
+        switch flatValue {
+        case .integer(let value): self = .integer(value)
+        case .string(let value): self = .string(value)
+        case .bool, .null: return nil
+        }
+    }
+}
+
+extension ShareService: FlatScalarDecodable {
+    package init?(flatValue: FlatJSONObject.Value) {
+        guard case .string(let raw) = flatValue else { return nil }
+        self.init(rawValue: raw)
     }
 }

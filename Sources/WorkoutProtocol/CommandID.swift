@@ -1,3 +1,5 @@
+import StrictJSON
+
 /// The optional `id` a wearable attaches to a command so it can match the reply.
 ///
 /// The reply echoes it verbatim, so a string stays a string and an integer stays an integer.

@@ -1,4 +1,5 @@
 import Foundation
+import StrictJSON
 
 /// A decoded line: the command (or why it could not be decoded) together with the `id` to echo.
 ///

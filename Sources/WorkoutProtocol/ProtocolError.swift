@@ -1,3 +1,5 @@
+import StrictJSON
+
 /// The `code` of an error reply. The raw values are the wire protocol: never rename one.
 public enum ErrorCode: String, Codable, Sendable, CaseIterable {
     case malformedJSON = "malformed_json"

@@ -1,4 +1,5 @@
 import Foundation
+import StrictJSON
 import WorkoutProtocol
 
 /// The JSON text of values kept in TEXT columns: command ids, session states, replies.

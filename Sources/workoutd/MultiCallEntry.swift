@@ -1,3 +1,4 @@
+import WorkoutDaemon
 import WorkoutctlCommands
 
 /// One installed binary serves both commands: `workoutctl` is a symlink to `workoutd`, and the name the

@@ -24,9 +24,9 @@ import WorkoutdTesting
         // The board booted in 1970.
         let clock = SteppedClock(wall: Date(timeIntervalSince1970: 1_000), synchronized: false)
         let session = try await WorkoutEngine(store: store, clock: clock.workoutClock).session(for: "band")
-        #expect(await session.handle([Lines.start(1)]).allSatisfy(\.isSuccess))
+        #expect(await session.handle([DecodedLines.start(1)]).allSatisfy(\.isSuccess))
         clock.pass(300)
-        #expect(await session.handle([Lines.end(2)]).allSatisfy(\.isSuccess))
+        #expect(await session.handle([DecodedLines.end(2)]).allSatisfy(\.isSuccess))
 
         let stored = try #require(try await store.workouts(device: nil, limit: nil).first)
         #expect(stored.clockMark == .unsynchronized)
@@ -52,9 +52,9 @@ import WorkoutdTesting
         #expect(shipped.map(\.clockMark) == [.corrected] && shipped.first?.startedAt == corrected.startedAt)
 
         // A workout timed on a synchronised clock writes no mark row at all.
-        #expect(await session.handle([Lines.start(3)]).allSatisfy(\.isSuccess))
+        #expect(await session.handle([DecodedLines.start(3)]).allSatisfy(\.isSuccess))
         clock.pass(10)
-        #expect(await session.handle([Lines.end(4)]).allSatisfy(\.isSuccess))
+        #expect(await session.handle([DecodedLines.end(4)]).allSatisfy(\.isSuccess))
         #expect(try await store.workouts(device: nil, limit: 1).first?.clockMark == nil)
         let rows = try await store.database.read { db in try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM workoutClock")
         }
@@ -73,9 +73,9 @@ import WorkoutdTesting
         let clock = SteppedClock(wall: Date(timeIntervalSince1970: 1_000), synchronized: false)
         let engine = try await WorkoutEngine(store: store, clock: clock.workoutClock)
         let session = engine.session(for: "band")
-        #expect(await session.handle([Lines.start(1)]).allSatisfy(\.isSuccess))
+        #expect(await session.handle([DecodedLines.start(1)]).allSatisfy(\.isSuccess))
         clock.pass(300)
-        let ended = await session.handle([Lines.end(2)])
+        let ended = await session.handle([DecodedLines.end(2)])
         #expect(ended.first?.line.contains("\"duration_seconds\":300") == true, "\(ended)")
 
         let real = Date(timeIntervalSince1970: 1_780_000_000)
@@ -83,7 +83,7 @@ import WorkoutdTesting
         clock.step(wallBy: real.timeIntervalSince(clock.reading.wall), synchronized: true)
         #expect(try await store.correctClockMarks(from: clock.reading) == 1)
 
-        let shared = await session.handle([Lines.share(3)])
+        let shared = await session.handle([DecodedLines.share(3)])
         guard case .ok(.workoutShared(let workoutID, _, let shareID))? = shared.first?.outcome else {
             Issue.record("share_workout: \(shared)")
             return
@@ -120,14 +120,14 @@ import WorkoutdTesting
         do {
             let store = try SQLiteWorkoutStore(stateDirectory: directory.path)
             let session = try await WorkoutEngine(store: store, clock: clock.workoutClock).session(for: "band")
-            #expect(await session.handle([Lines.start(1)]).allSatisfy(\.isSuccess))
+            #expect(await session.handle([DecodedLines.start(1)]).allSatisfy(\.isSuccess))
             try store.close()
         }
         clock.pass(120)
         clock.step(wallBy: -7200)  // stepped back while the daemon was down
         let store = try SQLiteWorkoutStore(stateDirectory: directory.path)
         let replies = try await WorkoutEngine(store: store, clock: clock.workoutClock).session(for: "band").handle([
-            Lines.end(2)
+            DecodedLines.end(2)
         ])
         #expect(replies.first?.line.contains("\"duration_seconds\":120") == true, "\(replies)")
         try store.close()
@@ -143,9 +143,9 @@ import WorkoutdTesting
         do {
             let store = try SQLiteWorkoutStore(stateDirectory: directory.path)
             let session = try await WorkoutEngine(store: store, clock: clock.workoutClock).session(for: "band")
-            #expect(await session.handle([Lines.start(1)]).allSatisfy(\.isSuccess))
+            #expect(await session.handle([DecodedLines.start(1)]).allSatisfy(\.isSuccess))
             clock.pass(60)
-            #expect(await session.handle([Lines.end(2), Lines.start(3)]).allSatisfy(\.isSuccess))
+            #expect(await session.handle([DecodedLines.end(2), DecodedLines.start(3)]).allSatisfy(\.isSuccess))
             stored = try await store.workouts(device: nil, limit: nil)
             try store.close()
         }
@@ -162,8 +162,8 @@ import WorkoutdTesting
         let clock = SteppedClock(wall: Date(timeIntervalSince1970: 1_000), synchronized: false)
         let session = try await WorkoutEngine(store: store, clock: clock.workoutClock).session(for: "band")
         for n in Int64(0)..<3 {
-            #expect(await session.handle([Lines.start(2 * n)]).allSatisfy(\.isSuccess))
-            #expect(await session.handle([Lines.end(2 * n + 1)]).allSatisfy(\.isSuccess))
+            #expect(await session.handle([DecodedLines.start(2 * n)]).allSatisfy(\.isSuccess))
+            #expect(await session.handle([DecodedLines.end(2 * n + 1)]).allSatisfy(\.isSuccess))
         }
         #expect(try await store.pruneShipped(before: Date(timeIntervalSince1970: 10_000)) == 2, "all but the newest")
         let rows = try await store.database.read { db in try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM workoutClock")

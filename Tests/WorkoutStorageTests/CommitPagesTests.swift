@@ -3,6 +3,7 @@ import GRDB
 import Testing
 import WorkoutEngine
 import WorkoutProtocol
+import WorkoutdTesting
 
 @testable import WorkoutStorage
 
@@ -107,13 +108,13 @@ import WorkoutProtocol
         let session = engine.session(for: "wearable-1")
         var pages: [CommandType: [Commit]] = [:]
         // The device's first commit lays out its reply ring (``ReplyRing/reserveSlots(number:window:in:)``): once.
-        #expect(await session.handle([Lines.end(0)]).first?.errorCode == .noActiveWorkout)
+        #expect(await session.handle([DecodedLines.end(0)]).first?.errorCode == .noActiveWorkout)
         var id: Int64 = 0
         let pageSize = try await store.database.read { db in try Int.fetchOne(db, sql: "PRAGMA page_size") ?? 1 }
         for _ in 0..<cycles {
             let lines: [(CommandType, DecodedLine)] = [
-                (.startWorkout, Lines.start(id + 1)), (.endWorkout, Lines.end(id + 2)),
-                (.shareWorkout, Lines.share(id + 3)),
+                (.startWorkout, DecodedLines.start(id + 1)), (.endWorkout, DecodedLines.end(id + 2)),
+                (.shareWorkout, DecodedLines.share(id + 3)),
             ]
             id += 3
             for (type, line) in lines {

@@ -13,12 +13,13 @@ import WorkoutdTesting
     @Test("a lone batch on an idle writer is answered in place with the awaited path's replies, and is durable")
     func loneBatchCommitsInPlace() async throws {
         let batches: [[DecodedLine]] = [
-            [Lines.end(2)], [Lines.share(3)], [Lines.start(1)], [Lines.start(4), Lines.end(5)],
+            [DecodedLines.end(2)], [DecodedLines.share(3)], [DecodedLines.start(1)],
+            [DecodedLines.start(4), DecodedLines.end(5)],
         ]
         let awaitedDirectory = try TemporaryDirectory()
         defer { awaitedDirectory.remove() }
         let (awaitedStore, awaited) = try await Self.wearable(in: awaitedDirectory)
-        var expected: [[Reply]] = [await awaited.handle([Lines.start(1)])]
+        var expected: [[Reply]] = [await awaited.handle([DecodedLines.start(1)])]
         for batch in batches { expected.append(await awaited.handle(batch)) }
 
         let directory = try TemporaryDirectory()
@@ -26,7 +27,7 @@ import WorkoutdTesting
         let (store, session) = try await Self.wearable(in: directory)
         #expect(store.immediateCommitWaitsForDisk && store.writerIsIdle)
         // The first batch restores the session from the store, which waits.
-        var got = [await session.handle([Lines.start(1)])]
+        var got = [await session.handle([DecodedLines.start(1)])]
         for batch in batches { got.append(try #require(await session.answerImmediately(batch))) }
         await session.announceAnswered()
         #expect(got == expected)
@@ -43,7 +44,9 @@ import WorkoutdTesting
             try await reopened.workouts(device: nil, limit: nil) == stored,
             "every in-place commit survives a reopen"
         )
-        let restored = try await WorkoutEngine(store: reopened).session(for: "wearable-1").handle([Lines.start(4)])
+        let restored = try await WorkoutEngine(store: reopened).session(for: "wearable-1").handle([
+            DecodedLines.start(4)
+        ])
         #expect(restored.first?.replayed == true, "the reply ring was committed in place too")
         try reopened.close()
     }
@@ -60,9 +63,9 @@ import WorkoutdTesting
         let directory = try TemporaryDirectory()
         defer { directory.remove() }
         let (store, session) = try await Self.wearable(in: directory)
-        #expect(await session.handle([Lines.start(1)]).first?.isSuccess == true)
+        #expect(await session.handle([DecodedLines.start(1)]).first?.isSuccess == true)
 
-        #expect(await session.answerImmediately([Lines.end(2)], inputWaiting: true) == nil)
+        #expect(await session.answerImmediately([DecodedLines.end(2)], inputWaiting: true) == nil)
         let gate = DispatchSemaphore(value: 0)
         let entered = Atomic<Bool>(false)
         let holder = Task {
@@ -73,11 +76,14 @@ import WorkoutdTesting
         }
         #expect(try await eventually { entered.load(ordering: .relaxed) })
         #expect(!store.writerIsIdle)
-        #expect(await session.answerImmediately([Lines.end(2)]) == nil, "the loop does not wait for another write")
+        #expect(
+            await session.answerImmediately([DecodedLines.end(2)]) == nil,
+            "the loop does not wait for another write"
+        )
         gate.signal()
         try await holder.value
         #expect(store.writerIsIdle)
-        #expect(await session.answerImmediately([Lines.end(2)])?.first?.isSuccess == true)
+        #expect(await session.answerImmediately([DecodedLines.end(2)])?.first?.isSuccess == true)
         #expect(try await store.workouts(device: nil, limit: nil).first?.endCommandID == .integer(2))
         try store.close()
     }
@@ -88,7 +94,7 @@ import WorkoutdTesting
         defer { disk.unmount() }
         let store = try SQLiteWorkoutStore(stateDirectory: disk.path)
         let session = try await WorkoutEngine(store: store).session(for: "wearable-1")
-        #expect(await session.handle([Lines.start(1), Lines.end(2)]).allSatisfy { $0.isSuccess })
+        #expect(await session.handle([DecodedLines.start(1), DecodedLines.end(2)]).allSatisfy { $0.isSuccess })
 
         try disk.fill()
         let long = String(repeating: "x", count: 256)
@@ -97,7 +103,10 @@ import WorkoutdTesting
         for n in Int64(0)..<20 {
             var lines: [DecodedLine] = []
             for k in Int64(0)..<50 {
-                lines += [Lines.start(1000 + n * 100 + 2 * k, location: long), Lines.end(1001 + n * 100 + 2 * k)]
+                lines += [
+                    DecodedLines.start(1000 + n * 100 + 2 * k, location: long),
+                    DecodedLines.end(1001 + n * 100 + 2 * k),
+                ]
             }
             refused = try #require(
                 await session.answerImmediately(lines),
@@ -112,9 +121,9 @@ import WorkoutdTesting
 
         try disk.free()
         // The failed commit dropped the session's state: the next batch restores it from the store.
-        #expect(await session.answerImmediately([Lines.start(3)]) == nil)
-        #expect(await session.handle([Lines.start(3)]).first?.isSuccess == true)
-        #expect(await session.answerImmediately([Lines.end(4)])?.first?.isSuccess == true)
+        #expect(await session.answerImmediately([DecodedLines.start(3)]) == nil)
+        #expect(await session.handle([DecodedLines.start(3)]).first?.isSuccess == true)
+        #expect(await session.answerImmediately([DecodedLines.end(4)])?.first?.isSuccess == true)
         let stored = Set(try await store.workouts(device: nil, limit: nil).compactMap(\.startCommandID))
         #expect(stored.isDisjoint(with: refusedIDs))
         #expect(stored.contains(.integer(3)))

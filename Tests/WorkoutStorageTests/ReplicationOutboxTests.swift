@@ -2,6 +2,7 @@ import Foundation
 import Testing
 import WorkoutEngine
 import WorkoutProtocol
+import WorkoutdTesting
 
 @testable import WorkoutStorage
 
@@ -15,8 +16,8 @@ import WorkoutProtocol
         let store = try SQLiteWorkoutStore(stateDirectory: directory.path, replicationDoorbell: ReplicationDoorbell())
         let session = try await WorkoutEngine(store: store).session(for: "wearable-1")
         for n in Int64(0)..<Int64(cycles) {
-            #expect(await session.handle([Lines.start(2 * n)]).allSatisfy(\.isSuccess))
-            #expect(await session.handle([Lines.end(2 * n + 1)]).allSatisfy(\.isSuccess))
+            #expect(await session.handle([DecodedLines.start(2 * n)]).allSatisfy(\.isSuccess))
+            #expect(await session.handle([DecodedLines.end(2 * n + 1)]).allSatisfy(\.isSuccess))
         }
         return store
     }
@@ -68,7 +69,7 @@ import WorkoutProtocol
         // Marked, then a device commits: the mark is in that commit's transaction.
         try await store.markShipped(through: 2, at: Date())
         let session = try await WorkoutEngine(store: store).session(for: "wearable-1")
-        #expect(await session.handle([Lines.start(100)]).allSatisfy(\.isSuccess))
+        #expect(await session.handle([DecodedLines.start(100)]).allSatisfy(\.isSuccess))
         try store.close()
         store = try reopened()
         #expect(try await store.pendingChangeCount() == 3, "changes 3, 4 and the new start")
@@ -88,7 +89,7 @@ import WorkoutProtocol
         defer { directory.remove() }
         let store = try SQLiteWorkoutStore(stateDirectory: directory.path)
         let session = try await WorkoutEngine(store: store).session(for: "wearable-1")
-        #expect(await session.handle([Lines.start(1), Lines.end(2)]).allSatisfy(\.isSuccess))
+        #expect(await session.handle([DecodedLines.start(1), DecodedLines.end(2)]).allSatisfy(\.isSuccess))
         #expect(try await store.pendingChangeCount() == 0)
     }
 

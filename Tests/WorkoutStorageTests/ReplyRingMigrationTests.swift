@@ -18,10 +18,10 @@ import WorkoutdTesting
         let memory = InMemoryWorkoutStore()
         let clock = SteppedClock(synchronized: false)
         let first = try await WorkoutEngine(store: memory, clock: clock.workoutClock).session(for: "wearable-1")
-        var original = await first.handle([Lines.start(1), Lines.end(2)])
+        var original = await first.handle([DecodedLines.start(1), DecodedLines.end(2)])
         clock.pass(30)
         clock.step(wallBy: 0, synchronized: true)
-        original += await first.handle([Lines.start(3)])
+        original += await first.handle([DecodedLines.start(3)])
         let texts = original.map(\.line)
         let workouts = try await memory.workouts(device: nil, limit: nil).sorted { $0.id < $1.id }
         try #require(workouts.count == 2)
@@ -80,17 +80,17 @@ import WorkoutdTesting
 
         let engine = try await WorkoutEngine(store: store)
         let session = engine.session(for: "wearable-1")
-        let replayed = await session.handle([Lines.start(1), Lines.start(3)])
+        let replayed = await session.handle([DecodedLines.start(1), DecodedLines.start(3)])
         #expect(replayed.map(\.replayed) == [true, true])
         #expect(replayed.map(\.line) == [texts[0], texts[2]].map { String($0.dropLast()) + #","replayed":true}"# })
         // The active workout ends, and the outbox goes on above the sequences handed out before.
-        #expect(await session.handle([Lines.end(4)]).first?.acknowledgedCommand == .endWorkout)
+        #expect(await session.handle([DecodedLines.end(4)]).first?.acknowledgedCommand == .endWorkout)
         let sequences = try await store.database.read { db in
             try Int64.fetchAll(db, sql: "SELECT sequence FROM replicationOutbox WHERE recordID != 0 ORDER BY sequence")
         }
         // Opened with replication on, the store queued both workouts (back-fill), then the end.
         #expect(sequences == [6, 7, 8])
         #expect(try await store.pendingChangeCount() == 3)
-        #expect(await session.handle([Lines.share(5)]).first?.isSuccess == true)
+        #expect(await session.handle([DecodedLines.share(5)]).first?.isSuccess == true)
     }
 }

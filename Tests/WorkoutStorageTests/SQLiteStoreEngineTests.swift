@@ -4,6 +4,7 @@ import Synchronization
 import Testing
 import WorkoutEngine
 import WorkoutProtocol
+import WorkoutdTesting
 
 @testable import WorkoutStorage
 
@@ -15,14 +16,16 @@ import WorkoutProtocol
         let engine = try await WorkoutEngine(store: store)
         let session = engine.session(for: "wearable-1")
 
-        let replies = await session.handle([Lines.start(1), Lines.end(2), Lines.share(3, .instagram)])
+        let replies = await session.handle([
+            DecodedLines.start(1), DecodedLines.end(2), DecodedLines.share(3, .instagram),
+        ])
         #expect(replies.map(\.isSuccess) == [true, true, true])
 
         let workouts = try await store.workouts(device: nil, limit: nil)
         #expect(workouts.count == 1)
         let workout = try #require(workouts.first)
         #expect(workout.location == "Gary's Gym")
-        #expect(workout.date == Lines.date)
+        #expect(workout.date == DecodedLines.date)
         #expect(workout.intensityLevel == 5)
         #expect(workout.startCommandID == .integer(1))
         #expect(workout.endCommandID == .integer(2))
@@ -46,7 +49,7 @@ import WorkoutProtocol
             let store = try SQLiteWorkoutStore(stateDirectory: directory.path)
             let engine = try await WorkoutEngine(store: store)
             first = await engine.session(for: "wearable-1").handle([
-                Lines.start(7), Lines.end(8), Lines.share(9), Lines.start(10),
+                DecodedLines.start(7), DecodedLines.end(8), DecodedLines.share(9), DecodedLines.start(10),
             ])
             try store.close()
         }
@@ -59,7 +62,7 @@ import WorkoutProtocol
         #expect(state.activeWorkout?.startCommandID == .integer(10))
         #expect(try await store.activeSessionCount() == 1)
 
-        let replayed = await session.handle([Lines.start(7), Lines.start(10), Lines.share(9)])
+        let replayed = await session.handle([DecodedLines.start(7), DecodedLines.start(10), DecodedLines.share(9)])
         for (original, again) in zip([first[0], first[3], first[2]], replayed) {
             #expect(again.replayed)
             // The same line with the one key added at the end.
@@ -70,7 +73,7 @@ import WorkoutProtocol
         #expect(try await store.shares(limit: nil).count == 1)
 
         // A new command after the restart gets a fresh id above the stored ones.
-        let ended = await session.handle([Lines.end(11)])
+        let ended = await session.handle([DecodedLines.end(11)])
         #expect(ended.first?.isSuccess == true)
         let ids = try await store.workouts(device: nil, limit: nil).map(\.id)
         #expect(Set(ids).count == 2)
@@ -85,7 +88,7 @@ import WorkoutProtocol
             let session = engine.session(for: "wearable-1")
             // id 1 starts a workout; 2...1130 are refused (already active) and remembered as such.
             for chunk in stride(from: Int64(1), through: 1130, by: 100) {
-                _ = await session.handle((chunk..<min(chunk + 100, 1131)).map { Lines.start($0) })
+                _ = await session.handle((chunk..<min(chunk + 100, 1131)).map { DecodedLines.start($0) })
             }
             let (slots, remembered) = try await store.database.read { db in
                 (
@@ -96,20 +99,20 @@ import WorkoutProtocol
             // One slot per remembered reply, overwritten in place: 1...106 are gone, 107...1130 are the window.
             #expect(slots == 1024)
             #expect(remembered == 1024)
-            _ = await engine.session(for: "wearable-2").handle([Lines.start(1)])
+            _ = await engine.session(for: "wearable-2").handle([DecodedLines.start(1)])
             try store.close()
         }
         let store = try SQLiteWorkoutStore(stateDirectory: directory.path)
         let engine = try await WorkoutEngine(store: store)
         let replies = await engine.session(for: "wearable-1").handle(
-            [Lines.start(107), Lines.start(1130), Lines.start(1), Lines.start(106)])
+            [DecodedLines.start(107), DecodedLines.start(1130), DecodedLines.start(1), DecodedLines.start(106)])
         #expect(replies[0].replayed && replies[0].errorCode == .workoutAlreadyActive)
         #expect(replies[1].replayed && replies[1].errorCode == .workoutAlreadyActive)
         // 1...106 fell out of the window: id 1 (once ok) runs again and is refused now, without the replayed flag.
         #expect(replies[2].replayed == false && replies[2].errorCode == .workoutAlreadyActive)
         #expect(replies[3].replayed == false)
         // Windows are per device: wearable-2's id 1 is its own, and still remembered.
-        let other = await engine.session(for: "wearable-2").handle([Lines.start(1)])
+        let other = await engine.session(for: "wearable-2").handle([DecodedLines.start(1)])
         #expect(other.first?.replayed == true && other.first?.isSuccess == true)
     }
 
@@ -123,9 +126,11 @@ import WorkoutProtocol
             [
                 DecodedLine(
                     id: .string("a"),
-                    command: .success(.startWorkout(Workout(location: "Home", date: Lines.date, intensityLevel: 3)))
+                    command: .success(
+                        .startWorkout(Workout(location: "Home", date: DecodedLines.date, intensityLevel: 3))
+                    )
                 ),
-                Lines.start(8),
+                DecodedLines.start(8),
             ])
         let texts = original.map { String(decoding: ReplyEncoder().encodeLine($0).dropLast(), as: UTF8.self) }
         do {
@@ -147,7 +152,7 @@ import WorkoutProtocol
         #expect(try await store.restore("wearable-1").recentReplies.count == 2)
         let engine = try await WorkoutEngine(store: store)
         let again = DecodedLine(id: .string("a"), command: .success(.endWorkout))
-        let replies = await engine.session(for: "wearable-1").handle([again, Lines.end(8), Lines.end(9)])
+        let replies = await engine.session(for: "wearable-1").handle([again, DecodedLines.end(8), DecodedLines.end(9)])
         // The same lines as first sent, with the one key added at the end.
         #expect(replies[0].replayed && replies[1].replayed)
         for (reply, text) in zip(replies, texts) {
@@ -173,7 +178,9 @@ import WorkoutProtocol
         func commits() throws -> Int { try WALFrames(path: directory.databasePath + "-wal").commits.count - opened }
         let engine = try await WorkoutEngine(store: store)
         var lines: [DecodedLine] = []
-        for n in Int64(0)..<25 { lines += [Lines.start(4 * n), Lines.end(4 * n + 1), Lines.share(4 * n + 2)] }
+        for n in Int64(0)..<25 {
+            lines += [DecodedLines.start(4 * n), DecodedLines.end(4 * n + 1), DecodedLines.share(4 * n + 2)]
+        }
         let replies = await engine.session(for: "wearable-1").handle(lines)
         #expect(replies.allSatisfy { $0.isSuccess })
         #expect(try commits() == 1)
@@ -184,7 +191,7 @@ import WorkoutProtocol
         let workout = WorkoutRecord(
             id: 999,
             device: "wearable-9",
-            workout: Workout(location: "x", date: Lines.date, intensityLevel: 1),
+            workout: Workout(location: "x", date: DecodedLines.date, intensityLevel: 1),
             startedAt: Date()
         )
         broken.workouts = [workout]

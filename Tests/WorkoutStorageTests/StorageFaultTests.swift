@@ -14,7 +14,7 @@ import WorkoutdTesting
         let store = try SQLiteWorkoutStore(stateDirectory: disk.path)
         let engine = try await WorkoutEngine(store: store)
         let session = engine.session(for: "wearable-1")
-        #expect(await session.handle([Lines.start(1), Lines.end(2)]).allSatisfy { $0.isSuccess })
+        #expect(await session.handle([DecodedLines.start(1), DecodedLines.end(2)]).allSatisfy { $0.isSuccess })
 
         try disk.fill()
         let long = String(repeating: "x", count: 256)
@@ -25,7 +25,10 @@ import WorkoutdTesting
         for n in Int64(0)..<20 {
             var lines: [DecodedLine] = []
             for k in Int64(0)..<50 {
-                lines += [Lines.start(1000 + n * 100 + 2 * k, location: long), Lines.end(1001 + n * 100 + 2 * k)]
+                lines += [
+                    DecodedLines.start(1000 + n * 100 + 2 * k, location: long),
+                    DecodedLines.end(1001 + n * 100 + 2 * k),
+                ]
             }
             refused = await session.handle(lines)
             let starts = Set(lines.enumerated().filter { $0.offset % 2 == 0 }.compactMap(\.element.id))
@@ -39,12 +42,12 @@ import WorkoutdTesting
         #expect(!refused.isEmpty && refused.allSatisfy { $0.errorCode == .storageUnavailable })
         // A small commit may still fit in room the WAL file already has (1 KiB pages leave more such room than
         // 4 KiB ones): it is then acked and kept. Either way it is not acked and lost.
-        let shareOnFullDisk = await session.handle([Lines.share(6)]).first
+        let shareOnFullDisk = await session.handle([DecodedLines.share(6)]).first
         let shareKept = shareOnFullDisk?.isSuccess == true
         #expect(shareKept || shareOnFullDisk?.errorCode == .storageUnavailable)
 
         try disk.free()
-        let after = await session.handle([Lines.start(3), Lines.end(4), Lines.share(5)])
+        let after = await session.handle([DecodedLines.start(3), DecodedLines.end(4), DecodedLines.share(5)])
         #expect(
             after.allSatisfy { $0.isSuccess },
             "the first commit after space returns must succeed without a restart"
@@ -70,7 +73,7 @@ import WorkoutdTesting
         do {
             let store = try SQLiteWorkoutStore(stateDirectory: disk.path)
             let engine = try await WorkoutEngine(store: store)
-            #expect(await engine.session(for: "wearable-1").handle([Lines.start(1)]).first?.isSuccess == true)
+            #expect(await engine.session(for: "wearable-1").handle([DecodedLines.start(1)]).first?.isSuccess == true)
             try store.close()
         }
         try #require(TmpfsMount.run("/bin/mount", "-o", "remount,ro", disk.path) == 0)
@@ -127,7 +130,8 @@ import WorkoutdTesting
             let session = engine.session(for: "wearable-1")
             for n in Int64(0)..<200 {
                 _ = await session.handle([
-                    Lines.start(2 * n, location: String(repeating: "g", count: 200)), Lines.end(2 * n + 1),
+                    DecodedLines.start(2 * n, location: String(repeating: "g", count: 200)),
+                    DecodedLines.end(2 * n + 1),
                 ])
             }
             // Into the main file, so the scribbling below hits the tables rather than an unread WAL.
@@ -174,7 +178,9 @@ import WorkoutdTesting
         let sound = try TemporaryDirectory()
         defer { sound.remove() }
         let fresh = try SQLiteWorkoutStore(stateDirectory: sound.path)
-        _ = try await WorkoutEngine(store: fresh).session(for: "wearable-1").handle([Lines.start(1), Lines.end(2)])
+        _ = try await WorkoutEngine(store: fresh).session(for: "wearable-1").handle([
+            DecodedLines.start(1), DecodedLines.end(2),
+        ])
         try fresh.close()
         let reopened = try SQLiteWorkoutStore(stateDirectory: sound.path, integrityCheckAtOpenLimit: 0)
         #expect(!reopened.integrityCheckedAtOpen)

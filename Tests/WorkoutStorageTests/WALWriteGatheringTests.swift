@@ -4,6 +4,7 @@ import GRDB
 import Testing
 import WorkoutEngine
 import WorkoutProtocol
+import WorkoutdTesting
 
 @testable import WorkoutStorage
 
@@ -17,9 +18,9 @@ import WorkoutProtocol
         let (store, session) = try await Self.wearable(in: directory)
         let walPath = directory.databasePath + "-wal"
         // The device's first commit lays out its reply ring, over a hundred KiB written in 64 KiB runs: once.
-        #expect(await session.handle([Lines.end(0)]).first?.errorCode == .noActiveWorkout)
+        #expect(await session.handle([DecodedLines.end(0)]).first?.errorCode == .noActiveWorkout)
         for id in stride(from: Int64(1), through: 40, by: 2) {
-            for line in [Lines.start(id), Lines.end(id + 1)] {
+            for line in [DecodedLines.start(id), DecodedLines.end(id + 1)] {
                 let framesBefore = try WALFrames(path: walPath).commits.joined().count
                 let before = try await Self.writeCounts(store)
                 #expect(await session.handle([line]).first?.isSuccess == true)
@@ -39,7 +40,9 @@ import WorkoutProtocol
         defer { directory.remove() }
         let (store, session) = try await Self.wearable(in: directory)
         var lines: [DecodedLine] = []
-        for id in stride(from: Int64(1), through: 1_000, by: 2) { lines += [Lines.start(id), Lines.end(id + 1)] }
+        for id in stride(from: Int64(1), through: 1_000, by: 2) {
+            lines += [DecodedLines.start(id), DecodedLines.end(id + 1)]
+        }
         let before = try await Self.writeCounts(store)
         let replies = await session.handle(lines)
         #expect(replies.allSatisfy { $0.isSuccess })

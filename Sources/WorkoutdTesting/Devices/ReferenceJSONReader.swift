@@ -1,3 +1,5 @@
+import StrictJSON
+
 /// A deliberately plain JSON reader, written from RFC 8259's grammar for the fuzzer's oracle only: it
 /// judges a line independently of the daemon's ``StrictJSONValidator`` so the two can be compared.
 ///

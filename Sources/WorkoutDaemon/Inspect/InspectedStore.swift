@@ -1,5 +1,6 @@
 import ArgumentParser
 import Foundation
+import StrictJSON
 import WorkoutProtocol
 import WorkoutStorage
 

@@ -6,8 +6,8 @@ import SystemdSupport
 import WorkoutStorage
 
 /// `workoutd`: serves wearables on serial devices; subcommands inspect what it stored.
-struct WorkoutdCommand: AsyncParsableCommand {
-    static let configuration = CommandConfiguration(
+public struct WorkoutdCommand: AsyncParsableCommand {
+    public static let configuration = CommandConfiguration(
         commandName: "workoutd",
         abstract: "Serve fitness wearables on serial devices: decode commands, run them, acknowledge each line.",
         discussion: """
@@ -21,6 +21,8 @@ struct WorkoutdCommand: AsyncParsableCommand {
         subcommands: [Serve.self, CheckConfig.self, Workouts.self, Shares.self],
         defaultSubcommand: Serve.self
     )
+
+    public init() {}
 }
 
 /// The version reported by `--version` and the control socket.

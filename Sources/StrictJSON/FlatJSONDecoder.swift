@@ -3,17 +3,17 @@
 /// Its errors are the ones `JSONDecoder` throws for the same object (kind, type and coding path), since
 /// ``ProtocolError/init(decoding:)`` turns them into the reply: a missing key is `keyNotFound`, a value of
 /// the wrong kind `typeMismatch`, a `null` where a value is required `valueNotFound`.
-struct FlatJSONDecoder: Decoder {
+package struct FlatJSONDecoder: Decoder {
     private enum Node {
         case object(FlatJSONObject)
         case value(FlatJSONObject.Value)
     }
 
     private let node: Node
-    let codingPath: [any CodingKey]
-    var userInfo: [CodingUserInfoKey: Any] { [:] }
+    package let codingPath: [any CodingKey]
+    package var userInfo: [CodingUserInfoKey: Any] { [:] }
 
-    init(_ object: FlatJSONObject) {
+    package init(_ object: FlatJSONObject) {
         node = .object(object)
         codingPath = []
     }
@@ -23,18 +23,18 @@ struct FlatJSONDecoder: Decoder {
         self.codingPath = codingPath
     }
 
-    func container<Key: CodingKey>(keyedBy type: Key.Type) throws -> KeyedDecodingContainer<Key> {
+    package func container<Key: CodingKey>(keyedBy type: Key.Type) throws -> KeyedDecodingContainer<Key> {
         guard case .object(let object) = node else {
             throw mismatch([String: Any].self, "Expected to decode a dictionary but found a scalar.")
         }
         return KeyedDecodingContainer(FlatKeyedContainer<Key>(object: object, codingPath: codingPath))
     }
 
-    func unkeyedContainer() throws -> any UnkeyedDecodingContainer {
+    package func unkeyedContainer() throws -> any UnkeyedDecodingContainer {
         throw mismatch([Any].self, "Expected to decode an array but found \(kind).")
     }
 
-    func singleValueContainer() throws -> any SingleValueDecodingContainer {
+    package func singleValueContainer() throws -> any SingleValueDecodingContainer {
         FlatSingleValueContainer(decoder: self)
     }
 
@@ -188,25 +188,8 @@ private struct FlatKeyedContainer<Key: CodingKey>: KeyedDecodingContainerProtoco
 /// A type that ``FlatJSONDecoder`` may make directly from a parsed scalar instead of through its
 /// `init(from:)`, skipping a decoder, a key path and a boxed container per value. The result must be
 /// exactly what `init(from:)` returns for that value; where `init(from:)` would throw, return nil.
-protocol FlatScalarDecodable {
+package protocol FlatScalarDecodable {
     init?(flatValue: FlatJSONObject.Value)
-}
-
-extension CommandID: FlatScalarDecodable {
-    init?(flatValue: FlatJSONObject.Value) {
-        switch flatValue {
-        case .integer(let value): self = .integer(value)
-        case .string(let value): self = .string(value)
-        case .bool, .null: return nil
-        }
-    }
-}
-
-extension ShareService: FlatScalarDecodable {
-    init?(flatValue: FlatJSONObject.Value) {
-        guard case .string(let raw) = flatValue else { return nil }
-        self.init(rawValue: raw)
-    }
 }
 
 /// The key `superDecoder()` looks up, as in Foundation.

@@ -12,9 +12,9 @@ import Foundation
 /// compared, and of its values only the location and a string id become strings (making each key and
 /// value a `String` was most of a command's decoding time). So the object reads the line's bytes: it is
 /// made and used inside ``CommandLineDecoder/decode(_:)`` and must not outlive them.
-struct FlatJSONObject {
+package struct FlatJSONObject {
     /// A member's value, its string made (escapes resolved).
-    enum Value {
+    package enum Value {
         case string(String)
         case integer(Int64)
         case bool(Bool)
@@ -22,7 +22,7 @@ struct FlatJSONObject {
     }
 
     /// A member's value as parsed: a string is still its place in the line.
-    enum RawValue {
+    package enum RawValue {
         case string(Text)
         case integer(Int64)
         case bool(Bool)
@@ -31,9 +31,9 @@ struct FlatJSONObject {
 
     /// A string's bytes between its quotes. `plain` when they are ASCII without escapes, so the bytes are the
     /// text; otherwise they are decoded before they are compared.
-    struct Text {
+    package struct Text {
         var range: Range<Int>
-        var plain: Bool
+        package var plain: Bool
     }
 
     private struct Member {
@@ -47,10 +47,10 @@ struct FlatJSONObject {
     /// Whether every byte of the line is ASCII. The flat grammar is a subset of JSON's, and UTF-8 is the one
     /// thing the parser does not check (it takes string contents as they are), so an ASCII line it accepts
     /// is valid JSON without the validator's pass.
-    private(set) var isASCII = true
+    package private(set) var isASCII = true
 
     /// Nil when `bytes` is not a flat object in the accepted subset (valid JSON or not).
-    init?(parsing bytes: UnsafeBufferPointer<UInt8>) {
+    package init?(parsing bytes: UnsafeBufferPointer<UInt8>) {
         self.bytes = bytes
         var reader = Reader(bytes: bytes)
         members.reserveCapacity(6)  // a command's keys, so the array is not grown key by key
@@ -79,7 +79,7 @@ struct FlatJSONObject {
     // MARK: Reading members
 
     /// The value of `key` as parsed (a key spelled with escapes or other characters that denote it included).
-    func parsed(_ key: StaticString) -> RawValue? {
+    package func parsed(_ key: StaticString) -> RawValue? {
         let name = UnsafeBufferPointer(start: key.utf8Start, count: key.utf8CodeUnitCount)
         for member in members
         where member.key.plain ? equal(member.key.range, name) : string(member.key) == key.description {
@@ -89,16 +89,16 @@ struct FlatJSONObject {
     }
 
     /// The value of `key`, its string made: for ``FlatJSONDecoder``, whose keys are any `CodingKey`.
-    subscript(key: String) -> Value? {
+    package subscript(key: String) -> Value? {
         for member in members where string(member.key) == key { return value(member.value) }
         return nil
     }
 
     /// The keys, in the line's order.
-    var keys: [String] { members.map { string($0.key) } }
+    package var keys: [String] { members.map { string($0.key) } }
 
     /// The text a parsed string denotes.
-    func string(_ text: Text) -> String {
+    package func string(_ text: Text) -> String {
         let slice = UnsafeBufferPointer(rebasing: bytes[text.range])
         if text.plain { return String(decoding: slice, as: UTF8.self) }
         // Parsing already checked the escapes, so decoding them cannot fail.
@@ -106,7 +106,7 @@ struct FlatJSONObject {
         return reader.decodedContents() ?? String(decoding: slice, as: UTF8.self)
     }
 
-    func value(_ raw: RawValue) -> Value {
+    package func value(_ raw: RawValue) -> Value {
         switch raw {
         case .string(let text): .string(string(text))
         case .integer(let value): .integer(value)
@@ -117,7 +117,7 @@ struct FlatJSONObject {
 
     /// Calls `body` with the UTF-8 of the text a parsed string denotes: the line's own bytes when it is plain,
     /// so no `String` is made for it.
-    func withUTF8<R>(of text: Text, _ body: (UnsafeBufferPointer<UInt8>) -> R) -> R {
+    package func withUTF8<R>(of text: Text, _ body: (UnsafeBufferPointer<UInt8>) -> R) -> R {
         if text.plain { return body(UnsafeBufferPointer(rebasing: bytes[text.range])) }
         var decoded = string(text)
         return decoded.withUTF8(body)
@@ -125,7 +125,7 @@ struct FlatJSONObject {
 
     /// Calls `body` with a plain string's bytes (the text itself); nil for a string with escapes or non-ASCII
     /// bytes, which the caller reads through ``string(_:)``.
-    func withPlainBytes<R>(of text: Text, _ body: (UnsafeBufferPointer<UInt8>) -> R) -> R? {
+    package func withPlainBytes<R>(of text: Text, _ body: (UnsafeBufferPointer<UInt8>) -> R) -> R? {
         text.plain ? withUTF8(of: text, body) : nil
     }
 
@@ -145,7 +145,7 @@ struct FlatJSONObject {
 
 extension UnsafeBufferPointer<UInt8> {
     /// Whether both hold the same bytes: `memcmp`, where `elementsEqual` walked them through iterators.
-    func sameBytes(as other: UnsafeBufferPointer<UInt8>) -> Bool {
+    package func sameBytes(as other: UnsafeBufferPointer<UInt8>) -> Bool {
         guard count == other.count else { return false }
         guard count > 0, let base = baseAddress, let otherBase = other.baseAddress else { return true }
         return memcmp(base, otherBase, count) == 0

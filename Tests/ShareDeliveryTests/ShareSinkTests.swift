@@ -1,9 +1,11 @@
 import Foundation
 import NIOHTTP1
 import SerialTransport
+import ServiceSupport
 import Testing
 import WorkoutEngine
 import WorkoutProtocol
+import WorkoutdTesting
 
 @testable import ShareDelivery
 
@@ -12,7 +14,7 @@ import WorkoutProtocol
         var record = WorkoutRecord(
             id: 41,
             device: "wearable-1",
-            workout: Workout(location: "Gary's Gym", date: Lines.date, intensityLevel: 5),
+            workout: Workout(location: "Gary's Gym", date: DecodedLines.date, intensityLevel: 5),
             startedAt: Date(timeIntervalSince1970: 1_700_000_000),
             startCommandID: .integer(1)
         )

@@ -2,9 +2,11 @@ import Foundation
 import Logging
 import NIOHTTP1
 import SerialTransport
+import ServiceSupport
 import Synchronization
 import Testing
 import WorkoutProtocol
+import WorkoutdTesting
 
 @testable import ShareDelivery
 @testable import WorkoutEngine
@@ -21,7 +23,7 @@ import WorkoutProtocol
     /// Start, end, share on one device: one pending share in the store.
     static func queueShare(_ engine: WorkoutEngine, service: ShareService = .twitter) async throws -> Int64 {
         let replies = await engine.session(for: "wearable-1").handle([
-            Lines.start(1), Lines.end(2), Lines.share(3, service),
+            DecodedLines.start(1), DecodedLines.end(2), DecodedLines.share(3, service),
         ])
         try #require(replies.allSatisfy { $0.isSuccess })
         guard case .ok(.workoutShared(_, _, let shareID)) = replies[2].outcome else { throw TestFailure() }
@@ -64,7 +66,7 @@ import WorkoutProtocol
 
         init(_ events: EngineEvents) {
             Thread.detachNewThread { [self] in
-                let batch = ReceivedBatch(device: "wearable-busy", origin: .device, lines: [Lines.end(1_000)])
+                let batch = ReceivedBatch(device: "wearable-busy", origin: .device, lines: [DecodedLines.end(1_000)])
                 while isRunning {
                     events.emit(.batchReceived(batch))
                     usleep(20_000)
@@ -140,7 +142,9 @@ import WorkoutProtocol
         // 25 shares queued before the worker starts; it takes 8 per pass and rests between passes.
         let session = engine.session(for: "wearable-1")
         for n in Int64(0)..<25 {
-            let replies = await session.handle([Lines.start(3 * n + 1), Lines.end(3 * n + 2), Lines.share(3 * n + 3)])
+            let replies = await session.handle([
+                DecodedLines.start(3 * n + 1), DecodedLines.end(3 * n + 2), DecodedLines.share(3 * n + 3),
+            ])
             try #require(replies.allSatisfy { $0.isSuccess && !$0.replayed })
         }
         let sinks = ShareSinkConfiguration().makeSinks(stateDirectory: directory.path)

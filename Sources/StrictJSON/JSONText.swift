@@ -1,11 +1,11 @@
 /// JSON scalars written as bytes: the one spelling that ``OrderedJSONEncoder`` and ``ReplyEncoder`` share.
-enum JSONText {
-    static func appendLiteral(_ text: StaticString, to bytes: inout [UInt8]) {
+package enum JSONText {
+    package static func appendLiteral(_ text: StaticString, to bytes: inout [UInt8]) {
         text.withUTF8Buffer { bytes.append(contentsOf: $0) }
     }
 
     /// A quoted string; slashes are left alone, everything else escaped as JSON requires.
-    static func appendString(_ string: String, to bytes: inout [UInt8]) {
+    package static func appendString(_ string: String, to bytes: inout [UInt8]) {
         // Most strings (keys, enum values, ids) need no escaping: one append instead of one per byte.
         let plain = string.utf8.withContiguousStorageIfAvailable { !$0.contains(where: needsEscaping) } ?? false
         bytes.append(UInt8(ascii: "\""))
@@ -43,7 +43,7 @@ enum JSONText {
         value < 10 ? UInt8(ascii: "0") + value : UInt8(ascii: "a") + value - 10
     }
 
-    static func appendInteger(_ value: some FixedWidthInteger, to bytes: inout [UInt8]) {
+    package static func appendInteger(_ value: some FixedWidthInteger, to bytes: inout [UInt8]) {
         if value < 0 { bytes.append(UInt8(ascii: "-")) }
         // The digits counted first, then written from the last into room made in one append: no String, and
         // no capacity check per digit.
@@ -68,7 +68,7 @@ enum JSONText {
 
     /// The shortest text that reads back as the same Double; integral values without ".0", as
     /// `JSONEncoder` writes them. The caller rules out NaN and the infinities, which JSON lacks.
-    static func appendFiniteDouble(_ value: Double, to bytes: inout [UInt8]) {
+    package static func appendFiniteDouble(_ value: Double, to bytes: inout [UInt8]) {
         // A whole number below 10^15 (a duration in seconds, say) is its integer's digits, which is what its
         // description says once ".0" is dropped; -0 keeps its sign, so it takes the general path.
         if value.rounded(.towardZero) == value, value.magnitude < 1e15, !(value == 0 && value.sign == .minus) {
