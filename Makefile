@@ -13,11 +13,12 @@ APT_PACKAGES := socat libudev-dev umockdev libumockdev-dev libsystemd-dev libsql
                 qemu-system-x86 qemu-system-arm qemu-utils mmdebstrap debian-archive-keyring e2fsprogs picocom tmux \
                 postgresql chromium chromium-driver python3-selenium
 
-.PHONY: help deps build check-warnings test test-swift test-udev test-shell test-systemd test-web test-vm test-vm-arm64 fuzz demo bench soak clean openapi
+.PHONY: help deps build lint format check-warnings test test-swift test-udev test-shell test-systemd test-web test-vm test-vm-arm64 fuzz demo bench soak clean openapi
 
 help:
 	@echo "make deps          install the Debian packages the build and the tests need (root)"
 	@echo "make demo          build, start workoutd on a socat pty pair, send the seed commands, show the replies"
+	@echo "make lint          swift-format's lint (.swift-format) over the tree; make format rewrites the files"
 	@echo "make check-warnings debug (with tests) and release builds; fails on any warning from our code"
 	@echo "make test          warning check, then every test: Swift tests, libudev tests under umockdev, the socat and fsync-count shell tests,"
 	@echo "                   the real-systemd test (root), a 60 s fuzz run and the VM test (amd64)"
@@ -46,13 +47,19 @@ deps:
 build:
 	$(SWIFT) build --build-tests
 
+lint:
+	bash scripts/lint.sh
+
+format:
+	bash scripts/lint.sh format
+
 # The debug build with tests happens in check-warnings (our modules compiled afresh, so their warnings are seen).
 check-warnings:
 	SWIFT=$(SWIFT) CHECK_WARNINGS_RELEASE_BUILD="$(RELEASE_BUILD)" bash scripts/check-warnings.sh
 
 # test-vm-arm64 last: on a machine that has its build root, build directory and guest image cached (README,
 # "How the arm64 package is built") it adds about 9 minutes; a cold machine makes them first (about 50 more).
-test: check-warnings test-swift test-udev test-shell test-web test-systemd fuzz test-vm test-vm-arm64
+test: lint check-warnings test-swift test-udev test-shell test-web test-systemd fuzz test-vm test-vm-arm64
 
 test-swift:
 	$(SWIFT) test --skip-build --skip $(UDEV_TESTS) --skip '$(HEAVY_TESTS)'
