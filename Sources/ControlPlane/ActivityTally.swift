@@ -13,8 +13,9 @@ public final class ActivityTally: Sendable {
     private struct State {
         var counters = ActivityCounters()
         var pendingRestart: [String] = []
-        /// One swift-metrics counter per (type, outcome) pair, made on first use, at
-        /// `typeIndex * outcomeCount + outcomeIndex`: found per command without hashing.
+        /// One swift-metrics counter per (type, outcome) pair, made on first use.
+        ///
+        /// Each sits at `typeIndex * outcomeCount + outcomeIndex`, so it is found per command without hashing.
         var commandCounters = [Counter?](repeating: nil, count: typeCount * outcomeCount)
     }
 
@@ -42,8 +43,10 @@ public final class ActivityTally: Sendable {
         record(EmittedEvents([event]))
     }
 
-    /// Records a batch's events under one lock; the Prometheus counters are then added to once per kind of
-    /// command and outcome the batch had, not once per command.
+    /// Records a batch's events under one lock.
+    ///
+    /// The Prometheus counters are then added to once per kind of command and outcome the batch had, not once per
+    /// command.
     public func record(_ emitted: EmittedEvents) {
         let (newCounters, invalid, replayed) = state.withLock { state -> ([(Counter, Int)], Int, Int) in
             let before = state.counters
@@ -66,8 +69,9 @@ public final class ActivityTally: Sendable {
         if replayed > 0 { replays.increment(by: Int64(replayed)) }
     }
 
-    /// A configuration reload that was applied, or rejected (the old configuration stayed); an applied one
-    /// names the keys that changed but wait for a restart.
+    /// A configuration reload that was applied, or rejected (the old configuration stayed).
+    ///
+    /// An applied one names the keys that changed but wait for a restart.
     public func recordReload(applied: Bool, pendingRestart: [String] = []) {
         state.withLock { state in
             if applied {
@@ -80,9 +84,11 @@ public final class ActivityTally: Sendable {
         (applied ? appliedReloads : rejectedReloads).increment()
     }
 
-    /// Counts one handled command in `state` and in `perSlot` (its Prometheus counter's slot, in first-seen order).
-    /// Counts a batch's handled lines. By index and through accessors that read in place: a line or reply bound
-    /// to a local is copied whole (a retain per string it holds), for three small facts.
+    /// Counts one handled command in `state` and in `perSlot`.
+    ///
+    /// `perSlot` holds its Prometheus counter's slot, in first-seen order. Counts a batch's handled lines. By index and
+    /// through accessors that read in place: a line or reply bound to a local is copied whole (a retain per string it
+    /// holds), for three small facts.
     private func count(
         _ lines: [DecodedLine],
         _ replies: [Reply],
@@ -103,8 +109,11 @@ public final class ActivityTally: Sendable {
         }
     }
 
-    /// - Parameters: type: the line's command type, nil for a line that did not decode; error: the reply's
-    ///   error code, nil for a success.
+    /// Counts one line's outcome.
+    ///
+    /// - Parameters:
+    ///   - type: the line's command type, nil for a line that did not decode.
+    ///   - error: the reply's error code, nil for a success.
     private func count(
         type: CommandType?,
         error: ErrorCode?,

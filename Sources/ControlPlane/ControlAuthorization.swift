@@ -5,10 +5,10 @@ import ControlProtocol
 import Glibc
 #endif
 
-/// Who may use the control socket, by the peer's credentials (`SO_PEERCRED`), never by the socket file's mode:
-/// root and the daemon's own user may do everything, members of the reader group (`control_socket_group`,
-/// default `workoutd`: a static group from sysusers.d, so people can be added to it) may read, anyone else
-/// nothing.
+/// Who may use the control socket, by the peer's credentials (`SO_PEERCRED`), never by the file's mode.
+///
+/// Root and the daemon's own user may do everything, members of the reader group (`control_socket_group`, default
+/// `workoutd`: a static group from sysusers.d, so people can be added to it) may read, anyone else nothing.
 public struct ControlAuthorization: Sendable, Hashable {
     public static let defaultReaderGroup = "workoutd"
 
@@ -22,8 +22,9 @@ public struct ControlAuthorization: Sendable, Hashable {
         self.readerGroup = readerGroup
     }
 
-    /// The reader group's gid, nil when it is not set or does not exist (looked up each time: the package may
-    /// create the group after the daemon started). Blocking (NSS).
+    /// The reader group's gid, nil when it is not set or does not exist.
+    ///
+    /// It is looked up each time: the package may create the group after the daemon started. Blocking (NSS).
     func readerGroupID() -> UInt32? {
         guard let readerGroup, !readerGroup.isEmpty else { return nil }
         var gid: UInt32 = 0

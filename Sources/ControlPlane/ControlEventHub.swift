@@ -5,7 +5,7 @@ import Synchronization
 import WorkoutEngine
 import WorkoutProtocol
 
-/// Turns engine events and device activity into ``ControlEvent`` lines and hands them to every subscribed client.
+/// Turns engine events and device activity into ``ControlEvent`` lines for every subscribed client.
 ///
 /// Numbering and encoding happen under one lock, so every client sees the events in `seq` order.
 /// With no subscribers, publishing costs one atomic load.
@@ -21,8 +21,9 @@ public final class ControlEventHub: Sendable {
 
     public init() {}
 
-    /// Engine events: batches (whether from the device or `send`), workouts and shares, in the order their
-    /// session emitted them.
+    /// Engine events: batches, workouts and shares, in the order their session emitted them.
+    ///
+    /// Batches count whether they came from the device or from `send`.
     public func publish(_ event: EngineEvent) {
         // Before the switch: matching the event copies it out, for nobody.
         guard hasSubscribers else { return }

@@ -104,7 +104,9 @@ public final class ControlResponder: Sendable {
             + [UInt8(ascii: "\n")]
     }
 
-    /// A reload's `serial.max_line_bytes`: lines sent from now on are held to it, as a device's new connections are.
+    /// A reload's `serial.max_line_bytes`.
+    ///
+    /// Lines sent from now on are held to it, as a device's new connections are.
     public func update(maximumLineLength: Int) {
         maximumLineLengthSetting.store(maximumLineLength, ordering: .relaxed)
     }
@@ -152,7 +154,9 @@ public final class ControlResponder: Sendable {
         return DeviceList(devices: served + refused, unknown: unknown)
     }
 
-    /// `workouts`: newest first, of the device named by identity or node (all when nil), as `query` narrows them.
+    /// `workouts`: newest first, of the device named by identity or node (all when nil).
+    ///
+    /// `query` narrows them.
     public func workouts(_ query: WorkoutQuery, device: String?) async throws(ControlError) -> [WorkoutRecord] {
         var query = query
         query.device = await resolve(device)
@@ -169,9 +173,10 @@ public final class ControlResponder: Sendable {
         MetricsReport(text: metricsText())
     }
 
-    /// Follows the event stream: `write` gets every event line (`{"event":{…}}` and a newline) from now on, on
-    /// `eventLoop`, until the returned subscription is cancelled. A client whose lines pile up beyond `limit`
-    /// bytes gets `overflow` instead and no more lines.
+    /// Follows the event stream until the returned subscription is cancelled.
+    ///
+    /// `write` gets every event line (`{"event":{…}}` and a newline) from now on, on `eventLoop`. A client whose lines
+    /// pile up beyond `limit` bytes gets `overflow` instead and no more lines.
     public func subscribeToEvents(
         on eventLoop: any EventLoop,
         limit: Int,
@@ -213,8 +218,10 @@ public final class ControlResponder: Sendable {
         return DeviceIdentity(name)
     }
 
-    /// A connected device named by its identity or node; otherwise the error lists the connected ones, so a
-    /// typo never opens a session (and workouts) for a device that does not exist.
+    /// A connected device named by its identity or node.
+    ///
+    /// Otherwise the error lists the connected ones, so a typo never opens a session (and workouts) for a device that
+    /// does not exist.
     private func connectedDevice(_ name: String) async throws -> DeviceIdentity {
         let connected = await manager.devices().filter { $0.snapshot.connected }
         if let device = connected.first(where: { $0.identity.rawValue == name || $0.path == name }) {

@@ -7,7 +7,9 @@ import SerialTransport
 import ServiceLifecycle
 import Synchronization
 
-/// The control socket: a Unix-domain stream socket speaking JSON lines (see `docs/control-protocol.md`).
+/// The control socket: a Unix-domain stream socket speaking JSON lines.
+///
+/// See `docs/control-protocol.md`.
 ///
 /// Runs until graceful shutdown, then closes every client and removes the socket file, so
 /// `workoutctl` can tell a stopped daemon from a hung one. If the socket cannot be bound the daemon

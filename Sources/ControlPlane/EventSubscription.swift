@@ -1,7 +1,8 @@
 import Synchronization
 
-/// A client's place on the event stream outside the control socket (the HTTP API's `/api/events`): cancelling
-/// it (or dropping the last reference) stops its lines.
+/// A client's place on the event stream outside the control socket (the HTTP API's `/api/events`).
+///
+/// Cancelling it (or dropping the last reference) stops its lines.
 public final class EventSubscription: Sendable {
     private let hub: ControlEventHub
     private let subscriber: Mutex<EventSubscriber?>

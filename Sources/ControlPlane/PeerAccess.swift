@@ -8,9 +8,10 @@ import Synchronization
 import Glibc
 #endif
 
-/// One control connection's peer and what it may do: its credentials are read (`SO_PEERCRED`) as it is
-/// accepted; the decision, which may need the user database, is made off the event loop at its first
-/// request and kept for the connection's life.
+/// One control connection's peer and what it may do.
+///
+/// Its credentials are read (`SO_PEERCRED`) as it is accepted; the decision, which may need the user database, is made
+/// off the event loop at its first request and kept for the connection's life.
 final class PeerAccess: Sendable {
     /// A refusal, and whether the connection is closed after it (a peer that may do nothing).
     struct Refusal: Sendable {

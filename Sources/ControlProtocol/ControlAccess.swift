@@ -14,7 +14,9 @@ public enum ControlAccess: Int, Comparable, Sendable, Codable {
 }
 
 extension ControlMethod {
-    /// The access a request of this method needs: `send` changes a device's session; everything else only reads.
+    /// The access a request of this method needs.
+    ///
+    /// `send` changes a device's session; everything else only reads.
     public var requiredAccess: ControlAccess {
         switch self {
         case .send: .write

@@ -4,7 +4,9 @@ import Foundation
 ///
 /// Holds its own `JSONDecoder`; not thread-safe, so each connection owns one.
 public struct ControlRequestDecoder {
-    /// A line that is not a valid request: the reply's error, and the request's id when it had a usable one.
+    /// A line that is not a valid request.
+    ///
+    /// The reply's error, and the request's id when it had a usable one.
     public struct Failure: Error, Sendable {
         public var id: ControlRequestID?
         public var error: ControlError

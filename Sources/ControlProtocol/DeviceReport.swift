@@ -12,10 +12,14 @@ public struct DeviceReport: Codable, Hashable, Sendable {
     public var commands: Int
     public var errors: Int
     public var connections: Int
-    /// Why the node is not open while it waits, e.g. "held by another program (pid 42)"; nil when connected.
+    /// Why the node is not open while it waits, e.g. "held by another program (pid 42)".
+    ///
+    /// Nil when connected.
     public var waitingReason: String?
-    /// Set when the device matched but is not served, and why: "identity already attached on /dev/ttyACM0",
-    /// "not in devices.allowed_serials". Its node stays closed; `connected` is false and the counters 0.
+    /// Set when the device matched but is not served, and why.
+    ///
+    /// "identity already attached on /dev/ttyACM0", "not in devices.allowed_serials". Its node stays closed;
+    /// `connected` is false and the counters 0.
     public var refused: String?
 
     public init(
@@ -41,7 +45,9 @@ public struct DeviceReport: Codable, Hashable, Sendable {
     }
 }
 
-/// A device refused since start because `devices.allowed_serials` does not list it (`workoutctl devices --unknown`).
+/// A device refused since start because `devices.allowed_serials` does not list it.
+///
+/// `workoutctl devices --unknown` lists these.
 public struct UnknownDeviceReport: Codable, Hashable, Sendable {
     /// The identity to add to `devices.allowed_serials` to enrol it.
     public var identity: String
@@ -60,8 +66,9 @@ public struct UnknownDeviceReport: Codable, Hashable, Sendable {
     }
 }
 
-/// The `devices` result: served devices, then refused ones (``DeviceReport/refused`` set), and the unknown
-/// identities seen since start.
+/// The `devices` result: served devices, refused ones, and the unknown identities seen since start.
+///
+/// Refused devices have ``DeviceReport/refused`` set and come after the served ones.
 public struct DeviceList: Codable, Hashable, Sendable {
     public var devices: [DeviceReport]
     /// Absent from an older daemon's reply.

@@ -1,6 +1,8 @@
 import Foundation
 
-/// The `replication` part of `status`: whether the hub ships to the central database, and how far behind it is.
+/// The `replication` part of `status`.
+///
+/// Whether the hub ships to the central database, and how far behind it is.
 ///
 /// Keys are snake_case (`state`, `pending`, `last_shipped_at`, …): scripts read them by these names.
 public struct ReplicationReport: Codable, Hashable, Sendable {
@@ -18,9 +20,10 @@ public struct ReplicationReport: Codable, Hashable, Sendable {
     /// Connections to the server open now, and the most this hub opens (`replication.max_connections`).
     public var connections: Int
     public var maxConnections: Int
-    /// Whether the server proved who it is: `verified` (its certificate checked), `unverified` (sslmode
-    /// `require` or `disable`: anyone on the path could pose as it) or `local` (a unix socket). Absent
-    /// from older daemons.
+    /// Whether the server proved who it is.
+    ///
+    /// `verified` (its certificate checked), `unverified` (sslmode `require` or `disable`: anyone on the path could
+    /// pose as it) or `local` (a unix socket). Absent from older daemons.
     public var serverIdentity: String?
 
     public init(

@@ -20,7 +20,7 @@ public struct StatusReport: Codable, Hashable, Sendable {
     public var pendingRestart: [String]
     /// Nil when replication is off.
     public var replication: ReplicationReport?
-    /// Nil while storage works; otherwise why commands get `storage_unavailable` (issue 30).
+    /// Nil while storage works; otherwise why commands get `storage_unavailable`.
     public var storageProblem: StorageProblem?
 
     public init(

@@ -1,7 +1,9 @@
 import Foundation
 
-/// Why storing fails right now (`status`): every command that would store something is answered with
-/// `storage_unavailable` until it recovers. Nil in a status means storage works.
+/// Why storing fails right now (`status`).
+///
+/// Every command that would store something is answered with `storage_unavailable` until it recovers. Nil in a status
+/// means storage works.
 public struct StorageProblem: Codable, Hashable, Sendable {
     /// When the first of the current run of failures happened.
     public var since: Date

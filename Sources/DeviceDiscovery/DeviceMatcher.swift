@@ -1,8 +1,9 @@
 /// Decides which ttys are ours: a device with a node that satisfies any configured rule.
 /// Anything else — modems, `ttyS*`, other people's adapters — is never opened.
 public struct DeviceMatcher: Sendable, Hashable {
-    /// What `discovery.match` holds when the configuration does not set it: the property set by
-    /// the project's udev rule (`udev/60-workoutd.rules`).
+    /// What `discovery.match` holds when the configuration does not set it.
+    ///
+    /// The property set by the project's udev rule (`udev/60-workoutd.rules`).
     public static let defaultRules = ["WORKOUTD_DEVICE=1"]
 
     /// ``defaultRules``, parsed.

@@ -5,8 +5,9 @@ import Synchronization
 import WorkoutEngine
 import WorkoutProtocol
 
-/// Serves every tty that the match rules say is ours, as it appears: the ones present at start-up
-/// and each one plugged in later; stops serving a device when udev reports it removed.
+/// Serves every tty that the match rules say is ours, as it appears.
+///
+/// The ones present at start-up and each one plugged in later; stops serving a device when udev reports it removed.
 ///
 /// It only tells the ``DeviceManager`` what to attach and detach; the manager owns the pipelines
 /// (and their draining at shutdown, through `SerialDeviceService`).
@@ -40,10 +41,12 @@ public final class DiscoveryService: Service, Sendable {
         (enabled, enable) = AsyncStream.makeStream(bufferingPolicy: .bufferingNewest(1))
     }
 
-    /// New match rules and baud rate (a reload): devices that appear or change from now on are matched against
-    /// them and opened at `baud` (when given); devices already served stay connected. `nil` rules disable
-    /// discovery: the monitor stops and the devices it attached are released (configured ones are not its own).
-    /// Rules given to a disabled service start it: the ttys present are scanned and the matching ones served.
+    /// New match rules and baud rate (a reload).
+    ///
+    /// Devices that appear or change from now on are matched against them and opened at `baud` (when given); devices
+    /// already served stay connected. `nil` rules disable discovery: the monitor stops and the devices it attached are
+    /// released (configured ones are not its own). Rules given to a disabled service start it: the ttys present are
+    /// scanned and the matching ones served.
     public func update(matcher: DeviceMatcher?, baud: UInt32? = nil) {
         let wasEnabled = self.matcher.withLock { current in
             defer { current = matcher }
@@ -64,9 +67,10 @@ public final class DiscoveryService: Service, Sendable {
         }
     }
 
-    /// Returns once the hotplug monitor is armed and the devices present at start-up have been
-    /// handed to the manager (the moment to tell systemd `READY=1`), or at once when discovery is disabled;
-    /// throws if libudev failed first.
+    /// Returns once the monitor is armed and the devices present at start-up are handed to the manager.
+    ///
+    /// That is the moment to tell systemd `READY=1`. Returns at once when discovery is disabled; throws if libudev
+    /// failed first.
     public func waitUntilReady() async throws {
         try await readiness.wait()
     }
@@ -91,8 +95,10 @@ public final class DiscoveryService: Service, Sendable {
         }
     }
 
-    /// One pass of discovery: arms a monitor, serves what is present and what appears, until shutdown or a
-    /// reload disables discovery (the monitor is stopped); then releases what it attached unless shutting down.
+    /// One pass of discovery: arms a monitor, serves what is present and what appears.
+    ///
+    /// It runs until shutdown or a reload disables discovery (the monitor is stopped), then releases what it attached
+    /// unless shutting down.
     private func discover() async throws {
         let monitor: UdevMonitor
         let present: [DiscoveredDevice]
@@ -136,8 +142,9 @@ public final class DiscoveryService: Service, Sendable {
         logger.notice("device discovery stopped", metadata: ["released": "\(served.keys.sorted())"])
     }
 
-    /// `served` maps the nodes this service attached to who is on them, so a remove only ever
-    /// detaches what discovery itself attached (never a `--device` path).
+    /// `served` maps the nodes this service attached to who is on them.
+    ///
+    /// So a remove only ever detaches what discovery itself attached (never a `--device` path).
     private func handle(_ device: DiscoveredDevice, served: inout [String: DeviceIdentity]) async {
         guard let node = device.devnode else { return }
         var logger = self.logger

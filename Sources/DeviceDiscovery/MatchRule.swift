@@ -2,8 +2,10 @@
 import Glibc
 #endif
 
-/// One condition of a match rule: the udev property must exist and its value match a shell glob
-/// (`fnmatch(3)`, so `WRB-*` and `[0-9]*` work as in a shell).
+/// One condition of a match rule.
+///
+/// The udev property must exist and its value match a shell glob (`fnmatch(3)`, so `WRB-*` and `[0-9]*` work as in a
+/// shell).
 public struct PropertyCondition: Sendable, Hashable, CustomStringConvertible {
     public var property: String
     public var pattern: String
@@ -21,8 +23,9 @@ public struct PropertyCondition: Sendable, Hashable, CustomStringConvertible {
     public var description: String { "\(property)=\(pattern)" }
 }
 
-/// A configured rule: space-separated `PROPERTY=glob` conditions that must all hold,
-/// e.g. `ID_VENDOR_ID=1209 ID_MODEL_ID=a7e1`.
+/// A configured rule: space-separated `PROPERTY=glob` conditions that must all hold.
+///
+/// For example `ID_VENDOR_ID=1209 ID_MODEL_ID=a7e1`.
 public struct MatchRule: Sendable, Hashable, CustomStringConvertible {
     public var conditions: [PropertyCondition]
 

@@ -1,9 +1,10 @@
 import SerialTransport
 
 extension ReconnectPolicy {
-    /// For a device udev announced: retry quickly while udev finishes its rules (the node may not
-    /// exist yet, or still have root's permissions), give up after a bounded time, and do not reopen
-    /// after it goes away — udev announces it again when it comes back.
+    /// The reconnect policy for a device udev announced.
+    ///
+    /// Retry quickly while udev finishes its rules (the node may not exist yet, or still have root's permissions), give
+    /// up after a bounded time, and do not reopen after it goes away — udev announces it again when it comes back.
     public static let discovered = ReconnectPolicy(
         initialDelay: .milliseconds(1),
         maximumDelay: .milliseconds(500),

@@ -27,8 +27,10 @@ public final class UdevMonitor: @unchecked Sendable {
     public let events: AsyncStream<DiscoveredDevice>
     private let continuation: AsyncStream<DiscoveredDevice>.Continuation
 
-    /// Creates the monitor and arms it: events from this point on are queued in ``events``, so
-    /// enumerating afterwards cannot miss a device that appears in between.
+    /// Creates the monitor and arms it.
+    ///
+    /// Events from this point on are queued in ``events``, so enumerating afterwards cannot miss a device that appears
+    /// in between.
     public init(subsystem: String = "tty") throws(UdevError) {
         guard let udev = udev_new() else { throw UdevError(operation: "udev_new", errno: errno) }
         guard let monitor = udev_monitor_new_from_netlink(udev, "udev") else {
@@ -73,7 +75,9 @@ public final class UdevMonitor: @unchecked Sendable {
         source.cancel()
     }
 
-    /// The devices of the subsystem that exist now, reported with action ``DiscoveredDevice/Action/present``.
+    /// The devices of the subsystem that exist now.
+    ///
+    /// Each is reported with action ``DiscoveredDevice/Action/present``.
     public func enumerate() async throws(UdevError) -> [DiscoveredDevice] {
         let result: Result<[DiscoveredDevice], UdevError> = await withCheckedContinuation { done in
             queue.async { done.resume(returning: self.enumerateOnQueue()) }

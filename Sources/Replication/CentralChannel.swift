@@ -5,10 +5,12 @@ import NIOPosix
 import NIOSSL
 import PostgresNIO
 
-/// Opens the link to the central server and secures it before postgres-nio sees it: the TCP connection,
-/// PostgreSQL's SSLRequest, the TLS handshake with this hub's verification (``ReplicationConfiguration/sslMode``),
-/// and, on a link whose server identity was not verified, the ``PasswordGuardHandler``. postgres-nio then
-/// runs the start-up on the channel as handed over (`establishedChannel`, no TLS of its own).
+/// Opens the link to the central server and secures it before postgres-nio sees it.
+///
+/// The TCP connection, PostgreSQL's SSLRequest, the TLS handshake with this hub's verification
+/// (``ReplicationConfiguration/sslMode``), and, on a link whose server identity was not verified, the
+/// ``PasswordGuardHandler``. postgres-nio then runs the start-up on the channel as handed over (`establishedChannel`,
+/// no TLS of its own).
 ///
 /// Why not postgres-nio's own TLS: it answers a cleartext or MD5 password request on any link, and its
 /// handshake failure reaches us as an opaque connection error; here each step fails with what a person can act on.
@@ -100,8 +102,9 @@ enum CentralChannel {
 }
 
 extension ReplicationConfiguration {
-    /// A new connection to the central server: the link opened and secured by ``CentralChannel``, then
-    /// postgres-nio's start-up (authentication) on it.
+    /// A new connection to the central server.
+    ///
+    /// The link opened and secured by ``CentralChannel``, then postgres-nio's start-up (authentication) on it.
     func connect(password: String?, id: Int, logger: Logger) async throws -> PostgresConnection {
         let channel = try await CentralChannel.open(self, on: MultiThreadedEventLoopGroup.singleton.any())
         return try await PostgresConnection.connect(

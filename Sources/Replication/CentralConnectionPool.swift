@@ -13,7 +13,9 @@ actor CentralConnectionPool {
     /// A connection while it is leased; give it back with ``release(_:reusable:)``.
     struct Lease: Sendable {
         let connection: PostgresConnection
-        /// The ``CentralConnectionPool/currentGeneration`` it was opened in (a password change starts a new one).
+        /// The ``CentralConnectionPool/currentGeneration`` it was opened in.
+        ///
+        /// A password change starts a new generation.
         let generation: Int
     }
 
@@ -53,8 +55,9 @@ actor CentralConnectionPool {
         self.open = open
     }
 
-    /// An idle connection of the current generation, else a new one while fewer than the maximum are open,
-    /// else the first one given back.
+    /// An idle connection of the current generation, else a new one, else the first one given back.
+    ///
+    /// A new one is opened only while fewer than the maximum are open.
     func lease() async throws -> Lease {
         while true {
             guard !closed else { throw PoolClosedError() }
@@ -91,8 +94,9 @@ actor CentralConnectionPool {
         wakeOneWaiter()
     }
 
-    /// Opens connections until ``maximumConnections`` are open, side by side, and keeps them idle: so that the
-    /// first overlapping batch does not wait for a connection's start-up. Throws the first failure.
+    /// Opens connections until ``maximumConnections`` are open, side by side, and keeps them idle.
+    ///
+    /// So that the first overlapping batch does not wait for a connection's start-up. Throws the first failure.
     func fill() async throws {
         let missing = maximumConnections - openCount
         guard missing > 0 else { return }

@@ -20,8 +20,9 @@ extension PostgresConnection {
         return try await self.query(query, logger: logger)
     }
 
-    /// BEGIN, `body`, COMMIT; on any error the connection is closed, which makes the server abort the
-    /// transaction.
+    /// BEGIN, `body`, COMMIT; on any error the connection is closed.
+    ///
+    /// Closing makes the server abort the transaction.
     ///
     /// Why not postgres-nio's `withTransaction`: on an error it sends ROLLBACK on the same connection, and
     /// when the error was the server going away (`pg_ctl stop -m immediate`, a restart), that ROLLBACK is
@@ -43,9 +44,10 @@ extension PostgresConnection {
         }
     }
 
-    /// Closes without waiting, and keeps the connection alive until the channel is closed: close() only
-    /// starts the closing, and postgres-nio asserts that a connection is closed before it is
-    /// deinitialised (a debug daemon crashed when the last reference went right after close()).
+    /// Closes without waiting, and keeps the connection alive until the channel is closed.
+    ///
+    /// `close()` only starts the closing, and postgres-nio asserts that a connection is closed before it is deinitialised
+    /// (a debug daemon crashed when the last reference went right after close()).
     func closeInBackground() {
         close().whenComplete { _ in withExtendedLifetime(self) {} }
     }

@@ -1,8 +1,9 @@
 import Logging
 import PostgresNIO
 
-/// The central database's tables, created and migrated by the daemon itself in the URL's database and
-/// default schema. Append migrations; never edit a shipped one.
+/// The central database's tables, created and migrated by the daemon itself.
+///
+/// They live in the URL's database and default schema. Append migrations; never edit a shipped one.
 enum CentralSchema {
     /// The newest version this daemon knows; a database at a newer one is refused, not written.
     static let currentVersion = 2

@@ -8,8 +8,9 @@ struct ReplicationTimeoutError: Error, CustomStringConvertible {
     var description: String { "no answer from the server within \(timeout)" + (operation.map { " (\($0))" } ?? "") }
 }
 
-/// Runs `operation`, failing with ``ReplicationTimeoutError`` after `timeout` WITHOUT waiting for the
-/// operation to finish.
+/// Runs `operation`, failing with ``ReplicationTimeoutError`` after `timeout`.
+///
+/// It fails WITHOUT waiting for the operation to finish.
 ///
 /// Why not a task group: a group waits for every child before it returns, and postgres-nio 1.33 has
 /// awaits that ignore cancellation. Its query writes the request with no write promise, so a query sent
@@ -44,8 +45,9 @@ func withOperationDeadline<T: Sendable>(
     }
 }
 
-/// The first of operation, timer and cancellation to finish resumes the caller, exactly once; the
-/// others are cancelled.
+/// The first of operation, timer and cancellation to finish resumes the caller, exactly once.
+///
+/// The others are cancelled.
 private final class DeadlineRace<T: Sendable>: Sendable {
     let outcome = OneShot<T>()
     /// The operation and the timer while the race runs; nil once it is decided.

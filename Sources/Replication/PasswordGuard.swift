@@ -1,8 +1,10 @@
 import NIOCore
 
-/// Watches the server's side of PostgreSQL's start-up, message by message, and stops the connection when
-/// the server asks for a cleartext (AuthenticationCleartextPassword) or MD5 (AuthenticationMD5Password)
-/// password: over a link whose server identity was not verified, whoever answers could be collecting it.
+/// Stops the connection when the server asks for a cleartext or MD5 password.
+///
+/// It watches the server's side of PostgreSQL's start-up, message by message, for AuthenticationCleartextPassword and
+/// AuthenticationMD5Password: over a link whose server identity was not verified, whoever answers could be collecting
+/// the password.
 ///
 /// Why here and not in postgres-nio: postgres-nio 1.33 answers both requests with the password and has no
 /// option to refuse. SCRAM-SHA-256 passes: it never sends the password and proves the server knows it.
@@ -29,8 +31,9 @@ struct PasswordGuard {
         static let md5Password: Int32 = 5
     }
 
-    /// A message longer than this before authentication ends is no PostgreSQL server's: its start-up messages
-    /// (SASL exchanges, an ErrorResponse, a NegotiateProtocolVersion) are a few hundred bytes.
+    /// A message longer than this before authentication ends is no PostgreSQL server's.
+    ///
+    /// Its start-up messages (SASL exchanges, an ErrorResponse, a NegotiateProtocolVersion) are a few hundred bytes.
     static let maximumMessageLength = 64 * 1024
 
     private enum State {

@@ -1,7 +1,8 @@
 import NIOCore
 
-/// ``PasswordGuard`` in a channel pipeline, between TLS (if any) and postgres-nio's handlers: passes the
-/// server's messages on until authentication ends, then removes itself; on a cleartext or MD5 password
+/// ``PasswordGuard`` in a channel pipeline, between TLS (if any) and postgres-nio's handlers.
+///
+/// Passes the server's messages on until authentication ends, then removes itself; on a cleartext or MD5 password
 /// request it passes nothing on and fails the connection, so postgres-nio never gets to answer it.
 final class PasswordGuardHandler: ChannelInboundHandler, RemovableChannelHandler {
     typealias InboundIn = ByteBuffer

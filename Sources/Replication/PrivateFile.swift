@@ -4,8 +4,9 @@ import Foundation
 import Glibc
 #endif
 
-/// Reading a secret from a file (the replication password, the web login token): the file's own mode is checked on the descriptor that is read, so the
-/// check and the read are of the same file.
+/// Reading a secret from a file (the replication password, the web login token).
+///
+/// The file's own mode is checked on the descriptor that is read, so the check and the read are of the same file.
 public enum PrivateFile {
     public struct ReadError: Error, CustomStringConvertible {
         public var description: String

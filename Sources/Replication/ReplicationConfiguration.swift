@@ -47,8 +47,9 @@ public struct ReplicationConfiguration: Sendable {
         case url
         /// `replication.password_file`: a file only its owner may read (0600 or 0400).
         case file(String)
-        /// `replication.password_credential`: a systemd credential (`LoadCredential=`), read from
-        /// `$CREDENTIALS_DIRECTORY/<name>`, which systemd makes readable by the service alone.
+        /// `replication.password_credential`: a systemd credential (`LoadCredential=`).
+        ///
+        /// It is read from `$CREDENTIALS_DIRECTORY/<name>`, which systemd makes readable by the service alone.
         case credential(String)
     }
 
@@ -63,28 +64,35 @@ public struct ReplicationConfiguration: Sendable {
     public var passwordSource: PasswordSource = .url
     /// The environment's `$CREDENTIALS_DIRECTORY` (set by systemd for a unit with `LoadCredential=`).
     public var credentialsDirectory: String? = ProcessInfo.processInfo.environment["CREDENTIALS_DIRECTORY"]
-    /// `replication.allow_password_without_verified_server`: send a cleartext or MD5 password even to a server
-    /// whose identity was not verified (`require`, `disable`). Off: such a request fails the connection.
+    /// `replication.allow_password_without_verified_server`: send a password to an unverified server.
+    ///
+    /// A cleartext or MD5 password then goes even to a server whose identity was not verified (`require`, `disable`).
+    /// Off: such a request fails the connection.
     public var allowPasswordWithoutVerifiedServer = false
-    /// Set when the URL holds a password and the file it was read from is readable by others: warned at start.
+    /// Set when the URL holds a password and the file it was read from is readable by others.
+    ///
+    /// Warned at start.
     public var urlPasswordExposedIn: String?
     /// The TLS context of `verify-full`, `verify-ca` and `require`, made once (with `sslrootcert` loaded).
     let tlsContext: NIOSSLContext?
     public var hubID: String
-    /// Outbox entries per central transaction (each column of a batch is one array parameter, so the size
-    /// is not bound by PostgreSQL's 65,535 parameters per statement).
+    /// Outbox entries per central transaction.
+    ///
+    /// Each column of a batch is one array parameter, so the size is not bound by PostgreSQL's 65,535 parameters per
+    /// statement.
     public var batchSize = 20000
     /// Batches start at least this far apart. A busy hub then ships a few large transactions a second
     /// instead of many small ones: each costs an fsync on the server and a turn of the shipper's reads and
     /// the server's statements, which, on a hub whose disk and cores also serve the devices, compete with
-    /// their commits. An idle hub's first change still leaves at once; the lag it adds under load is far
-    /// below issue 18's 1 s.
+    /// their commits. An idle hub's first change still leaves at once; the lag it adds under load stays far
+    /// below the one-second lag replication is held to.
     public var batchInterval: Duration = .milliseconds(100)
-    /// After a batch of at least ``busyBatchChanges`` changes (devices committing flat out), the next starts
-    /// ``busyBatchInterval`` later instead: fewer, larger transactions while the devices need the CPU and the
-    /// disk, at the cost of lag only then. At issue 18's 1,000 commands/s a batch holds about 100 changes.
-    /// One a second: at 400 ms, `make bench`'s saturating rounds ran at 0.87–0.88 of replication off (the
-    /// shipper's reads and the server's upserts of up to 20,000 rows a batch on the devices' two cores).
+    /// After a batch of at least ``busyBatchChanges`` changes, the next starts ``busyBatchInterval`` later.
+    ///
+    /// Such batches mean devices are committing flat out: fewer, larger transactions while the devices need the CPU and
+    /// the disk, at the cost of lag only then. At the load replication is sized for, a batch holds a tenth of this. One
+    /// a second: shorter intervals let the shipper's reads and the server's large upserts take the devices' cores away
+    /// from them under saturating load (docs/decisions/0010-replication-batching.md).
     public var busyBatchChanges = 1000
     public var busyBatchInterval: Duration = .seconds(1)
     public var initialRetryDelay: Duration = .milliseconds(200)
@@ -92,9 +100,9 @@ public struct ReplicationConfiguration: Sendable {
     /// Shipped rows older than this are pruned from SQLite; nil keeps them for ever.
     public var retention: Duration?
     /// Connections this hub opens (`replication.max_connections`), at start, and keeps. Two let a batch's
-    /// upserts run while the batch before it commits, which hides round trips to a distant server (`make
-    /// bench`: lag p99 240 → 216 ms at 15 ms each way); more would wait on the commit order anyway. Each hub
-    /// counts against the server's `max_connections` (100 by default): 50 hubs at 2.
+    /// upserts run while the batch before it commits, which hides round trips to a distant server; more would
+    /// wait on the commit order anyway. Each hub counts against the server's `max_connections` (100 by
+    /// default): 50 hubs at 2.
     public var maximumConnections = 2
     public static let maximumConnectionsRange = 1...8
     public var connectTimeout: Duration = .seconds(10)
@@ -201,8 +209,9 @@ public struct ReplicationConfiguration: Sendable {
         }
     }
 
-    /// Whether a server's request for a cleartext or MD5 password is answered (SCRAM always is: it never
-    /// gives the password away, and proves the server knows it).
+    /// Whether a server's request for a cleartext or MD5 password is answered.
+    ///
+    /// SCRAM always is: it never gives the password away, and proves the server knows it.
     public var sendsPasswordInTheClear: Bool {
         serverIdentity != .unverified || allowPasswordWithoutVerifiedServer
     }
@@ -230,7 +239,9 @@ public struct ReplicationConfiguration: Sendable {
         return warnings
     }
 
-    /// What the server shows for this hub's connections (`pg_stat_activity.application_name`; at most 63 bytes kept).
+    /// What the server shows for this hub's connections (`pg_stat_activity.application_name`).
+    ///
+    /// At most 63 bytes are kept.
     public var applicationName: String { "workoutd \(hubID)" }
 
     /// What the log and `status` call the server: never the password.
@@ -254,7 +265,9 @@ public struct ReplicationConfiguration: Sendable {
         }
     }
 
-    /// The password to use now: the file's or credential's first line (read again on every reload), or the URL's.
+    /// The password to use now: the file's or credential's first line, or the URL's.
+    ///
+    /// The file or credential is read again on every reload.
     ///
     /// A password file readable by group or others is refused: under `DynamicUser=yes` a root-only file
     /// cannot be read, and the way out is a credential (`LoadCredential=`), not a world-readable secret.
@@ -292,8 +305,9 @@ public struct ReplicationConfiguration: Sendable {
         return id.isEmpty ? nil : id
     }
 
-    /// postgres-nio's configuration for a channel ``CentralChannel`` opened and secured: TLS and the password
-    /// guard are already in its pipeline, so postgres-nio is told no TLS.
+    /// postgres-nio's configuration for a channel ``CentralChannel`` opened and secured.
+    ///
+    /// TLS and the password guard are already in its pipeline, so postgres-nio is told no TLS.
     func connectionConfiguration(channel: any Channel, password: String?) -> PostgresConnection.Configuration {
         var configuration = PostgresConnection.Configuration(
             establishedChannel: channel,
@@ -311,7 +325,9 @@ public struct ReplicationConfiguration: Sendable {
 
 public struct ReplicationConfigurationError: Error, Sendable, CustomStringConvertible {
     public var description: String
-    /// The configuration key at fault when it is not the one the caller reads (`replication.password_file`, …).
+    /// The configuration key at fault when it is not the one the caller reads.
+    ///
+    /// For example `replication.password_file`.
     public var key: String?
     public init(_ description: String, key: String? = nil) {
         self.description = description

@@ -114,12 +114,16 @@ public final class ReplicationShipper: Service, Sendable {
         var readThrough: Int64?
         /// When the last batch was read.
         var lastBatch: ContinuousClock.Instant?
-        /// Whether the hub's row (last_seen, software_version) was written since this start: every batch writes it.
+        /// Whether the hub's row (last_seen, software_version) was written since this start.
+        ///
+        /// Every batch writes it.
         var hubTouched = false
         /// Whether the last batch read was a large one (``ReplicationConfiguration/busyBatchChanges``).
         var busy = false
-        /// Awaits batches in flight, oldest first: every one that has ended, and more until at most `count`
-        /// are left. A batch's failure is thrown here. Returns whether any batch was awaited.
+        /// Awaits batches in flight, oldest first.
+        ///
+        /// Every one that has ended, and more until at most `count` are left. A batch's failure is thrown here. Returns
+        /// whether any batch was awaited.
         mutating func collect(leaving count: Int) async throws -> Bool {
             var collected = false
             while let oldest = inFlight.first, oldest.hasEnded || inFlight.count > count {
@@ -131,8 +135,10 @@ public final class ReplicationShipper: Service, Sendable {
             return collected
         }
 
-        /// Waits until the next batch may be read: ``ReplicationConfiguration/batchInterval`` after the last one,
-        /// or ``ReplicationConfiguration/busyBatchInterval`` after a large one.
+        /// Waits until the next batch may be read.
+        ///
+        /// ``ReplicationConfiguration/batchInterval`` after the last one, or
+        /// ``ReplicationConfiguration/busyBatchInterval`` after a large one.
         mutating func pace(_ configuration: ReplicationConfiguration) async throws {
             if let last = lastBatch {
                 let interval = busy ? configuration.busyBatchInterval : configuration.batchInterval
@@ -142,8 +148,10 @@ public final class ReplicationShipper: Service, Sendable {
             lastBatch = .now
         }
 
-        /// Cancels every batch in flight and waits for them: cancelled, they end at once, each closing its
-        /// connection, so nothing of theirs commits after what is shipped next.
+        /// Cancels every batch in flight and waits for them.
+        ///
+        /// Cancelled, they end at once, each closing its connection, so nothing of theirs commits after what is shipped
+        /// next.
         mutating func abandon() async {
             for batch in inFlight { batch.task.cancel() }
             for batch in inFlight { _ = try? await batch.task.value }
@@ -156,7 +164,9 @@ public final class ReplicationShipper: Service, Sendable {
     /// It rings the doorbell when it ends, so the shipper, waiting for new commits, also wakes for a batch done.
     final class BatchInFlight: Sendable {
         let task: Task<Void, any Error>
-        /// Finished once the batch's upserts are done (its rows locked in its transaction), or with its failure.
+        /// Finished once the batch's upserts are done, or with its failure.
+        ///
+        /// Once the upserts are done, the batch's rows are locked in its transaction.
         let upserted = OneShot<Void>()
         private let ended = Flag()
 
@@ -243,9 +253,10 @@ public final class ReplicationShipper: Service, Sendable {
         }
     }
 
-    /// Nothing left: the mark is written, and the hub's row written if no batch has yet (a start with nothing
-    /// to ship still shows the hub). The pool keeps its connections open for the next batches: opening one
-    /// again costs the server a process and, at a distance, a dozen round trips (start-up, authentication,
+    /// Nothing left: the mark is written, and the hub's row written if no batch has yet.
+    ///
+    /// So a start with nothing to ship still shows the hub. The pool keeps its connections open for the next batches:
+    /// opening one again costs the server a process and, at a distance, a dozen round trips (start-up, authentication,
     /// the schema check) that the next batch would wait for.
     private func caughtUp(_ pool: CentralConnectionPool, _ pipeline: inout Pipeline) async throws {
         try await log.saveShippedMark()
@@ -265,8 +276,9 @@ public final class ReplicationShipper: Service, Sendable {
         try await pruneIfDue()
     }
 
-    /// A new connection, migrated; what fails here (wrong password, unknown host, no TLS, a newer schema) is
-    /// the reason `status` shows.
+    /// A new connection, migrated.
+    ///
+    /// What fails here (wrong password, unknown host, no TLS, a newer schema) is the reason `status` shows.
     private func openConnection(id: Int) async throws -> PostgresConnection {
         let password = self.password.withLock { $0 }
         let configuration = self.configuration
@@ -290,8 +302,10 @@ public final class ReplicationShipper: Service, Sendable {
         return connection
     }
 
-    /// Runs `body`, failing it after ``ReplicationConfiguration/operationTimeout``: a connection whose server
-    /// vanished (a half-open TCP connection, a lost reply) must not hold the backlog for ever.
+    /// Runs `body`, failing it after ``ReplicationConfiguration/operationTimeout``.
+    ///
+    /// A connection whose server vanished (a half-open TCP connection, a lost reply) must not hold the backlog for
+    /// ever.
     private func withDeadline<T: Sendable>(
         _ operation: String,
         _ body: @escaping @Sendable () async throws -> T
@@ -299,9 +313,11 @@ public final class ReplicationShipper: Service, Sendable {
         try await withOperationDeadline(configuration.operationTimeout, waitingFor: operation, body)
     }
 
-    /// One central transaction for the batch: its upserts (one per table) once `previous`'s are done, then,
-    /// once `previous` has committed, the hub's last_seen and COMMIT; then the batch is marked shipped locally.
-    /// On any error the connection is closed, which makes the server abort the transaction.
+    /// One central transaction for the batch.
+    ///
+    /// Its upserts (one per table) once `previous`'s are done, then, once `previous` has committed, the hub's last_seen
+    /// and COMMIT; then the batch is marked shipped locally. On any error the connection is closed, which makes the
+    /// server abort the transaction.
     ///
     /// Why the upserts wait for the previous batch's: both may write the same row (a workout started in one,
     /// ended in the next). Were this batch's upsert first to lock it, the previous one's would wait on the

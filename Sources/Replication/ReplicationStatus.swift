@@ -3,7 +3,9 @@ import Logging
 import Metrics
 import Synchronization
 
-/// How shipping stands right now, for `workoutctl status` and the metrics; logs each change of reason once.
+/// How shipping stands right now, for `workoutctl status` and the metrics.
+///
+/// Logs each change of reason once.
 public final class ReplicationStatus: Sendable {
     public enum State: String, Sendable {
         case connected

@@ -1,8 +1,9 @@
 import NIOCore
 import NIOTLS
 
-/// Asks the server for TLS the way PostgreSQL's protocol does (SSLRequest: int32 8, int32 80877103) and
-/// completes ``answer`` with whether it agreed ('S') or not ('N').
+/// Asks the server for TLS the way PostgreSQL's protocol does, and completes ``answer`` with its reply.
+///
+/// The request is SSLRequest (int32 8, int32 80877103); the answer is whether the server agreed ('S') or not ('N').
 ///
 /// The answer is one byte and nothing may follow it before our TLS ClientHello: bytes after it would be a
 /// man in the middle's, to be read as if they came through TLS (CVE-2021-23222), so they fail the link.
@@ -65,8 +66,10 @@ final class SSLRequestHandler: ChannelInboundHandler, RemovableChannelHandler {
     }
 }
 
-/// Waits for the TLS handshake the NIOSSL handler before it runs: ``done`` succeeds when it completed and
-/// fails with what ended it (a certificate that could not be verified, a closed connection).
+/// Waits for the TLS handshake the NIOSSL handler before it runs.
+///
+/// ``done`` succeeds when it completed and fails with what ended it (a certificate that could not be verified, a closed
+/// connection).
 final class TLSHandshakeHandler: ChannelInboundHandler, RemovableChannelHandler {
     typealias InboundIn = ByteBuffer
 

@@ -69,7 +69,9 @@ public struct BatchRunner {
     /// Lines waiting for the batch ahead of them (or for the device to take replies again).
     public var pendingLines: Int { pending.count }
 
-    /// The decoded lines of the current read, in order (nothing waiting: the array becomes the batch as it is).
+    /// The decoded lines of the current read, in order.
+    ///
+    /// With nothing waiting, the array becomes the batch as it is.
     public mutating func linesArrived(_ lines: [DecodedLine]) {
         if pending.isEmpty {
             pending = lines
@@ -114,7 +116,9 @@ public struct BatchRunner {
     /// Batches run and not yet handed out for writing.
     public var batchesInFlight: Int { inFlight.count }
 
-    /// A batch from ``Actions/runBatch`` has been answered: take the batches now ready with ``nextAnswered()``.
+    /// A batch from ``Actions/runBatch`` has been answered.
+    ///
+    /// Take the batches now ready with ``nextAnswered()``.
     public mutating func batchAnswered(_ number: Int, replies: [Reply]) {
         guard let index = inFlight.firstIndex(where: { $0.batch.number == number }) else { return }
         inFlight[index].replies = replies

@@ -3,7 +3,9 @@ import NIOCore
 import ServiceSupport
 import WorkoutProtocol
 
-/// Sent down a device's pipeline to stop it gracefully: no more reads, answer what was read, flush, close.
+/// Sent down a device's pipeline to stop it gracefully.
+///
+/// No more reads, answer what was read, flush, close.
 public struct DrainRequest: Sendable {
     public init() {}
 }
@@ -21,10 +23,13 @@ public final class CommandDispatchHandler: ChannelDuplexHandler {
     public typealias OutboundOut = ReplyBatch
 
     public typealias Process = @Sendable ([DecodedLine]) async -> [Reply]
-    /// Answers a batch within the current turn of the loop when it can; `nil` sends the batch to ``Process``.
+    /// Answers a batch within the current turn of the loop when it can.
+    ///
+    /// `nil` sends the batch to ``Process``.
     public typealias ProcessImmediately = ([DecodedLine]) -> [Reply]?
-    /// Called once a batch's replies are written: the session's events for it, held until then so a lone
-    /// command's reply does not wait for its observers.
+    /// Called once a batch's replies are written.
+    ///
+    /// The session's events for it, held until then so a lone command's reply does not wait for its observers.
     public typealias AnnounceAnswered = () -> Void
     public typealias UnreadInput = BatchRunner.UnreadInput
 
@@ -32,7 +37,9 @@ public final class CommandDispatchHandler: ChannelDuplexHandler {
     private let processImmediately: ProcessImmediately?
     private let announceAnswered: AnnounceAnswered?
     private var runner: BatchRunner
-    /// Set once a reload changes `serial.reply_line_ending`; until then the reply encoder's own setting holds.
+    /// Set once a reload changes `serial.reply_line_ending`.
+    ///
+    /// Until then the reply encoder's own setting holds.
     private var replyLineEnding: ReplyLineEnding?
     private let logger: Logger
     /// Completes when the most recent reply has been written to the device.
@@ -130,8 +137,9 @@ public final class CommandDispatchHandler: ChannelDuplexHandler {
         return executor
     }
 
-    /// Writes the replies of every batch now answered in read order (a batch answered before the one ahead of it
-    /// waits for it), then lets the runner decide what runs next.
+    /// Writes the replies of every batch now answered, in read order, then lets the runner go on.
+    ///
+    /// A batch answered before the one ahead of it waits for it; the runner decides what runs next.
     private func answered(_ number: Int, replies: [Reply], context: ChannelHandlerContext) {
         runner.batchAnswered(number, replies: replies)
         while let ready = runner.nextAnswered() {

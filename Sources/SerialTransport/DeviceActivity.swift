@@ -1,8 +1,9 @@
 import WorkoutEngine
 import WorkoutProtocol
 
-/// What a ``DeviceManager`` reports about its devices' connections as it happens, for observers such as the
-/// control socket. (Command traffic is the engine's ``EngineEvent``s.)
+/// What a ``DeviceManager`` reports about its devices' connections as it happens.
+///
+/// Observers such as the control socket receive it. (Command traffic is the engine's ``EngineEvent``s.)
 ///
 /// Observers run inline on the device's path: they must not block.
 public enum DeviceActivity: Sendable {

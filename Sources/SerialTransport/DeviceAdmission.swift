@@ -3,8 +3,10 @@ import WorkoutProtocol
 
 /// Why a device is not served although it matched: its node is never opened.
 public enum DeviceRefusal: Sendable, Hashable, CustomStringConvertible {
-    /// Another node already serves this identity (a second device copying a wearable's serial, or the same
-    /// wearable on two nodes). Two devices driving one session could end or share each other's workouts.
+    /// Another node already serves this identity.
+    ///
+    /// A second device copies a wearable's serial, or the same wearable is on two nodes. Two devices driving one
+    /// session could end or share each other's workouts.
     case identityInUse(node: String)
     /// `devices.allowed_serials` is set and does not list this identity.
     case notEnrolled
@@ -25,7 +27,8 @@ public struct RefusedDevice: Sendable, Hashable {
     public var since: Date
 }
 
-/// A device refused because it is not enrolled, remembered (since start) so an operator can enrol it:
+/// A device refused because it is not enrolled, remembered (since start) so an operator can enrol it.
+///
 /// `workoutctl devices --unknown`.
 public struct UnknownDevice: Sendable, Hashable {
     public var identity: DeviceIdentity
@@ -37,13 +40,17 @@ public struct UnknownDevice: Sendable, Hashable {
     public var sightings: Int
 }
 
-/// Which matching devices are served: at most one node per identity, and, with `devices.allowed_serials`, only
-/// enrolled identities. A pure value: the ``DeviceManager`` asks it before it opens anything.
+/// Which matching devices are served.
+///
+/// At most one node per identity, and, with `devices.allowed_serials`, only enrolled identities. A pure value: the
+/// ``DeviceManager`` asks it before it opens anything.
 struct DeviceAdmission: Sendable {
     /// `devices.allowed_serials`; nil admits every identity.
     var allowedSerials: Set<String>?
-    /// At most this many unknown identities are remembered; the longest unseen is forgotten first (a device
-    /// that invents a new serial at each plug must not grow the daemon's memory).
+    /// At most this many unknown identities are remembered.
+    ///
+    /// The longest unseen is forgotten first (a device that invents a new serial at each plug must not grow the
+    /// daemon's memory).
     static let unknownLimit = 256
     private(set) var unknown: [DeviceIdentity: UnknownDevice] = [:]
 

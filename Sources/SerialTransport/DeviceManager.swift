@@ -25,8 +25,9 @@ public actor DeviceManager {
     private let logger: Logger
     private let observer: DeviceActivity.Observer?
     private var attachments: [String: Attachment] = [:]
-    /// Matching devices that are not served (their node is never opened), by node, with the spec to serve
-    /// them by when they become admissible.
+    /// Matching devices that are not served (their node is never opened), by node.
+    ///
+    /// Each comes with the spec to serve it by when it becomes admissible.
     private var refused: [String: (report: RefusedDevice, spec: DeviceSpec)] = [:]
     /// Which devices may be served: one node per identity, and the enrolled ones when a list is set.
     private var admission: DeviceAdmission
@@ -99,11 +100,12 @@ public actor DeviceManager {
         attachments[spec.path] = Attachment(spec: spec, task: task, channel: nil, stats: stats)
     }
 
-    /// A reload's `serial.max_line_bytes`, `serial.max_pending_lines` and `serial.reply_line_ending`: pipelines
-    /// opened from now on are built with them, and every open one gets them as ``PipelineOptionsChanged`` on its
-    /// own event loop (no connection is closed for it; see that event for when each setting takes hold).
-    /// Returns once every open pipeline has the new options, so what the device sends after the reload is
-    /// framed by them. (A new baud rate or reconnect delay comes with the device's spec: ``attach(_:)``.)
+    /// A reload's `serial.max_line_bytes`, `serial.max_pending_lines` and `serial.reply_line_ending`.
+    ///
+    /// Pipelines opened from now on are built with them, and every open one gets them as ``PipelineOptionsChanged`` on
+    /// its own event loop (no connection is closed for it; see that event for when each setting takes hold). Returns
+    /// once every open pipeline has the new options, so what the device sends after the reload is framed by them. (A
+    /// new baud rate or reconnect delay comes with the device's spec: ``attach(_:)``.)
     public func update(options: PipelineOptions) async {
         guard options != self.options else { return }
         self.options = options
@@ -136,7 +138,9 @@ public actor DeviceManager {
         refused.values.map(\.report).sorted { $0.path < $1.path }
     }
 
-    /// Identities refused since start for not being in `devices.allowed_serials` (at most 256, newest kept).
+    /// Identities refused since start for not being in `devices.allowed_serials`.
+    ///
+    /// At most 256 are kept, the newest.
     public func unknownDevices() -> [UnknownDevice] {
         admission.unknown.values.sorted { $0.firstSeen < $1.firstSeen }
     }
@@ -161,7 +165,9 @@ public actor DeviceManager {
         }
     }
 
-    /// Records `spec` as refused; logs it once per node, identity and reason (udev's `change` events repeat it).
+    /// Records `spec` as refused.
+    ///
+    /// Logs it once per node, identity and reason (udev's `change` events repeat it).
     private func refuse(_ spec: DeviceSpec, _ refusal: DeviceRefusal) {
         let previous = refused[spec.path]?.report
         if refusal == .notEnrolled { admission.noteUnknown(spec) }
@@ -204,8 +210,10 @@ public actor DeviceManager {
         attach(spec)
     }
 
-    /// Logs the first sighting of an identity at notice: since start, and not when the store already has a
-    /// session for it (a wearable the hub knew before a restart is not announced again).
+    /// Logs the first sighting of an identity at notice.
+    ///
+    /// Since start, and not when the store already has a session for it (a wearable the hub knew before a restart is
+    /// not announced again).
     private func announceFirstSighting(_ spec: DeviceSpec) {
         guard sighted.insert(spec.identity).inserted else { return }
         let store = engine.store
@@ -367,7 +375,9 @@ public actor DeviceManager {
     }
 }
 
-/// Attached devices' ``DeviceStats`` by identity, so one engine observer can count every device's batches.
+/// Attached devices' ``DeviceStats`` by identity.
+///
+/// So one engine observer can count every device's batches.
 private final class StatsByDevice: Sendable {
     private let byIdentity = Mutex<[DeviceIdentity: DeviceStats]>([:])
 

@@ -19,8 +19,10 @@ struct DeviceOpenAttempts {
     private var lastFailure: String?
     private var repeats = 0
 
-    /// After `SerialPort.open` failed: the policy's decision, logged once per reason (a reload may have changed
-    /// the policy since the last attempt, so it comes with each call).
+    /// After `SerialPort.open` failed.
+    ///
+    /// The policy's decision, logged once per reason (a reload may have changed the policy since the last attempt, so
+    /// it comes with each call).
     mutating func openFailed(
         _ error: SerialPortError,
         policy: ReconnectPolicy,

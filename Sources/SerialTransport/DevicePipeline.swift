@@ -11,8 +11,10 @@ public struct PipelineOptions: Sendable, Equatable {
     public var maximumLineLength: Int
     public var maximumPendingLines: Int
     public var replyLineEnding: ReplyLineEnding
-    /// Batches of one device run at once (see ``BatchRunner``): with two, the next batch's session step overlaps
-    /// the previous batch's commit. Not a configuration key; a connection keeps the value it opened with.
+    /// Batches of one device run at once (see ``BatchRunner``).
+    ///
+    /// With two, the next batch's session step overlaps the previous batch's commit. Not a configuration key; a
+    /// connection keeps the value it opened with.
     public var maximumBatchesInFlight: Int
 
     public init(

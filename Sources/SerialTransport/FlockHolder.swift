@@ -4,8 +4,9 @@ import Glibc
 
 /// Finds who holds a file's flock, from `/proc/locks`, so "held by another program" can name it.
 enum FlockHolder {
-    /// The pid holding a `FLOCK` on the file `fd` is open on, or nil when none is listed or the holder is in
-    /// another pid namespace (the kernel then shows no usable pid).
+    /// The pid holding a `FLOCK` on the file `fd` is open on, or nil when none is usable.
+    ///
+    /// Nil when none is listed or the holder is in another pid namespace (the kernel then shows no usable pid).
     static func pid(holding fd: CInt) -> Int32? {
         var status = stat()
         guard fstat(fd, &status) == 0 else { return nil }
@@ -28,8 +29,9 @@ enum FlockHolder {
         return hex2(major) + ":" + hex2(minor) + ":\(inode)"
     }
 
-    /// The holder's pid from one line (`1: FLOCK  ADVISORY  WRITE 4242 00:19:3 0 EOF`) when it is a granted
-    /// flock on `file`; waiters (`1: -> FLOCK …`) hold nothing.
+    /// The holder's pid from one line of `/proc/locks` when it is a granted flock on `file`.
+    ///
+    /// A holder's line reads `1: FLOCK ADVISORY WRITE 4242 00:19:3 0 EOF`; waiters (`1: -> FLOCK …`) hold nothing.
     static func holder(in line: String, of file: String) -> Int32? {
         let fields = line.split(whereSeparator: { $0 == " " || $0 == "\n" })
         guard fields.count >= 6, fields[1] == "FLOCK", fields[5] == Substring(file),

@@ -5,8 +5,8 @@ import WorkoutProtocol
 ///
 /// Two stages in one handler, on purpose: as `ByteToMessageHandler(LineFrameDecoder)` followed by a decoding
 /// handler, every line crossed the pipeline twice more, each time boxed in an `NIOAny` (a ``LineFrame`` and a
-/// ``DecodedLine`` are too large to be stored inline), which with the hand-overs was a tenth of a pipelined
-/// command's time. Here a line is framed by ``LineFrameDecoder/step(_:)`` and decoded by ``CommandLineDecoder``
+/// ``DecodedLine`` are too large to be stored inline), which with the hand-overs was a noticeable part of a
+/// pipelined command's time. Here a line is framed by ``LineFrameDecoder/step(_:)`` and decoded by ``CommandLineDecoder``
 /// in place, and the read's lines go on as one array, stored inline. Both stages stay pure and are tested on
 /// their own, and this handler against the two-handler pair (kept in the tests as its reference).
 ///

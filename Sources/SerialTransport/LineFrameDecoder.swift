@@ -5,15 +5,19 @@ import WorkoutProtocol
 import Glibc
 #endif
 
-/// A framed unit from the byte stream: a complete line (terminator stripped), or the marker for a
-/// line that exceeded the limit and was discarded; each with how its line ended, for the reply's ending.
+/// A framed unit from the byte stream.
+///
+/// A complete line (terminator stripped), or the marker for a line that exceeded the limit and was discarded; each with
+/// how its line ended, for the reply's ending.
 public enum LineFrame: Sendable, Equatable {
     case line(ByteBuffer, ending: LineEnding = .lf)
     case tooLong(ending: LineEnding = .lf)
 }
 
-/// Splits bytes into lines on LF, CRLF or a lone CR (the Enter key of most serial terminals), skipping
-/// blank lines. CR followed by LF is one line end, also when the LF arrives in a later read.
+/// Splits bytes into lines on LF, CRLF or a lone CR, skipping blank lines.
+///
+/// A lone CR is what the Enter key of most serial terminals sends. CR followed by LF is one line end, also when the LF
+/// arrives in a later read.
 ///
 /// A line longer than `maximumLineLength` yields one ``LineFrame/tooLong`` and is then discarded
 /// up to the next line end without being buffered, so memory stays bounded whatever the device sends.
@@ -26,8 +30,9 @@ public struct LineFrameDecoder: ByteToMessageDecoder {
 
     public var maximumLineLength: Int { limit.value }
     private let limit: LineLengthLimit
-    /// The ending of the last line framed: a line reported too long before its end arrives is answered in
-    /// the style the device has been using.
+    /// The ending of the last line framed.
+    ///
+    /// A line reported too long before its end arrives is answered in the style the device has been using.
     private var previousEnding = LineEnding.lf
     private var discarding = false
     /// The last line ended in CR at the end of a read: an LF starting the next read belongs to it.
@@ -66,8 +71,9 @@ public struct LineFrameDecoder: ByteToMessageDecoder {
         case needMoreData
     }
 
-    /// One framing step over `buffer`, without a channel: ``decode(context:buffer:)`` fires each frame,
-    /// ``LineDecodingHandler`` decodes it in place.
+    /// One framing step over `buffer`, without a channel.
+    ///
+    /// ``decode(context:buffer:)`` fires each frame, ``LineDecodingHandler`` decodes it in place.
     public mutating func step(_ buffer: inout ByteBuffer) -> Step {
         if skipLF, let first = buffer.readableBytesView.first {
             skipLF = false
@@ -131,8 +137,9 @@ public struct LineFrameDecoder: ByteToMessageDecoder {
         return .needMoreData
     }
 
-    /// The offset (from the reader index) of the first LF or CR at or after `offset`, and whether it is CR:
-    /// memchr for each (the CR search only up to the LF), since searching the view byte by byte through
+    /// The offset (from the reader index) of the first LF or CR at or after `offset`, and whether it is CR.
+    ///
+    /// `memchr` for each (the CR search only up to the LF), since searching the view byte by byte through
     /// `Collection` was a tenth of the device loop's time.
     private static func firstLineEnd(in buffer: ByteBuffer, from offset: Int) -> (offset: Int, isCR: Bool)? {
         buffer.withUnsafeReadableBytes { bytes in
@@ -151,8 +158,10 @@ public struct LineFrameDecoder: ByteToMessageDecoder {
     }
 }
 
-/// A device pipeline's line-length limit, shared by its framing decoder and ``LineDecodingHandler`` (which
-/// sets it when a reload sends ``PipelineOptionsChanged``). Used only on the channel's event loop.
+/// A device pipeline's line-length limit, shared by its framing decoder and ``LineDecodingHandler``.
+///
+/// ``LineDecodingHandler`` sets it when a reload sends ``PipelineOptionsChanged``. Used only on the channel's event
+/// loop.
 public final class LineLengthLimit {
     public var value: Int
 

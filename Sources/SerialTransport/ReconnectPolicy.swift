@@ -11,8 +11,9 @@ public struct ReconnectPolicy: Sendable, Hashable {
     /// Reopen the path after the device goes away. Configured paths do; discovered devices wait
     /// for udev to announce them again instead.
     public var reopenAfterClose: Bool
-    /// After `giveUpAfter`, how often to retry a node that exists but refuses the open (EPERM/EACCES):
-    /// see ``OpenFailurePolicy``.
+    /// After `giveUpAfter`, how often to retry a node that exists but refuses the open (EPERM/EACCES).
+    ///
+    /// See ``OpenFailurePolicy``.
     public var refusedRetryDelay: Duration
 
     public init(
@@ -41,8 +42,9 @@ public struct DeviceSpec: Sendable, Hashable {
     public var identity: DeviceIdentity
     public var baud: UInt32
     public var policy: ReconnectPolicy
-    /// Whether `devices.allowed_serials`, when set, applies: true for what udev found, false for a path the
-    /// administrator named (naming it is enrolling it).
+    /// Whether `devices.allowed_serials`, when set, applies.
+    ///
+    /// True for what udev found, false for a path the administrator named (naming it is enrolling it).
     public var requiresEnrolment: Bool
 
     public init(

@@ -1,8 +1,10 @@
 import NIOCore
 import WorkoutProtocol
 
-/// A batch's replies together with the lines they answer (in the same order), whose endings the replies
-/// follow under ``ReplyLineEnding/auto``. The lines are the batch the dispatcher already holds: no copy.
+/// A batch's replies together with the lines they answer, in the same order.
+///
+/// Under ``ReplyLineEnding/auto`` the replies follow the lines' endings. The lines are the batch the dispatcher already
+/// holds: no copy.
 public struct ReplyBatch: Sendable {
     public var replies: [Reply]
     public var lines: [DecodedLine]
@@ -19,7 +21,7 @@ public struct ReplyBatch: Sendable {
 /// Encodes a batch's replies as compact JSON lines, one buffer for the batch.
 ///
 /// One write per batch rather than per reply: the per-write cost of the pipeline (a buffer, a pending
-/// write, an iovec) was a tenth of what a command cost.
+/// write, an iovec) was a noticeable part of what a command cost.
 public struct ReplyLineEncoder: MessageToByteEncoder {
     public typealias OutboundIn = ReplyBatch
 

@@ -28,8 +28,9 @@ public struct SerialPortError: Error, CustomStringConvertible, Sendable {
         return "\(operation) failed: \(String(cString: strerror(errno)))"
     }
 
-    /// The node is missing, not yet permitted, or held by someone else: udev may still be settling,
-    /// or the device is about to come back.
+    /// The node is missing, not yet permitted, or held by someone else.
+    ///
+    /// udev may still be settling, or the device is about to come back.
     public var isTransient: Bool {
         [ENOENT, EACCES, EBUSY, EIO, ENXIO, ENODEV, EAGAIN, EPERM].contains(errno)
     }

@@ -1,5 +1,7 @@
-/// The serial transport's settings, with every default written here once: the daemon's configuration
-/// embeds one and reads its keys over these defaults (Config/workoutd.yaml documents the keys).
+/// The serial transport's settings, with every default written here once.
+///
+/// The daemon's configuration embeds one and reads its keys over these defaults (Config/workoutd.yaml documents the
+/// keys).
 public struct SerialTransportConfiguration: Sendable, Equatable {
     public static let defaultBaud: UInt32 = 115_200
     public static let defaultDrainTimeout: Duration = .seconds(5)

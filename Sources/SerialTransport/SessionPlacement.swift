@@ -3,9 +3,11 @@ import Synchronization
 import WorkoutEngine
 import WorkoutProtocol
 
-/// Where each device's session runs: on one of the transport's event loops, chosen when the engine makes the
-/// session and kept for its lifetime. The device's channel is then opened on that same loop (every time it
-/// reconnects), so a batch that does not wait for storage never leaves the channel's thread.
+/// Where each device's session runs.
+///
+/// On one of the transport's event loops, chosen when the engine makes the session and kept for its lifetime. The
+/// device's channel is then opened on that same loop (every time it reconnects), so a batch that does not wait for
+/// storage never leaves the channel's thread.
 ///
 /// The engine only sees an executor (``sessionExecutor``); which loop it is stays the transport's knowledge.
 public final class SessionPlacement: Sendable {

@@ -12,11 +12,12 @@ enum AtomicFile {
         var destination: URL
     }
 
-    /// Replaces each file: written and fsynced under a temporary name, renamed into place, and each
-    /// directory fsynced once for all the renames into it. A file counts as written only once all of that
-    /// succeeded for it. (One `syncfs` for the batch instead of an fsync per file was measured: it hands
-    /// the writeback to the kernel's flusher threads, which run at normal priority, and device replies
-    /// waited behind them twice as long at the 99th percentile.)
+    /// Replaces each file: written and fsynced under a temporary name, then renamed into place.
+    ///
+    /// Each directory is fsynced once for all the renames into it. A file counts as written only once all of that
+    /// succeeded for it. (One `syncfs` for the batch instead of an fsync per file was tried: it hands the writeback to
+    /// the kernel's flusher threads, which run at normal priority, and device replies waited behind them much longer in
+    /// the tail.)
     static func write(_ files: [Replacement]) -> [Result<Void, any Error>] {
         var results = [Result<Void, any Error>](repeating: .success(()), count: files.count)
         var createdDirectories = Set<String>()
@@ -82,7 +83,9 @@ enum AtomicFile {
         throw ShareDeliveryError("create a temporary file in \(directory.path) failed: every random name was taken")
     }
 
-    /// Writes `data` to the new file `fd` (at `path`), makes it 0600 and fsyncs it; closes it, and removes it on failure.
+    /// Writes `data` to the new file `fd` (at `path`), makes it 0600 and fsyncs it.
+    ///
+    /// Closes it, and removes it on failure.
     private static func writeFile(_ data: Data, fd: Int32, path: String) throws {
         do {
             guard fchmod(fd, fileMode) == 0 else { throw failure("chmod", path) }

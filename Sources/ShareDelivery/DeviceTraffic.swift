@@ -1,8 +1,9 @@
 import Synchronization
 import WorkoutEngine
 
-/// The devices' traffic as the delivery worker sees it: a count of the batches sessions run, so a pass can
-/// wait for a pause in them.
+/// The devices' traffic as the delivery worker sees it.
+///
+/// A count of the batches sessions run, so a pass can wait for a pause in them.
 ///
 /// Why wait: a pass's file work (create, write, fsync, rename) runs in the kernel, where a woken device loop
 /// cannot preempt it even at `SCHED_IDLE`, and on a small hub the pass shares two CPUs with the devices' loops

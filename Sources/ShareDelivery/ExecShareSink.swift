@@ -94,7 +94,9 @@ public struct ExecShareSink: ShareSink {
     }
 }
 
-/// One run of a command: spawned with posix_spawn, watched by a thread until it exits, killed through a pidfd.
+/// One run of a command: spawned with posix_spawn, watched until it exits, killed through a pidfd.
+///
+/// A thread watches it.
 ///
 /// Why its own and not Foundation's Process: Process passes the daemon's whole environment and signal
 /// dispositions on, cannot start a process group, and kills by pid. Here the leader is waited for with
@@ -170,7 +172,9 @@ final class SpawnedCommand: Sendable {
         }
     }
 
-    /// Writes `data` to the command's stdin and closes it; a command that does not read it is its own affair.
+    /// Writes `data` to the command's stdin and closes it.
+    ///
+    /// A command that does not read it is its own affair.
     func feed(_ data: Data) {
         stdinWriter.withLock { fd in
             guard fd >= 0 else { return }

@@ -1,6 +1,7 @@
-/// Decides which outcomes of a retried operation deserve a log line, so a sink that stays down is one line,
-/// not one per share and retry: the first failure, a failure unlike the one before, and the recovery — the
-/// last two with how many identical failures were held back since the last line.
+/// Decides which outcomes of a retried operation deserve a log line.
+///
+/// So a sink that stays down is one line, not one per share and retry: the first failure, a failure unlike the one
+/// before, and the recovery — the last two with how many identical failures were held back since the last line.
 ///
 /// A pure state machine (no I/O, no clock): the caller keeps one per thing that can fail (a share service).
 public struct RepeatedFailureFilter: Sendable {
@@ -11,8 +12,9 @@ public struct RepeatedFailureFilter: Sendable {
     }
 
     public enum Decision: Sendable, Hashable {
-        /// A new or different failure: log it (after summarising `replacing`, the failure it ends, when copies
-        /// of that one were held back).
+        /// A new or different failure.
+        ///
+        /// Log it (after summarising `replacing`, the failure it ends, when copies of that one were held back).
         case logFailure(replacing: HeldBack?)
         /// The same failure as the last one logged: counted, not logged.
         case holdBack

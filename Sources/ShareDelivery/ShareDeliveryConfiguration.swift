@@ -9,8 +9,10 @@ public struct ShareDeliveryConfiguration: Sendable {
     public var backoff = RetryBackoff()
     /// Shares one pass takes at most.
     public var batchSize = 128
-    /// How long the devices must be quiet before a pass starts: shares queued meanwhile join it, and the
-    /// pass's file work does not run beside a stream of commands (see `DeviceTraffic`).
+    /// How long the devices must be quiet before a pass starts.
+    ///
+    /// Shares queued meanwhile join it, and the pass's file work does not run beside a stream of commands (see
+    /// `DeviceTraffic`).
     public var gatherDelay: Duration = .milliseconds(50)
     /// How long a pass waits at most for that pause, so shares still go out while the devices never pause.
     public var maximumDeferral: Duration = .seconds(2)

@@ -27,7 +27,9 @@ public struct ShareDeliveryService: Service {
     /// The most of its time the worker spends in passes while a backlog lasts (it rests between them).
     private let dutyCycle: Double
     private let clock: @Sendable () -> Date
-    /// One filter per service: a sink that stays down is logged once, with a count when it changes or recovers.
+    /// One filter per service: a sink that stays down is logged once.
+    ///
+    /// A count follows when it changes or recovers.
     private let failures = FailureFilters()
     private let logger: Logger
 
@@ -158,8 +160,9 @@ public struct ShareDeliveryService: Service {
         ]
     }
 
-    /// Sends shares of one service; a share shutdown interrupted is left out (pending and uncounted,
-    /// retried after restart).
+    /// Sends shares of one service.
+    ///
+    /// A share shutdown interrupted is left out (pending and uncounted, retried after restart).
     private func attempt(
         _ shares: [ShareRecord],
         through sink: (any ShareSink)?,
@@ -258,7 +261,9 @@ private final class FailureFilters: Sendable {
     }
 }
 
-/// The sinks by service, shared by the copies of the (value-type) service so a reload reaches the running one.
+/// The sinks by service, shared by the copies of the (value-type) service.
+///
+/// So a reload reaches the running one.
 private final class SinkTable: Sendable {
     private let sinks: Mutex<[ShareService: any ShareSink]>
 

@@ -1,6 +1,8 @@
 import Foundation
 
-/// Writes each share as one JSON file, `<outbox>/<service>/share-<id>.json`: the default sink, works offline.
+/// Writes each share as one JSON file, `<outbox>/<service>/share-<id>.json`.
+///
+/// The default sink, works offline.
 ///
 /// Atomic: the file is written under a temporary name, fsynced, renamed into place and the directory
 /// fsynced, so a reader (or a crash) never sees half a file. Delivering a share again rewrites the same name.

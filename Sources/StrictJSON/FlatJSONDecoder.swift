@@ -110,8 +110,10 @@ private struct FlatKeyedContainer<Key: CodingKey>: KeyedDecodingContainerProtoco
         return try T(from: decoder(for: key))
     }
 
-    /// A ``FlatScalarDecodable`` type made straight from the parsed value; nil for every other type, and for a
-    /// value the type's own `init(from:)` would reject (so the error still comes from there).
+    /// A ``FlatScalarDecodable`` type made straight from the parsed value.
+    ///
+    /// Nil for every other type, and for a value the type's own `init(from:)` would reject (so the error still comes
+    /// from there).
     private static func direct<T>(_ type: T.Type, from value: FlatJSONObject.Value) -> T? {
         // A transformer's input arrives here generically; a string is the common case (the date).
         if type == String.self {
@@ -185,8 +187,9 @@ private struct FlatKeyedContainer<Key: CodingKey>: KeyedDecodingContainerProtoco
     }
 }
 
-/// A type that ``FlatJSONDecoder`` may make directly from a parsed scalar instead of through its
-/// `init(from:)`, skipping a decoder, a key path and a boxed container per value. The result must be
+/// A type that ``FlatJSONDecoder`` may make directly from a parsed scalar.
+///
+/// It skips `init(from:)`, and with it a decoder, a key path and a boxed container per value. The result must be
 /// exactly what `init(from:)` returns for that value; where `init(from:)` would throw, return nil.
 package protocol FlatScalarDecodable {
     init?(flatValue: FlatJSONObject.Value)

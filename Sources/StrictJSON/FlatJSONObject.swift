@@ -1,6 +1,6 @@
 import Foundation
 
-/// A JSON object whose members are all scalars, parsed from one line in a single pass and read in place.
+/// A JSON object whose members are all scalars, parsed from one line in one pass and read in place.
 ///
 /// The fast path of ``CommandLineDecoder``: every command on the wire is such an object. The parser
 /// accepts only a strict subset of what Foundation's `JSONDecoder` accepts (no nested values, no
@@ -78,7 +78,9 @@ package struct FlatJSONObject {
 
     // MARK: Reading members
 
-    /// The value of `key` as parsed (a key spelled with escapes or other characters that denote it included).
+    /// The value of `key` as parsed, whichever spelling of the key the line used.
+    ///
+    /// A key spelled with escapes or other characters that denote it counts too.
     package func parsed(_ key: StaticString) -> RawValue? {
         let name = UnsafeBufferPointer(start: key.utf8Start, count: key.utf8CodeUnitCount)
         for member in members
@@ -115,16 +117,18 @@ package struct FlatJSONObject {
         }
     }
 
-    /// Calls `body` with the UTF-8 of the text a parsed string denotes: the line's own bytes when it is plain,
-    /// so no `String` is made for it.
+    /// Calls `body` with the UTF-8 of the text a parsed string denotes.
+    ///
+    /// The line's own bytes when it is plain, so no `String` is made for it.
     package func withUTF8<R>(of text: Text, _ body: (UnsafeBufferPointer<UInt8>) -> R) -> R {
         if text.plain { return body(UnsafeBufferPointer(rebasing: bytes[text.range])) }
         var decoded = string(text)
         return decoded.withUTF8(body)
     }
 
-    /// Calls `body` with a plain string's bytes (the text itself); nil for a string with escapes or non-ASCII
-    /// bytes, which the caller reads through ``string(_:)``.
+    /// Calls `body` with a plain string's bytes (the text itself).
+    ///
+    /// Nil for a string with escapes or non-ASCII bytes, which the caller reads through ``string(_:)``.
     package func withPlainBytes<R>(of text: Text, _ body: (UnsafeBufferPointer<UInt8>) -> R) -> R? {
         text.plain ? withUTF8(of: text, body) : nil
     }
@@ -195,8 +199,9 @@ private struct Reader {
         return true
     }
 
-    /// A plain integer literal of at most 18 digits (so it fits in `Int64`), not `-0`, and not
-    /// followed by a fraction or exponent (those go to Foundation).
+    /// A plain integer literal of at most 18 digits (so it fits in `Int64`), not `-0`.
+    ///
+    /// It is not followed by a fraction or exponent (those go to Foundation).
     private mutating func integer() -> Int64? {
         let negative = take(UInt8(ascii: "-"))
         let start = index

@@ -1,4 +1,6 @@
-/// JSON scalars written as bytes: the one spelling that ``OrderedJSONEncoder`` and ``ReplyEncoder`` share.
+/// JSON scalars written as bytes.
+///
+/// The one spelling that ``OrderedJSONEncoder`` and ``ReplyEncoder`` share.
 package enum JSONText {
     package static func appendLiteral(_ text: StaticString, to bytes: inout [UInt8]) {
         text.withUTF8Buffer { bytes.append(contentsOf: $0) }
@@ -66,8 +68,10 @@ package enum JSONText {
         }
     }
 
-    /// The shortest text that reads back as the same Double; integral values without ".0", as
-    /// `JSONEncoder` writes them. The caller rules out NaN and the infinities, which JSON lacks.
+    /// The shortest text that reads back as the same Double.
+    ///
+    /// Integral values without ".0", as `JSONEncoder` writes them. The caller rules out NaN and the infinities, which
+    /// JSON lacks.
     package static func appendFiniteDouble(_ value: Double, to bytes: inout [UInt8]) {
         // A whole number below 10^15 (a duration in seconds, say) is its integer's digits, which is what its
         // description says once ".0" is dropped; -0 keeps its sign, so it takes the general path.

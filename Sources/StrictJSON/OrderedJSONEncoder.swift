@@ -116,8 +116,9 @@ final class StreamingEncoder: Encoder {
     let output: JSONOutput
     let codingPath: [any CodingKey]
     var userInfo: [CodingUserInfoKey: Any] { [:] }
-    /// The object or array this value opened; asked again (a payload encoding itself beside its
-    /// parent's keys, as `Command` does), the same one is continued.
+    /// The object or array this value opened.
+    ///
+    /// Asked again (a payload encoding itself beside its parent's keys, as `Command` does), the same one is continued.
     private var containerID: Int?
     /// Whether the value has written anything: a container or a single value.
     private(set) var hasWritten = false

@@ -7,8 +7,9 @@ public struct JSONSyntaxError: Error, Hashable, Sendable {
     public var description: String { "\(expected) at byte \(byte)" }
 }
 
-/// Checks that a line is exactly one JSON text as RFC 8259 defines it, with the I-JSON (RFC 7493) rule
-/// that an object has no duplicate keys and a nesting limit.
+/// Checks that a line is exactly one JSON text as RFC 8259 defines it.
+///
+/// It adds the I-JSON (RFC 7493) rule that an object has no duplicate keys, and a nesting limit.
 ///
 /// Every line goes through here before anything reads it, so a command never runs from text that is not
 /// JSON (a trailing comma, a bad escape in a key the command ignores). Checked in one pass, without

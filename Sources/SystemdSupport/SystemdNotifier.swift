@@ -25,9 +25,10 @@ public struct SystemdNotifier: Sendable {
         send(statusField(text))
     }
 
-    /// `RELOADING=1`: a configuration reload has begun; `systemctl reload` waits for the next ``ready(status:)``.
-    /// `MONOTONIC_USEC` is when it began, which systemd 253+ requires for `Type=notify-reload` and older
-    /// versions ignore.
+    /// `RELOADING=1`: a configuration reload has begun.
+    ///
+    /// `systemctl reload` waits for the next ``ready(status:)``. `MONOTONIC_USEC` is when it began, which systemd 253+
+    /// requires for `Type=notify-reload` and older versions ignore.
     @discardableResult
     public func reloading() -> Bool {
         var now = timespec()

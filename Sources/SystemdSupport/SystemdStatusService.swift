@@ -1,8 +1,10 @@
 import Logging
 import ServiceLifecycle
 
-/// Reports the daemon's life to systemd: `READY=1` once start-up is really done, a `STATUS=` line
-/// kept current while it runs, and `STOPPING=1` as soon as graceful shutdown begins.
+/// Reports the daemon's life to systemd.
+///
+/// `READY=1` once start-up is really done, a `STATUS=` line kept current while it runs, and `STOPPING=1` as soon as
+/// graceful shutdown begins.
 ///
 /// The status line is computed when something that it describes changed (the `changes` stream yields),
 /// never on a timer: an idle hub wakes for nothing. Started by hand (no `NOTIFY_SOCKET`) it computes none.
@@ -18,8 +20,9 @@ public struct SystemdStatusService: Service, CustomStringConvertible {
 
     public var description: String { "SystemdStatusService" }
 
-    /// A stream for `changes`: a burst of changes while a status line is being computed is one more line,
-    /// not one per change.
+    /// A stream for `changes`: a burst of changes during one status line's computing is one more line.
+    ///
+    /// Not one line per change.
     public static func makeChangeStream() -> (stream: AsyncStream<Void>, continuation: AsyncStream<Void>.Continuation) {
         AsyncStream.makeStream(of: Void.self, bufferingPolicy: .bufferingNewest(1))
     }

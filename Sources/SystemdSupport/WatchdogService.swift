@@ -3,10 +3,10 @@ import NIOCore
 import ServiceLifecycle
 import Synchronization
 
-/// Pings systemd's watchdog (`WATCHDOG=1`) only while every NIO event loop and the Swift task pool
-/// still run work: each round passes from loop to loop and ends on the task pool, which pings only
-/// when the whole chain has run. A hung loop or pool therefore stops the pings and systemd restarts
-/// the service after `WatchdogSec=`.
+/// Pings systemd's watchdog (`WATCHDOG=1`) only while every event loop and the task pool run work.
+///
+/// Each round passes from NIO event loop to loop and ends on the Swift task pool, which pings only when the whole chain
+/// has run. A hung loop or pool therefore stops the pings and systemd restarts the service after `WatchdogSec=`.
 ///
 /// A round costs one wake-up per loop and one for the pool, and nothing between rounds: the round
 /// timer is a scheduled task on the first loop, armed by the loop itself (no hop to arm it), at half
@@ -69,8 +69,9 @@ private final class WatchdogRounds: Sendable {
         self.logger = logger
     }
 
-    /// On the first loop: arms the next round's timer, then starts this round's chain unless the last one
-    /// is still stuck somewhere (then no ping goes out until it completes).
+    /// On the first loop: arms the next round's timer, then starts this round's chain.
+    ///
+    /// Unless the last chain is still stuck somewhere: then no ping goes out until it completes.
     func startRound() {
         enum Start {
             case stopped, begin

@@ -3,7 +3,9 @@ import NIOCore
 import NIOPosix
 import Synchronization
 
-/// The `/api/events` streams of one running server: the control socket's event lines as Server-Sent Events.
+/// The `/api/events` streams of one running server.
+///
+/// The control socket's event lines as Server-Sent Events.
 ///
 /// Bounded like a control client: bytes the HTTP client has not taken yet count against `limit`, and a client
 /// that falls that far behind is cut off (its `EventSource` reconnects and sees the gap in `seq`).

@@ -3,7 +3,9 @@ import HTTPTypes
 import Hummingbird
 import Synchronization
 
-/// Logins on an address other than loopback: the token form, session cookies and the failed-login throttle.
+/// Logins on an address other than loopback.
+///
+/// The token form, session cookies and the failed-login throttle.
 final class LoginGate: Sendable {
     static let cookieName = "workoutd_session"
 
@@ -29,7 +31,9 @@ final class LoginGate: Sendable {
         return false
     }
 
-    /// `POST /login`: the form's token, answered with a session cookie, the form again, or 429 while throttled.
+    /// `POST /login`: the form's token, answered with a session cookie or the form again.
+    ///
+    /// While the address is throttled, the answer is 429.
     func login(_ request: Request, client: String) async throws -> Response {
         if case .refused(let retryAfter) = throttle.withLock({ $0.check(client, now: .now) }) {
             var response = Self.page(
@@ -86,8 +90,10 @@ final class LoginGate: Sendable {
     }
 }
 
-/// Lets a request through when no login is needed (loopback), or it is logged in; otherwise the API answers
-/// 401 and the page sends the browser to the login form. The form and its stylesheet are always reachable.
+/// Lets a request through when no login is needed (loopback), or it is logged in.
+///
+/// Otherwise the API answers 401 and the page sends the browser to the login form. The form and its stylesheet are
+/// always reachable.
 struct LoginMiddleware: RouterMiddleware {
     typealias Context = WebRequestContext
     let gate: LoginGate

@@ -1,6 +1,7 @@
-/// Failed logins per client address: after `attempts` failures a client waits `lockout` before it may try
-/// again (answered 429 meanwhile), so a token cannot be guessed at network speed. A plain state machine:
-/// the caller passes the time, tests pass their own.
+/// Failed logins per client address.
+///
+/// After `attempts` failures a client waits `lockout` before it may try again (answered 429 meanwhile), so a token
+/// cannot be guessed at network speed. A plain state machine: the caller passes the time, tests pass their own.
 struct LoginThrottle: Sendable {
     enum Decision: Equatable {
         case allowed
@@ -16,7 +17,9 @@ struct LoginThrottle: Sendable {
 
     private let attempts: Int
     private let lockout: Duration
-    /// Addresses remembered at most; the longest quiet is forgotten first, so a spray of addresses costs bounded memory.
+    /// Addresses remembered at most.
+    ///
+    /// The longest quiet is forgotten first, so a spray of addresses costs bounded memory.
     private let capacity: Int
     private var clients: [String: Client] = [:]
 

@@ -1,8 +1,9 @@
 import HTTPTypes
 import Hummingbird
 
-/// Sets the headers that make the page safe to open on every response, errors included: a strict
-/// Content-Security-Policy (scripts and styles from this server's own files only: nothing inline, nothing
+/// Sets the headers that make the page safe to open on every response, errors included.
+///
+/// A strict Content-Security-Policy (scripts and styles from this server's own files only: nothing inline, nothing
 /// fetched elsewhere), no MIME sniffing, no framing, no referrer leaving the hub, nothing cached.
 struct SecurityHeadersMiddleware<Context: RequestContext>: RouterMiddleware {
     static var contentSecurityPolicy: String {

@@ -177,7 +177,9 @@ struct StatusPage {
     }
 }
 
-/// The page's frame: the head that loads the stylesheet and script (files of this server: CSP `'self'`).
+/// The page's frame: the head that loads the stylesheet and script.
+///
+/// Both are files of this server (CSP `'self'`).
 enum PageLayout {
     static func head(title: String) -> String {
         """

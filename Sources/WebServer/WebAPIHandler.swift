@@ -4,8 +4,10 @@ import OpenAPIRuntime
 import WebAPI
 import WorkoutEngine
 
-/// The API's operations (the protocol generated from `openapi.yaml`), each one call to the control socket's
-/// responder: the same answers `workoutctl` gets, in the same types.
+/// The API's operations, each one call to the control socket's responder.
+///
+/// The operations are the protocol generated from `openapi.yaml`, giving the same answers `workoutctl` gets, in the
+/// same types.
 struct WebAPIHandler: APIProtocol {
     let responder: ControlResponder
     let streams: EventStreams

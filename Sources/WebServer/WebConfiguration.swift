@@ -9,8 +9,9 @@ public struct WebConfiguration: Sendable, Hashable {
     public var listen: ListenAddress? = Self.defaultListen
     /// `web.tls_certificate` and `web.tls_key` (PEM files): HTTPS when set.
     public var tls: TLSFiles?
-    /// The login token (`web.token_credential` or `web.token_file`, read by the daemon); required on any
-    /// address other than loopback, where nothing is served without it.
+    /// The login token (`web.token_credential` or `web.token_file`, read by the daemon).
+    ///
+    /// Required on any address other than loopback, where nothing is served without it.
     public var token: WebToken?
     /// How long a login lasts.
     public var sessionLifetime: Duration = .seconds(12 * 3600)
@@ -22,8 +23,9 @@ public struct WebConfiguration: Sendable, Hashable {
     /// Workouts per page of `/api/workouts`: when not asked, and at most.
     public var defaultPageSize = 100
     public var maximumPageSize = 1000
-    /// Event bytes waiting for one event-stream client beyond this drop the client (it reconnects), as on the
-    /// control socket.
+    /// Event bytes waiting for one event-stream client beyond this drop the client.
+    ///
+    /// The client reconnects, as on the control socket.
     public var maximumEventBacklogBytes = 1 << 20
     /// Connections at once; more wait in the listen backlog.
     public var maximumConnections = 64
@@ -50,7 +52,9 @@ public struct WebToken: Sendable, Hashable, CustomStringConvertible {
     public init(_ text: String) { bytes = Array(text.utf8) }
     public var description: String { "***" }
 
-    /// Whether `candidate` is the token, in time that depends on the lengths only, never on where they differ.
+    /// Whether `candidate` is the token, in time that depends on the lengths only.
+    ///
+    /// Never on where they differ.
     public func matches(_ candidate: some Collection<UInt8>) -> Bool {
         ConstantTime.equal(bytes, Array(candidate))
     }

@@ -7,8 +7,9 @@ import WebAPI
 import WorkoutEngine
 import WorkoutProtocol
 
-/// What the server answers: the page and its two files, the login form, and the API (its routes registered by
-/// the stubs generated from `Sources/WebAPI/openapi.yaml`).
+/// What the server answers: the page and its two files, the login form, and the API.
+///
+/// The API's routes are registered by the stubs generated from `Sources/WebAPI/openapi.yaml`.
 struct WebRoutes {
     let configuration: WebConfiguration
     let responder: ControlResponder

@@ -20,7 +20,9 @@ public final class WebServer: Service, Sendable {
     private let logger: Logger
     private let updates: AsyncStream<WebConfiguration>
     private let continuation: AsyncStream<WebConfiguration>.Continuation
-    /// The address the running listener is bound to (its real port when `web.listen` asked for port 0); nil when off.
+    /// The address the running listener is bound to (its real port when `web.listen` asked for port 0).
+    ///
+    /// Nil when off.
     private let bound = Mutex<SocketAddress?>(nil)
 
     public init(configuration: WebConfiguration, responder: ControlResponder, logger: Logger) {
@@ -35,7 +37,9 @@ public final class WebServer: Service, Sendable {
         continuation.yield(configuration)
     }
 
-    /// A reload's `web.*`: applied by the running service (the listener restarts only when something changed).
+    /// A reload's `web.*`, applied by the running service.
+    ///
+    /// The listener restarts only when something changed.
     public func update(_ configuration: WebConfiguration) {
         continuation.yield(configuration)
     }
@@ -91,7 +95,7 @@ public final class WebServer: Service, Sendable {
         do {
             let routes = WebRoutes(configuration: configuration, responder: responder, streams: streams)
             // Built again for the first request, not kept from start: an idle hub that nobody opens the page on
-            // never touches the router's types (about 1 MiB of resident memory, docs/benchmarks.md).
+            // never touches the router's types, whose set-up would otherwise stay resident.
             let responder = LazyResponder { try routes.router().buildResponder() }
             let builder = try Self.serverBuilder(configuration)
             // HummingbirdCore's server as it is, without Application's once-a-second Date-header timer: an idle

@@ -1,12 +1,16 @@
 /// The limits one batch runs under, decided by its session before the pure ``SessionMachine`` runs it.
 public struct BatchAdmission: Sendable, Hashable {
-    /// Lines from this index on are over the device's rate limit: answered `rate_limited`, run and stored nothing.
+    /// Lines from this index on are over the device's rate limit.
+    ///
+    /// Answered `rate_limited`, run and stored nothing.
     public var admitted: Int
     /// What the `rate_limited` replies tell the device to wait.
     public var retryAfterMilliseconds: Int64
     /// The database is over its budget: `start_workout` is answered `storage_full`.
     public var refusesNewWorkouts: Bool
-    /// Undelivered shares the device may have; `share_workout` beyond is `too_many_pending_shares` (0 = no limit).
+    /// Undelivered shares the device may have.
+    ///
+    /// `share_workout` beyond is `too_many_pending_shares` (0 = no limit).
     public var pendingShareLimit: Int
 
     public init(

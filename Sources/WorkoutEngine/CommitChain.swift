@@ -1,4 +1,6 @@
-/// The order in which one session's batches commit, and which of them may, as a plain state machine (no I/O).
+/// The order in which one session's batches commit, and which of them may: a plain state machine.
+///
+/// It does no I/O.
 ///
 /// A pipelining device's next batch is stepped (its replies and changes computed by ``SessionMachine``) on the
 /// state the batch before it left, while that batch's commit is still syncing: the step overlaps the sync. Each
@@ -22,8 +24,10 @@ public struct CommitChain: Sendable {
 
     public init() {}
 
-    /// Takes a ticket for a batch stepped on the state of `generation` (read before the step, so a commit that
-    /// failed while the step waited for the store discards it too).
+    /// Takes a ticket for a batch stepped on the state of `generation`.
+    ///
+    /// The generation is read before the step, so a commit that failed while the step waited for the store discards it
+    /// too.
     public mutating func join(steppedIn generation: UInt64) -> Ticket {
         defer { issued += 1 }
         return Ticket(sequence: issued, generation: generation)

@@ -1,13 +1,14 @@
 import Synchronization
 
-/// One session's commits, run one at a time in the order their batches were stepped, each started the moment the
-/// one before it succeeded (issue 31).
+/// One session's commits, run one at a time in the order their batches were stepped.
+///
+/// Each commit starts the moment the one before it succeeded.
 ///
 /// A pipelining device's batch is stepped while the batch before it commits, and handed here at once. The next
 /// commit is queued on the ``QueueingCommitStore`` (SQLite's single writer) by the thread that finished the one
 /// before it, so the writer goes straight on with it; the device's loop only collects the results, in order.
-/// Waiting for its turn on the loop instead left the writer idle for a loop's turn between commits: the same
-/// run's pipelined durable throughput went from 95–117k to 132–142k commands/s (docs/benchmarks.md).
+/// Waiting for its turn on the loop instead left the writer idle for a loop's turn between commits, which cost
+/// pipelined durable throughput (docs/decisions/0001-durable-path.md).
 ///
 /// The rule is ``CommitChain``'s: a failed commit discards every batch handed over after it that was stepped on
 /// the state it left (its generation); those finish with ``Discarded`` and never reach the store. The session

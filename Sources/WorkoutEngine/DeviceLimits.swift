@@ -14,8 +14,9 @@ public struct DeviceLimits: Sendable, Hashable {
     public var commandBurst: Int
     /// `limits.pending_shares_per_device`: undelivered shares one device may have queued; 0 = no limit.
     public var pendingSharesPerDevice: Int
-    /// `limits.session_idle_timeout_s`: a session unused this long, whose device is gone, leaves memory (its
-    /// state and reply window stay on disk); `.zero` keeps sessions for the daemon's lifetime.
+    /// `limits.session_idle_timeout_s`: a session unused this long, whose device is gone, leaves memory.
+    ///
+    /// Its state and reply window stay on disk; `.zero` keeps sessions for the daemon's lifetime.
     public var sessionIdleTimeout: Duration
 
     public init(
@@ -38,8 +39,9 @@ public struct DeviceLimits: Sendable, Hashable {
     )
 }
 
-/// The limits in force, shared by every session and replaced by a reload: read with atomic loads once per
-/// batch, so the hot path takes no lock.
+/// The limits in force, shared by every session and replaced by a reload.
+///
+/// Read with atomic loads once per batch, so the hot path takes no lock.
 final class LiveDeviceLimits: Sendable {
     private let commandsPerSecond: Atomic<Int>
     private let commandBurst: Atomic<Int>

@@ -17,20 +17,27 @@ public actor DeviceSession {
     private let events: EngineEvents
     /// `limits.*` in force (a reload changes them for every session at once).
     private let limits: LiveDeviceLimits
-    /// The device's command budget: kept by the session, not the connection, so reconnecting does not refill it.
+    /// The device's command budget.
+    ///
+    /// Kept by the session, not the connection, so reconnecting does not refill it.
     private var bucket = TokenBucket()
-    /// When the session last ran a batch (or was made): what ``WorkoutEngine/evictIdleSessions(idleFor:now:)`` reads.
+    /// When the session last ran a batch (or was made).
+    ///
+    /// What ``WorkoutEngine/evictIdleSessions(idleFor:now:)`` reads.
     nonisolated let lastActive: Mutex<ContinuousClock.Instant>
     private var machine: SessionMachine?
-    /// Batches are stepped one at a time even across suspension points (a replugged device's old and new
-    /// connections may both submit): actor isolation alone would let them interleave at `await`. The lock is
-    /// held while a batch steps, not while it commits: the next batch steps while this one's commit syncs.
+    /// Batches are stepped one at a time even across suspension points.
+    ///
+    /// A replugged device's old and new connections may both submit, and actor isolation alone would let them
+    /// interleave at `await`. The lock is held while a batch steps, not while it commits: the next batch steps while
+    /// this one's commit syncs.
     private var busy = false
     private var waiting: [CheckedContinuation<Void, Never>] = []
     /// The order in which stepped batches commit, and whether each may (see ``CommitChain``).
     private var commits = CommitChain()
-    /// Runs the stepped batches' commits in that order, each as soon as the one before it succeeded, on a store
-    /// that queues commits; on any other a batch commits when its turn comes.
+    /// Runs the stepped batches' commits in that order, each as soon as the one before it succeeded.
+    ///
+    /// That holds on a store that queues commits; on any other a batch commits when its turn comes.
     private nonisolated let pipeline: CommitPipeline?
     /// Stepped batches waiting for the batches ahead of them to finish, with their tickets.
     private var turnWaiters: [(ticket: CommitChain.Ticket, continuation: CheckedContinuation<Void, Never>)] = []
@@ -38,8 +45,10 @@ public actor DeviceSession {
     private var settledWaiter: CheckedContinuation<Void, Never>?
     /// Why the last commit failed: what the batches stepped on top of it are discarded for.
     private var lastCommitFailure = ""
-    /// The events of the batches ``answerImmediately(_:from:)`` or ``handle(_:from:holdingEvents:)`` answered
-    /// (received, what each caused, answered), held until ``announceAnswered()`` or the session's next entry.
+    /// The events of the batches answered at once, held until ``announceAnswered()`` or the next entry.
+    ///
+    /// These are the batches ``answerImmediately(_:from:)`` or ``handle(_:from:holdingEvents:)`` answered (received,
+    /// what each caused, answered); the next entry is the session's.
     private var unannounced: [EngineEvent]?
     /// The executor the session was placed on, if any (see ``WorkoutEngine/SessionExecutor``).
     private nonisolated let executor: (any SerialExecutor)?
@@ -145,8 +154,8 @@ public actor DeviceSession {
             return
         }
         // Checked again where the continuation is registered. On a session placed on an event loop the call to
-        // `withCheckedContinuation` was seen to suspend before its body ran (FloodEndToEndTests stalled one run in
-        // three with two batches in flight): a holder that released meanwhile would never have resumed this one.
+        // `withCheckedContinuation` was seen to suspend before its body ran (FloodEndToEndTests stalled with two
+        // batches in flight): a holder that released meanwhile would never have resumed this one.
         await withCheckedContinuation { continuation in
             if busy {
                 waiting.append(continuation)
@@ -190,7 +199,9 @@ public actor DeviceSession {
         }
     }
 
-    /// Returns once every batch that joined the chain has finished (called only while stepping, under the lock).
+    /// Returns once every batch that joined the chain has finished.
+    ///
+    /// Called only while stepping, under the lock.
     private func settled() async {
         guard !commits.isSettled else { return }
         await withCheckedContinuation { continuation in
@@ -202,11 +213,12 @@ public actor DeviceSession {
         }
     }
 
-    /// Runs a batch at once when nothing in it has to wait: the session is already restored, no other
-    /// batch is running and the store commits in place (``ImmediatelyCommittingStore``); for a store whose
-    /// commit waits for the disk, also no other write underway and no input waiting (`inputWaiting`, asked only
-    /// then), so only a device in single flight holds its loop for its sync. Returns `nil` otherwise, and the
-    /// caller uses ``handle(_:)``. Same replies, same order, same commit rule.
+    /// Runs a batch at once when nothing in it has to wait.
+    ///
+    /// The session is already restored, no other batch is running and the store commits in place
+    /// (``ImmediatelyCommittingStore``); for a store whose commit waits for the disk, also no other write underway and
+    /// no input waiting (`inputWaiting`, asked only then), so only a device in single flight holds its loop for its
+    /// sync. Returns `nil` otherwise, and the caller uses ``handle(_:)``. Same replies, same order, same commit rule.
     ///
     /// Its events are the same as ``handle(_:from:)``'s, in the same order, but held until
     /// ``announceAnswered()``: the caller writes the replies first, so a lone command's reply does not wait
@@ -263,8 +275,9 @@ public actor DeviceSession {
         var unrestorable = ""
     }
 
-    /// Runs the batch on the session's latest state (durable or not yet) and keeps the advanced state for the
-    /// next batch. Called under the lock.
+    /// Runs the batch on the session's latest state and keeps the advanced state for the next batch.
+    ///
+    /// The latest state may be durable or not yet. Called under the lock.
     private func step(
         _ lines: [DecodedLine],
         from origin: CommandOrigin,
@@ -307,9 +320,10 @@ public actor DeviceSession {
         return Stepped(ticket: commits.join(steppedIn: generation), step: step)
     }
 
-    /// At the batch's turn: its commit's outcome (`pending`, from ``CommitPipeline``; without one, it commits now
-    /// unless a batch it was stepped on failed), and its replies and the events it caused, to be emitted before
-    /// its ``EngineEvent/batchAnswered(_:)``.
+    /// At the batch's turn: its commit's outcome, its replies and the events it caused.
+    ///
+    /// The outcome is `pending`, from ``CommitPipeline``; without one, the batch commits now unless a batch it was
+    /// stepped on failed. The replies and events are emitted before its ``EngineEvent/batchAnswered(_:)``.
     private func commit(
         _ stepped: Stepped,
         _ pending: OneShot<Void>?,
@@ -339,8 +353,9 @@ public actor DeviceSession {
         return (step.replies, step.events)
     }
 
-    /// Keeps the advanced machine and returns the step's replies and events if it committed; otherwise forgets
-    /// both, and the events are the storage failure alone.
+    /// Keeps the advanced machine and returns the step's replies and events if it committed.
+    ///
+    /// Otherwise forgets both, and the events are the storage failure alone.
     private func conclude(
         _ step: consuming SessionMachine.Step,
         advanced machine: consuming SessionMachine,
@@ -361,15 +376,19 @@ public actor DeviceSession {
         return (step.replies, step.events)
     }
 
-    /// The step's replies with `storage_unavailable` for every one that needed its commit: the wearable may retry them.
+    /// The step's replies with `storage_unavailable` for every one that needed its commit.
+    ///
+    /// The wearable may retry them.
     private static func unstored(_ step: borrowing SessionMachine.Step, lines: [DecodedLine]) -> [Reply] {
         zip(step.replies, zip(lines, step.needsCommit)).map { reply, pair in
             pair.1 ? .error(.storageUnavailable, id: pair.0.id) : reply
         }
     }
 
-    /// The limits a batch of `count` lines from `origin` runs under: one bucket update per batch, for device
-    /// batches only (an operator's `workoutctl send` is not a device flooding the hub), and two flags read.
+    /// The limits a batch of `count` lines from `origin` runs under.
+    ///
+    /// One bucket update per batch, for device batches only (an operator's `workoutctl send` is not a device flooding
+    /// the hub), and two flags read.
     private func admission(_ count: Int, from origin: CommandOrigin, at now: ContinuousClock.Instant) -> BatchAdmission
     {
         var admission = BatchAdmission(

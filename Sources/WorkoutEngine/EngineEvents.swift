@@ -10,8 +10,9 @@ import WorkoutProtocol
 public enum EngineEvent: Sendable {
     /// A batch of lines about to run on its device's session.
     case batchReceived(ReceivedBatch)
-    /// The batch's replies, one per line, as they go back to whoever sent it: "a command was handled",
-    /// reported once per batch for every observer (counters, latency, the event stream).
+    /// The batch's replies, one per line, as they go back to whoever sent it.
+    ///
+    /// "a command was handled", reported once per batch for every observer (counters, latency, the event stream).
     case batchAnswered(AnsweredBatch)
     case workoutStarted(WorkoutRecord)
     case workoutEnded(WorkoutRecord)
@@ -21,18 +22,21 @@ public enum EngineEvent: Sendable {
     case storageFailed(device: DeviceIdentity, reason: String)
 }
 
-/// The events of one emission (a session's batch: received, what it caused, answered) with what the batch
-/// observers ask of every batch counted once.
+/// The events of one emission, with what the batch observers ask of every batch counted once.
+///
+/// An emission is a session's batch: received, what it caused, answered.
 ///
 /// Matching a case of ``EngineEvent`` goes through the Swift runtime (it is an enum of several payloads), and
-/// six observers each walking a pipelined batch's fifty commands' events for their own question cost a tenth
+/// several observers each walking a pipelined batch's events for their own question cost a noticeable part
 /// of the device loop; one walk here answers them all.
 public struct EmittedEvents: Sendable {
     public let events: [EngineEvent]
     /// The batch's answer, when these are a batch's events.
     public private(set) var answered: AnsweredBatch?
-    /// Whether a batch begins here: a session emits a batch's ``EngineEvent/batchReceived(_:)`` first (with the
-    /// rest of its events when it answers at once, alone when it awaits storage); a delivery's events begin none.
+    /// Whether a batch begins here.
+    ///
+    /// A session emits a batch's ``EngineEvent/batchReceived(_:)`` first (with the rest of its events when it answers
+    /// at once, alone when it awaits storage); a delivery's events begin none.
     public private(set) var beginsBatch = false
     public private(set) var workoutsStarted = 0
     public private(set) var workoutsEnded = 0
@@ -81,11 +85,15 @@ public struct AnsweredBatch: Sendable {
     public let origin: CommandOrigin
     public let lines: [DecodedLine]
     public let replies: [Reply]
-    /// When the session started running the batch, for the handler latency: when it was stepped, which for a
-    /// pipelining device may be while the batch ahead of it still commits (its latency then includes that wait).
+    /// When the session started running the batch, for the handler latency.
+    ///
+    /// When it was stepped, which for a pipelining device may be while the batch ahead of it still commits (its latency
+    /// then includes that wait).
     public let started: ContinuousClock.Instant
-    /// When its replies were ready: the event itself may come after they were written (see
-    /// ``DeviceSession/answerImmediately(_:from:)``), so the handler latency ends here, not at the event.
+    /// When its replies were ready.
+    ///
+    /// The event itself may come after they were written (see ``DeviceSession/answerImmediately(_:from:)``), so the
+    /// handler latency ends here, not at the event.
     public let answered: ContinuousClock.Instant
 
     /// Each line with its reply, in order.
@@ -102,8 +110,10 @@ public final class EngineEvents: Sendable {
     /// Sees events in the order they happened, several at a time (a batch's events together).
     public typealias BatchObserver = @Sendable (EmittedEvents) -> Void
 
-    /// An observer held by reference: a closure stored straight in an array is kept in its most generic
-    /// form, and every call then copied its argument into a temporary.
+    /// An observer held by reference.
+    ///
+    /// A closure stored straight in an array is kept in its most generic form, and every call then copied its argument
+    /// into a temporary.
     private final class Registered: Sendable {
         let observe: BatchObserver
         init(_ observe: @escaping BatchObserver) { self.observe = observe }
@@ -128,8 +138,9 @@ public final class EngineEvents: Sendable {
         }
     }
 
-    /// Adds an observer that sees the events of one emission (a batch's) in one call; returns a token for
-    /// ``removeObserver(_:)``.
+    /// Adds an observer that sees the events of one emission (a batch's) in one call.
+    ///
+    /// Returns a token for ``removeObserver(_:)``.
     @discardableResult
     public func addBatchObserver(_ observer: @escaping BatchObserver) -> Int {
         let token = nextToken.wrappingAdd(1, ordering: .relaxed).newValue

@@ -11,8 +11,8 @@ extension ShareRecord: IdentifiedRecord {}
 /// Records in ascending id order, found by binary search: the in-memory store's tables.
 ///
 /// Ids are allocated in increasing order, so a new record is almost always an append, and growing the
-/// array moves the records in one copy, where a dictionary re-hashed and moved each of them (5 % of the
-/// device loop's time in a pipelined run went to that).
+/// array moves the records in one copy, where a dictionary re-hashed and moved each of them (a visible share
+/// of the device loop's time in a pipelined run).
 struct IDOrderedRecords<Record: IdentifiedRecord> {
     private(set) var records: [Record] = []
 

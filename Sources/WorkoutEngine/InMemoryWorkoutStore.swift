@@ -8,8 +8,10 @@ public final class InMemoryWorkoutStore: ImmediatelyCommittingStore, ShareQueueS
         var sessions: [DeviceIdentity: StoredSession] = [:]
         var workouts = IDOrderedRecords<WorkoutRecord>()
         var shares = IDOrderedRecords<ShareRecord>()
-        /// The shares still pending, in id order, so finding due ones neither scans every share ever made
-        /// nor sorts the backlog under the lock that every commit takes.
+        /// The shares still pending, in id order.
+        ///
+        /// So finding due ones neither scans every share ever made nor sorts the backlog under the lock that every
+        /// commit takes.
         var pendingShares = PendingQueue()
         /// How many of the pending shares each device queued (`limits.pending_shares_per_device`).
         var pendingByDevice: [DeviceIdentity: Int] = [:]
@@ -148,8 +150,9 @@ private struct StoredSession {
         }
     }
 
-    /// An id is logged only when it ran, which it does only when not remembered, so replaying the log into
-    /// a window evicts exactly what the session's own window evicted.
+    /// An id is logged only when it ran, which it does only when not remembered.
+    ///
+    /// So replaying the log into a window evicts exactly what the session's own window evicted.
     var snapshot: DeviceSnapshot {
         DeviceSnapshot(
             state: state,

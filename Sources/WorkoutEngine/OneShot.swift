@@ -1,7 +1,9 @@
 import Synchronization
 
-/// A result produced once and awaited by any number of tasks: the daemon's one box for handing a
-/// continuation its outcome from another thread (a child's exit, discovery's readiness, a deadline race).
+/// A result produced once and awaited by any number of tasks.
+///
+/// The daemon's one box for handing a continuation its outcome from another thread (a child's exit, discovery's
+/// readiness, a deadline race).
 ///
 /// The first ``finish(_:)`` wins and later ones are ignored; a task that waits after the result is in gets
 /// it at once. Continuations are resumed outside the lock.

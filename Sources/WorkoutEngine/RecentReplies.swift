@@ -10,9 +10,11 @@ public struct RecentReplies: Sendable, Hashable {
     /// The window, oldest at `oldest`, as a ring once full; a reply is stored once, here.
     private var ring: [(id: CommandID, reply: Reply)] = []
     private var oldest = 0
-    /// Where each id's reply is in `ring`, or was: an evicted id's entry stays until the next compaction and
-    /// is recognised as stale because its slot now holds another id. Removing it at eviction cost a fifth of
-    /// remembering (a dictionary deletion re-hashes the keys after it), once per command in a full window.
+    /// Where each id's reply is in `ring`, or was.
+    ///
+    /// An evicted id's entry stays until the next compaction and is recognised as stale because its slot now holds
+    /// another id. Removing it at eviction cost a large part of remembering (a dictionary deletion re-hashes the keys
+    /// after it), once per command in a full window.
     private var positions: [CommandID: Int] = [:]
 
     public init(capacity: Int = RecentReplies.defaultCapacity) {
@@ -62,8 +64,9 @@ public struct RecentReplies: Sendable, Hashable {
         }
     }
 
-    /// Stale positions allowed, as a multiple of the window, before they are dropped in one pass: a
-    /// compaction re-inserts the window's ids, so its cost per remembered reply is a fraction of one insert.
+    /// Stale positions allowed, as a multiple of the window, before they are dropped in one pass.
+    ///
+    /// A compaction re-inserts the window's ids, so its cost per remembered reply is a fraction of one insert.
     private static let compactionFactor = 4
 
     private mutating func compactPositions() {

@@ -1,11 +1,14 @@
 import WorkoutProtocol
 
-/// Read-only questions about what the store holds: `workoutctl workouts/shares/status`,
-/// `workoutd workouts/shares` and the systemd status line.
+/// Read-only questions about what the store holds.
+///
+/// `workoutctl workouts/shares/status`, `workoutd workouts/shares` and the systemd status line.
 public protocol RecordQueries: Sendable {
     /// Newest first, of one device or all; at most `limit` when given.
     func workouts(device: DeviceIdentity?, limit: Int?) async throws -> [WorkoutRecord]
-    /// Newest first, as `query` narrows them (a default in `WorkoutQuery.swift` filters ``workouts(device:limit:)``).
+    /// Newest first, as `query` narrows them.
+    ///
+    /// A default in `WorkoutQuery.swift` filters ``workouts(device:limit:)``.
     func workouts(matching query: WorkoutQuery) async throws -> [WorkoutRecord]
     /// Newest first; at most `limit` when given.
     func shares(limit: Int?) async throws -> [ShareRecord]

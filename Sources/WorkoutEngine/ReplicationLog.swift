@@ -35,22 +35,26 @@ public struct ReplicationBatch: Sendable, Hashable {
     }
 }
 
-/// The store's record of what must still be shipped, written in the same transaction as each commit, so a
-/// crash can neither lose a change nor ship one the store rolled back.
+/// The store's record of what must still be shipped, written in the same transaction as each commit.
+///
+/// So a crash can neither lose a change nor ship one the store rolled back.
 public protocol ReplicationLog: Sendable {
-    /// The oldest unshipped changes after `sequence` (after the shipped mark when nil), in commit order, at
-    /// most `limit` sequence numbers. The shipper reads past a batch still in flight this way.
+    /// The oldest unshipped changes after `sequence`, in commit order, at most `limit` sequence numbers.
+    ///
+    /// With `sequence` nil, those after the shipped mark. The shipper reads past a batch still in flight this way.
     func pendingChanges(after sequence: Int64?, limit: Int) async throws -> ReplicationBatch
-    /// Marks every change up to and including `sequence` as shipped at `date`, at once for what this log
-    /// reports; it may be kept durably only later (with the next commit, or ``saveShippedMark()``), so a crash
-    /// may ship those changes again, which the central upserts absorb.
+    /// Marks every change up to and including `sequence` as shipped at `date`.
+    ///
+    /// It is at once for what this log reports; it may be kept durably only later (with the next commit, or
+    /// ``saveShippedMark()``), so a crash may ship those changes again, which the central upserts absorb.
     func markShipped(through sequence: Int64, at date: Date) async throws
     /// Writes the newest mark durably if nothing has yet; the shipper calls it when it has caught up.
     func saveShippedMark() async throws
     /// How many changes wait to be shipped.
     func pendingChangeCount() async throws -> Int
-    /// Forgets shipped changes, and the shipped workouts and shares no session still refers to, older than
-    /// `date`. Never touches anything unshipped. Returns the number of workouts removed.
+    /// Forgets shipped changes older than `date`, and the shipped workouts and shares no session refers to.
+    ///
+    /// Never touches anything unshipped. Returns the number of workouts removed.
     @discardableResult
     func pruneShipped(before date: Date) async throws -> Int
 }

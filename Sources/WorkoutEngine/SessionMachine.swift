@@ -1,8 +1,10 @@
 import Foundation
 import WorkoutProtocol
 
-/// The pure part of a device session: given its snapshot and a batch of lines, the replies and the
-/// changes to commit. No I/O and no concurrency, so it can be fuzzed and property-tested directly.
+/// The pure part of a device session.
+///
+/// Given its snapshot and a batch of lines, the replies and the changes to commit. No I/O and no concurrency, so it can
+/// be fuzzed and property-tested directly.
 public struct SessionMachine: Sendable {
     public let identity: DeviceIdentity
     public private(set) var snapshot: DeviceSnapshot
@@ -103,8 +105,9 @@ public struct SessionMachine: Sendable {
         run(lines, ids: ids, clock: .wall(now), admission: admission)
     }
 
-    /// The count of undelivered shares as the store has it now (deliveries only ever lower it; the machine
-    /// raises it for each share it queues).
+    /// The count of undelivered shares as the store has it now.
+    ///
+    /// Deliveries only ever lower it; the machine raises it for each share it queues.
     public mutating func pendingSharesCounted(_ count: Int) {
         snapshot.pendingShares = count
     }

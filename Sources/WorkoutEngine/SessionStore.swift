@@ -9,8 +9,10 @@ public struct DeviceSnapshot: Sendable, Hashable {
     /// on showing the uncorrected ones); a share is delivered with the workout as the store has it then.
     public var lastEndedWorkoutID: Int64?
     public var recentReplies: RecentReplies
-    /// Shares of this device not yet delivered (as restored, plus those queued since): an upper bound, since
-    /// deliveries lower it in the store only; the session reads the store's count again near the limit.
+    /// Shares of this device not yet delivered (as restored, plus those queued since).
+    ///
+    /// An upper bound, since deliveries lower it in the store only; the session reads the store's count again near the
+    /// limit.
     public var pendingShares: Int
 
     public init(
@@ -71,8 +73,9 @@ public struct IDWatermark: Sendable, Hashable {
     }
 }
 
-/// What a device's session needs from storage: the id watermark at start, its snapshot when it (re)appears,
-/// and an atomic commit per batch.
+/// What a device's session needs from storage.
+///
+/// The id watermark at start, its snapshot when it (re)appears, and an atomic commit per batch.
 ///
 /// Implementations must make ``commit(_:)`` atomic: all of a batch or none of it.
 public protocol SessionStore: Sendable {
@@ -96,11 +99,14 @@ extension SessionStore {
     public var refusesNewWorkouts: Bool { false }
 }
 
-/// A store that can commit on the calling thread: a store in memory, or a durable store whose writer is idle.
+/// A store that can commit on the calling thread.
+///
+/// A store in memory, or a durable store whose writer is idle.
 ///
 /// A session on such a store runs a batch without suspending, so a device's read, its commands and its
 /// replies stay in one turn of the device's event loop: no task, no promise, no second wake-up, no hop to a
-/// writer thread and back (issue 31: for a lone durable command those were 40 µs of a 400 µs round trip).
+/// writer thread and back (for a lone durable command those were a tenth of its round trip; see
+/// docs/decisions/0001-durable-path.md).
 public protocol ImmediatelyCommittingStore: SessionStore {
     /// Commits `batch` atomically before returning; same contract as ``SessionStore/commit(_:)``.
     func commitImmediately(_ batch: StoreBatch) throws
@@ -118,16 +124,20 @@ extension ImmediatelyCommittingStore {
     public var writerIsIdle: Bool { true }
 }
 
-/// A store that runs its commits one at a time in the order they were queued (SQLite's single writer), and can
-/// be handed the next one by the thread that finished the one before (``CommitPipeline``).
+/// A store that runs its commits one at a time in the order they were queued (SQLite's single writer).
+///
+/// It can be handed the next one by the thread that finished the one before (``CommitPipeline``).
 public protocol QueueingCommitStore: SessionStore {
-    /// Queues `batch`'s commit behind every commit queued before it and returns at once; `completion` gets the
-    /// outcome, on the store's thread, once the commit is durable or failed (``SessionStore/commit(_:)``'s contract).
+    /// Queues `batch`'s commit behind every commit queued before it and returns at once.
+    ///
+    /// `completion` gets the outcome, on the store's thread, once the commit is durable or failed
+    /// (``SessionStore/commit(_:)``'s contract).
     func enqueueCommit(_ batch: StoreBatch, completion: @escaping @Sendable (Result<Void, any Error>) -> Void)
 }
 
-/// Durable home of sessions, workouts, shares and remembered replies: the three faces one store offers
-/// to its three users (the sessions, the share delivery worker, read-only queries).
+/// Durable home of sessions, workouts, shares and remembered replies.
+///
+/// The three faces one store offers to its three users (the sessions, the share delivery worker, read-only queries).
 public typealias WorkoutStore = SessionStore & ShareQueueStore & RecordQueries
 
 /// Raised by a store that cannot read or write right now (read-only, full disk, locked).

@@ -1,13 +1,15 @@
 import Foundation
 import WorkoutProtocol
 
-/// What the share delivery worker needs from storage: the due shares, the workouts they share, and a
-/// record of each attempt.
+/// What the share delivery worker needs from storage.
+///
+/// The due shares, the workouts they share, and a record of each attempt.
 public protocol ShareQueueStore: Sendable {
     /// Pending shares whose next attempt is due at `now`, oldest first.
     func dueShares(now: Date, limit: Int) async throws -> [ShareRecord]
-    /// When the earliest pending share is next due (nil when none is pending): what the delivery worker
-    /// arms its timer for, instead of polling.
+    /// When the earliest pending share is next due (nil when none is pending).
+    ///
+    /// What the delivery worker arms its timer for, instead of polling.
     func nextShareAttempt() async throws -> Date?
     /// The workouts with these ids that exist, by id: one read for a delivery pass.
     func workouts(ids: [Int64]) async throws -> [Int64: WorkoutRecord]

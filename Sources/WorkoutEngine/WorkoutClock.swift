@@ -5,8 +5,9 @@ import WorkoutProtocol
 public struct ClockReading: Sendable, Hashable {
     /// The wall clock: what `startedAt`, `endedAt` and `queuedAt` show.
     public var wall: Date
-    /// The boot-time clock, which NTP steps do not move; nil from a clock without one (then durations fall back
-    /// to the wall clock).
+    /// The boot-time clock, which NTP steps do not move.
+    ///
+    /// Nil from a clock without one (then durations fall back to the wall clock).
     public var boot: BootInstant?
     /// Whether the wall clock was synchronised (NTP) when read.
     public var synchronized: Bool
@@ -18,7 +19,7 @@ public struct ClockReading: Sendable, Hashable {
     }
 }
 
-/// The engine's clock, injected so tests step the wall clock, the boot clock and synchronisation at will.
+/// The engine's clock, injected so tests step the wall clock, the boot clock and synchronisation.
 public struct WorkoutClock: Sendable {
     public var read: @Sendable () -> ClockReading
 

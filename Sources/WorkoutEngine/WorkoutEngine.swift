@@ -15,9 +15,10 @@ public final class WorkoutEngine: Sendable {
     private let sessionExecutor: SessionExecutor?
     private let limits: LiveDeviceLimits
 
-    /// Chooses the executor a new session runs on; it is kept for the session's lifetime, across
-    /// reconnections. The transport supplies it (a device's event loop, so that batches that need not
-    /// wait run on the thread that read them); the engine knows it only as an executor.
+    /// Chooses the executor a new session runs on.
+    ///
+    /// It is kept for the session's lifetime, across reconnections. The transport supplies it (a device's event loop,
+    /// so that batches that need not wait run on the thread that read them); the engine knows it only as an executor.
     public typealias SessionExecutor = @Sendable (DeviceIdentity) -> any SerialExecutor
 
     /// Reads the store's id watermark, so it throws when the store cannot be read at start.
@@ -71,8 +72,9 @@ public final class WorkoutEngine: Sendable {
         }
     }
 
-    /// A reload's `limits.*`: every session's next batch runs under them (a device's tokens are capped at a
-    /// lower burst, not refilled).
+    /// A reload's `limits.*`: every session's next batch runs under them.
+    ///
+    /// A device's tokens are capped at a lower burst, not refilled.
     public func update(limits: DeviceLimits) {
         self.limits.update(limits)
     }
@@ -82,9 +84,10 @@ public final class WorkoutEngine: Sendable {
         sessions.withLock { $0.count }
     }
 
-    /// Lets sessions that ran no batch for `timeout` (as of `now`) and that nothing else holds leave memory,
-    /// and returns how many did. Nothing is lost: every batch was committed before it was answered, so the
-    /// next ``session(for:)`` restores the device's state and reply window from the store.
+    /// Lets idle sessions that nothing else holds leave memory, and returns how many did.
+    ///
+    /// Idle means they ran no batch for `timeout`, as of `now`. Nothing is lost: every batch was committed before it
+    /// was answered, so the next ``session(for:)`` restores the device's state and reply window from the store.
     ///
     /// A session is dropped only while the engine's table is its sole owner (`isKnownUniquelyReferenced`,
     /// under the table's lock): an attached device's pipeline, a running batch or a `workoutctl send` all hold

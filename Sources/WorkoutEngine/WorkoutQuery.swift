@@ -1,7 +1,9 @@
 import Foundation
 import WorkoutProtocol
 
-/// Which workouts to list, newest first: one page of the HTTP API's `/api/workouts` or `workoutctl workouts`.
+/// Which workouts to list, newest first.
+///
+/// One page of the HTTP API's `/api/workouts` or `workoutctl workouts`.
 public struct WorkoutQuery: Hashable, Sendable {
     /// One device's, or every device's when nil.
     public var device: DeviceIdentity?
@@ -9,7 +11,9 @@ public struct WorkoutQuery: Hashable, Sendable {
     public var startedFrom: Date?
     /// Started before this time.
     public var startedBefore: Date?
-    /// Only ids below this one: the page after the one that ended there (ids only grow, so pages never overlap).
+    /// Only ids below this one: the page after the one that ended there.
+    ///
+    /// Ids only grow, so pages never overlap.
     public var beforeID: Int64?
     /// At most this many; all when nil.
     public var limit: Int?
@@ -39,7 +43,9 @@ public struct WorkoutQuery: Hashable, Sendable {
 }
 
 extension RecordQueries {
-    /// For stores without a query of their own (the in-memory one): every workout of the device, filtered here.
+    /// For stores without a query of their own (the in-memory one).
+    ///
+    /// Every workout of the device, filtered here.
     public func workouts(matching query: WorkoutQuery) async throws -> [WorkoutRecord] {
         let matching = try await workouts(device: query.device, limit: nil).filter(query.matches)
         return query.limit.map { Array(matching.prefix(max(0, $0))) } ?? matching

@@ -2,8 +2,10 @@ import Foundation
 import WorkoutProtocol
 
 extension WorkoutRecord {
-    /// Ends the workout at `reading`, its duration measured on the boot-time clock whenever both ends were
-    /// read in the same boot, so an NTP step during the workout changes neither its length nor its sign.
+    /// Ends the workout at `reading`, its duration measured on the boot-time clock when it can be.
+    ///
+    /// That is whenever both ends were read in the same boot, so an NTP step during the workout changes neither its
+    /// length nor its sign.
     ///
     /// - Started before the clock was synchronised and ended after: the start is recomputed from the end and
     ///   the boot-clock duration (``WorkoutClockMark/corrected``).
@@ -28,8 +30,9 @@ extension WorkoutRecord {
         }
     }
 
-    /// Recomputes the times of a workout taken before synchronisation from its boot-clock readings, given a
-    /// synchronised `reading` of the same boot (see ``WorkoutClockMark/corrected``). Returns false, changing
+    /// Recomputes the times of a workout taken before synchronisation from its boot-clock readings.
+    ///
+    /// It needs a synchronised `reading` of the same boot (see ``WorkoutClockMark/corrected``). Returns false, changing
     /// nothing, when it cannot (not marked, or readings of another boot).
     public mutating func correct(from reading: ClockReading) -> Bool {
         guard clockMark == .unsynchronized, reading.synchronized, let now = reading.boot, let start = startedBoot,

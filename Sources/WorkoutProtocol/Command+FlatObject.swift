@@ -2,8 +2,10 @@ import Foundation
 import StrictJSON
 
 extension Command {
-    /// The command of a well-formed line, read straight from its parsed object; nil whenever anything is
-    /// missing, mistyped, out of range or unusual, and the line then goes through `init(from:)`.
+    /// The command of a well-formed line, read straight from its parsed object.
+    ///
+    /// Nil whenever anything is missing, mistyped, out of range or unusual, and the line then goes through
+    /// `init(from:)`.
     ///
     /// Every command comes through here, and decoding through `Codable` containers cost more than the rest
     /// of a command's handling. This accepts only what `init(from:)` accepts, with the same result, and
@@ -35,8 +37,9 @@ extension Command {
 }
 
 extension FlatJSONObject {
-    /// The case of `Vocabulary` whose raw value `text` is: by its bytes when it is plain, which spares making a
-    /// `String` and the string switch of `init(rawValue:)`.
+    /// The case of `Vocabulary` whose raw value `text` is.
+    ///
+    /// By its bytes when it is plain, which spares making a `String` and the string switch of `init(rawValue:)`.
     fileprivate func match<Vocabulary: CaseIterable & RawRepresentable<String>>(
         _ text: Text,
         _: Vocabulary.Type

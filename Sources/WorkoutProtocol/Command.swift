@@ -33,8 +33,9 @@ public enum ShareService: String, Codable, Sendable, CaseIterable {
 public struct Workout: Hashable, Sendable {
     /// In characters: Unicode scalars, not grapheme clusters (see ``UntrustedText``).
     public static let maximumLocationLength = 256
-    /// In bytes of UTF-8: the most a stored location can take, whatever its characters (256 scalars of at
-    /// most 4 bytes each; grapheme clusters, counted before, let 3,750 bytes through).
+    /// The most bytes of UTF-8 a stored location can take, whatever its characters.
+    ///
+    /// That is 256 scalars of at most 4 bytes each; grapheme clusters, counted before, let 3,750 bytes through.
     public static let maximumLocationBytes = maximumLocationLength * 4
     public static let intensityRange = 1...10
 

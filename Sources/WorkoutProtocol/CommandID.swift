@@ -54,8 +54,9 @@ extension CommandID {
 }
 
 extension CommandID {
-    /// The longest string id a command may carry, in bytes of UTF-8: it is stored with every reply kept for
-    /// replay and shown in the event stream.
+    /// The longest string id a command may carry, in bytes of UTF-8.
+    ///
+    /// It is stored with every reply kept for replay and shown in the event stream.
     public static let maximumStringBytes = 128
 
     /// Why a command line's string id cannot be stored and echoed, as the reply's message; nil when it can.

@@ -44,15 +44,19 @@ extension DecodedLine: Decodable {
         message: "'id' must be a string or an integer."
     )
 
-    /// The id of a command line, or why the hub will not store and echo it (both decoding paths check here).
-    /// A refused id is not echoed: its error reply has no `id` at all, as for an id of the wrong type.
+    /// The id of a command line, or why the hub will not store and echo it.
+    ///
+    /// Both decoding paths check here. A refused id is not echoed: its error reply has no `id` at all, as for an id of
+    /// the wrong type.
     static func checked(_ id: CommandID?) -> Result<CommandID?, ProtocolError> {
         guard case .string(let text)? = id, let problem = CommandID.problem(with: text) else { return .success(id) }
         return .failure(ProtocolError(code: .invalidField, field: "id", message: problem))
     }
 
-    /// The line from its `id` (or why it is unusable) and its command, decoded even when the id is unusable
-    /// so that a bad command is reported the same way; an unusable id is the error otherwise.
+    /// The line from its `id` (or why it is unusable) and its command.
+    ///
+    /// The command is decoded even when the id is unusable, so that a bad command is reported the same way; an unusable
+    /// id is the error otherwise.
     init(id: Result<CommandID?, ProtocolError>, decodingCommand: () throws -> Command) {
         let decoded = Result { try decodingCommand() }.mapError { ProtocolError(decoding: $0) }
         lineEnding = .lf
@@ -90,7 +94,9 @@ public struct CommandLineDecoder {
         }
     }
 
-    /// The reply for a line that is not JSON, or the decoded flat object; nil for valid JSON that is not flat.
+    /// The reply for a line that is not JSON, or the decoded flat object.
+    ///
+    /// Nil for valid JSON that is not flat.
     private func decodeChecked(_ bytes: UnsafeBufferPointer<UInt8>) -> DecodedLine? {
         // The flat parse first: an ASCII line it accepts is already known to be JSON (see
         // `FlatJSONObject.isASCII`), which spares every command the validator's pass over its bytes.
@@ -180,7 +186,9 @@ public struct ReplyEncoder: Sendable {
         bytes.append(UInt8(ascii: "\n"))
     }
 
-    /// The same line written through `Reply`'s `Codable` conformance: the reference the direct writer matches.
+    /// The same line written through `Reply`'s `Codable` conformance.
+    ///
+    /// The reference the direct writer matches.
     public func encodeLineThroughCodable(_ reply: Reply) -> [UInt8] {
         var bytes = (try? OrderedJSONEncoder().encode(reply)) ?? Self.unencodable
         bytes.append(UInt8(ascii: "\n"))

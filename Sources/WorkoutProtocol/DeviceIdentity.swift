@@ -1,5 +1,6 @@
-/// Who a device is, stable across replugs and renumbering (from `ID_SERIAL` or the configured path),
-/// never the `ttyACMn` name. Sessions, workouts and replayed replies are keyed by it.
+/// Who a device is, stable across replugs and renumbering, never the `ttyACMn` name.
+///
+/// It comes from `ID_SERIAL` or the configured path. Sessions, workouts and replayed replies are keyed by it.
 public struct DeviceIdentity: Hashable, Sendable, Codable, CustomStringConvertible, ExpressibleByStringLiteral {
     public var rawValue: String
 

@@ -6,6 +6,8 @@ public enum LineEnding: UInt8, Sendable, Hashable {
     case crlf
     case cr
 
-    /// Whether a reply in the style of this line ends in CR LF (serial terminals show a bare LF as a staircase).
+    /// Whether a reply in the style of this line ends in CR LF.
+    ///
+    /// Serial terminals show a bare LF as a staircase.
     public var wantsCRLF: Bool { self != .lf }
 }

@@ -10,7 +10,9 @@ public enum ErrorCode: String, Codable, Sendable, CaseIterable {
     case noActiveWorkout = "no_active_workout"
     case nothingToShare = "nothing_to_share"
     case storageUnavailable = "storage_unavailable"
-    /// The device sent more commands than its token bucket allows (`limits.commands_per_second`, `limits.command_burst`).
+    /// The device sent more commands than its token bucket allows.
+    ///
+    /// The bucket is `limits.commands_per_second` and `limits.command_burst`.
     case rateLimited = "rate_limited"
     /// The device already has `limits.pending_shares_per_device` shares waiting for delivery.
     case tooManyPendingShares = "too_many_pending_shares"
@@ -22,8 +24,9 @@ public enum ErrorCode: String, Codable, Sendable, CaseIterable {
 public struct ProtocolError: Error, Hashable, Sendable, Codable {
     public var code: ErrorCode
     public var field: String?
-    /// `retry_after_ms`, beside `code` like `field`: for `rate_limited`, when the device's next command is
-    /// accepted again (at least one token back in its bucket).
+    /// `retry_after_ms`, beside `code` like `field`.
+    ///
+    /// For `rate_limited`, when the device's next command is accepted again (at least one token back in its bucket).
     public var retryAfterMilliseconds: Int64?
     public var message: String
 

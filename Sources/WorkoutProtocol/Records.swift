@@ -11,15 +11,20 @@ public struct WorkoutRecord: Hashable, Sendable, Codable {
     /// When the daemon started and ended it, on the daemon's clock.
     public var startedAt: Date { didSet { updateDuration() } }
     public var endedAt: Date? { didSet { updateDuration() } }
-    /// Computed once from the daemon's own timestamps and carried as is (JSON, the control socket), so a
-    /// view that gets the dates at a coarser precision still shows the same duration.
+    /// Computed once from the daemon's own timestamps and carried as is (JSON, the control socket).
+    ///
+    /// So a view that gets the dates at a coarser precision still shows the same duration.
     public private(set) var durationSeconds: Double?
     public var startCommandID: CommandID?
     public var endCommandID: CommandID?
-    /// Set when `startedAt`/`endedAt` were taken before the system clock was synchronised (see ``WorkoutClockMark``).
+    /// Set when `startedAt`/`endedAt` were taken before the system clock was synchronised.
+    ///
+    /// See ``WorkoutClockMark``.
     public var clockMark: WorkoutClockMark?
-    /// The boot-time clock at the start and the end (nil from a clock without one, and for rows stored without
-    /// a mark): what the duration is measured on while the hub stays up, and what a correction starts from.
+    /// The boot-time clock at the start and the end.
+    ///
+    /// Nil from a clock without one, and for rows stored without a mark. It is what the duration is measured on while
+    /// the hub stays up, and what a correction starts from.
     public var startedBoot: BootInstant?
     public var endedBoot: BootInstant?
 
@@ -53,8 +58,9 @@ public struct WorkoutRecord: Hashable, Sendable, Codable {
         durationSeconds = endedAt.map { WorkoutDuration.seconds(from: startedAt, to: $0) }
     }
 
-    /// The boot-clock readings are bookkeeping, kept only where they may still be needed (the active workout,
-    /// unsynchronised rows): a record equals its stored copy without them.
+    /// The boot-clock readings are bookkeeping: a record equals its stored copy without them.
+    ///
+    /// They are kept only where they may still be needed (the active workout, unsynchronised rows).
     public static func == (lhs: WorkoutRecord, rhs: WorkoutRecord) -> Bool {
         lhs.id == rhs.id && lhs.device == rhs.device && lhs.location == rhs.location && lhs.date == rhs.date
             && lhs.intensityLevel == rhs.intensityLevel && lhs.startedAt == rhs.startedAt && lhs.endedAt == rhs.endedAt

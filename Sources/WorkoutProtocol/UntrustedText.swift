@@ -1,5 +1,6 @@
-/// Text that came from a device (or was stored from one): what the protocol refuses in it, and how every text
-/// output shows it.
+/// Text that came from a device (or was stored from one).
+///
+/// What the protocol refuses in it, and how every text output shows it.
 ///
 /// Two rules, one place. What a wearable may put in a string field the hub stores or shows (`location`, a
 /// string `id`) is checked by ``firstForbidden(in:)``: no control characters and nothing that reorders or
@@ -12,12 +13,15 @@
 public enum UntrustedText {
     /// Why a scalar is refused in a stored string field.
     public enum Forbidden: Sendable, Hashable, CustomStringConvertible {
-        /// C0 (U+0000–U+001F), DEL (U+007F) and C1 (U+0080–U+009F): they drive terminals (ESC, CSI as U+009B,
-        /// NEL) or move the cursor (CR, BS).
+        /// C0 (U+0000–U+001F), DEL (U+007F) and C1 (U+0080–U+009F).
+        ///
+        /// They drive terminals (ESC, CSI as U+009B, NEL) or move the cursor (CR, BS).
         case control
-        /// The explicit bidirectional formatting characters: embeddings and overrides (U+202A–U+202E),
-        /// isolates (U+2066–U+2069) and the marks LRM, RLM and ALM (U+200E, U+200F, U+061C). They reorder
-        /// what is shown around them, so a row can read differently from what it stores (CVE-2021-42574).
+        /// The explicit bidirectional formatting characters.
+        ///
+        /// Embeddings and overrides (U+202A–U+202E), isolates (U+2066–U+2069) and the marks LRM, RLM and ALM (U+200E,
+        /// U+200F, U+061C). They reorder what is shown around them, so a row can read differently from what it stores
+        /// (CVE-2021-42574).
         case bidirectional
         /// LINE SEPARATOR and PARAGRAPH SEPARATOR (U+2028, U+2029): a line break to many viewers.
         case lineBreak
@@ -91,9 +95,11 @@ public enum UntrustedText {
         }
     }
 
-    /// `text` safe to print for people: `\` as `\\`, `\n` `\r` `\t`, other ASCII controls as `\x1b`, and every
-    /// other scalar not shown as itself (see ``isShownAsItself(_:)``) as `\u{202e}`. With `quoting`, `"` is
-    /// written `\"` as well, for values printed inside double quotes (logfmt).
+    /// `text` safe to print for people.
+    ///
+    /// `\` as `\\`, `\n` `\r` `\t`, other ASCII controls as `\x1b`, and every other scalar not shown as itself (see
+    /// ``isShownAsItself(_:)``) as `\u{202e}`. With `quoting`, `"` is written `\"` as well, for values printed inside
+    /// double quotes (logfmt).
     ///
     /// Every text output escapes through here, so one place decides what reaches a terminal or a log line.
     public static func escaped(_ text: String, quoting: Bool = false) -> String {
@@ -116,9 +122,11 @@ public enum UntrustedText {
         return String(result)
     }
 
-    /// `value` as a logfmt value: bare when it is a non-empty run of printable characters with no whitespace,
-    /// `=`, `"` or `\`; otherwise in double quotes. Escaped either way, so a value ends where it seems to:
-    /// no value can end its line, close its quotes early or add a `key=value` of its own.
+    /// `value` as a logfmt value.
+    ///
+    /// Bare when it is a non-empty run of printable characters with no whitespace, `=`, `"` or `\`; otherwise in double
+    /// quotes. Escaped either way, so a value ends where it seems to: no value can end its line, close its quotes early
+    /// or add a `key=value` of its own.
     public static func logfmtValue(_ value: String) -> String {
         let text = escaped(value, quoting: true)
         let bare =
@@ -141,10 +149,11 @@ public enum UntrustedText {
         }
     }
 
-    /// JSON text for people (`--json` output): every scalar that ``isShownAsItself(_:)`` refuses and the
-    /// encoder left raw (DEL, C1, bidi and other format characters; the encoder already escapes U+0000–U+001F,
-    /// `"` and `\`) written as a `\uXXXX` escape, so a terminal shows the escape and a JSON reader still reads
-    /// the same value.
+    /// JSON text for people (`--json` output).
+    ///
+    /// Every scalar that ``isShownAsItself(_:)`` refuses and the encoder left raw (DEL, C1, bidi and other format
+    /// characters; the encoder already escapes U+0000–U+001F, `"` and `\`) written as a `\uXXXX` escape, so a terminal
+    /// shows the escape and a JSON reader still reads the same value.
     ///
     /// `json` must be valid JSON: then every byte that is not ASCII is inside a string, where an escape means
     /// the same scalar.

@@ -1,7 +1,8 @@
 import Foundation
 
-/// Reads the two date forms on the wire without a formatter: the wearable's own `yyyy-MM-dd HH:mm:ss ±hhmm`
-/// and RFC 3339 / ISO 8601 `yyyy-MM-ddTHH:mm:ss[.fraction](Z|±hh:mm)`.
+/// Reads the two date forms on the wire without a formatter.
+///
+/// The wearable's own `yyyy-MM-dd HH:mm:ss ±hhmm` and RFC 3339 / ISO 8601 `yyyy-MM-ddTHH:mm:ss[.fraction](Z|±hh:mm)`.
 ///
 /// Every `start_workout` carries one; `DateFormatter` (ICU) costs more than the rest of the line's
 /// decoding put together. Text in either form has every field range-checked as a calendar date (leap
@@ -15,8 +16,9 @@ enum WireDateParser {
         case unrecognized
     }
 
-    /// Years the proleptic Gregorian arithmetic below agrees with the formatter on (ICU switches to the
-    /// Julian calendar before 1582).
+    /// Years the proleptic Gregorian arithmetic below agrees with the formatter on.
+    ///
+    /// ICU switches to the Julian calendar before 1582.
     private static let years = 1900...9999
 
     static let notACalendarDate = "not a calendar date"

@@ -40,8 +40,10 @@ public struct WorkoutDateTransformer: CodingContainerTransformer {
         }
     }
 
-    /// Text in neither form `WireDateParser` reads whole: only the wearable's form through the non-lenient
-    /// formatter (ISO 8601 text is all read there, so ISO's formatter, which moves impossible dates, is not asked).
+    /// Text in neither form `WireDateParser` reads whole.
+    ///
+    /// Only the wearable's form through the non-lenient formatter (ISO 8601 text is all read there, so ISO's formatter,
+    /// which moves impossible dates, is not asked).
     private static func formatted(_ text: String) -> Date? {
         formatters.withLock { $0.wire.date(from: text) }
     }

@@ -1,7 +1,9 @@
 import Foundation
 
-/// The one rounding and the one text of a workout's duration, used by every view (replies, workoutctl,
-/// `workoutd workouts`, JSON and tables) so a workout never reads `0.006` in one and `0.000` in another.
+/// The one rounding and the one text of a workout's duration, used by every view.
+///
+/// Replies, workoutctl, `workoutd workouts`, JSON and tables all use it, so a workout never reads `0.006` in one and
+/// `0.000` in another.
 public enum WorkoutDuration {
     /// Whole milliseconds: finer digits are clock noise, and they make replies hard to read.
     public static func seconds(from start: Date, to end: Date) -> Double {

@@ -3,9 +3,9 @@ import GRDBSQLite
 
 /// One of GRDB's cached statements, its values bound and its steps run straight through SQLite's C API.
 ///
-/// Why (issue 31): a commit runs one or two statements per command, and GRDB's `StatementArguments` boxes every
-/// value as an existential and converts it to a `DatabaseValue` before binding it. In a pipelined profile that
-/// was 12 % of the writer thread's time, about four times SQLite's own work on those statements. The statement
+/// Why: a commit runs one or two statements per command, and GRDB's `StatementArguments` boxes every value as
+/// an existential and converts it to a `DatabaseValue` before binding it. In a pipelined profile that took more
+/// of the writer thread's time than SQLite's own work on those statements. The statement
 /// stays GRDB's (compiled once per connection, finalized with it); only binding and stepping skip GRDB, which
 /// is sound for the commit's statements inside its transaction (``GRDB/Database/commitOrUnavailable(_:then:)``):
 /// this store registers no transaction observers that GRDB's bookkeeping would have to tell, and a failure
@@ -52,8 +52,9 @@ struct BoundStatement {
         }
     }
 
-    /// Runs the statement with the values bound so far (every parameter must have been bound), then resets it
-    /// for the next row. Throws SQLite's error, as GRDB would have.
+    /// Runs the statement with the values bound so far, then resets it for the next row.
+    ///
+    /// Every parameter must have been bound. Throws SQLite's error, as GRDB would have.
     mutating func run(in db: Database) throws {
         _ = try step(expecting: SQLITE_DONE, in: db)
     }
@@ -63,7 +64,9 @@ struct BoundStatement {
         try step(expecting: SQLITE_ROW, in: db)
     }
 
-    /// One step, then a reset for the next run; returns the first column of the row it answered (0 without one).
+    /// One step, then a reset for the next run.
+    ///
+    /// Returns the first column of the row it answered (0 without one).
     private mutating func step(expecting expected: Int32, in db: Database) throws -> Int64 {
         precondition(
             position == sqlite3_bind_parameter_count(handle),
@@ -88,5 +91,7 @@ struct BoundStatement {
     }
 }
 
-/// SQLite's "copy the value before returning" destructor (`SQLITE_TRANSIENT`), which Swift does not import.
+/// SQLite's "copy the value before returning" destructor (`SQLITE_TRANSIENT`).
+///
+/// Swift does not import it.
 private let SQLITE_TRANSIENT = unsafeBitCast(OpaquePointer(bitPattern: -1), to: sqlite3_destructor_type.self)

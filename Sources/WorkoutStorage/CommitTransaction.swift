@@ -2,10 +2,12 @@ import GRDB
 import WorkoutEngine
 
 extension Database {
-    /// `body` in one write transaction on the writer connection, for a device's commit: the path every
-    /// acknowledged command takes. `afterCommit` runs once the transaction committed, and cannot fail it.
+    /// `body` in one write transaction on the writer connection, for a device's commit.
     ///
-    /// Why not GRDB's `write` (issue 31): it parses `BEGIN` and `COMMIT` anew each time and keeps a savepoint
+    /// The path every acknowledged command takes. `afterCommit` runs once the transaction committed, and cannot fail
+    /// it.
+    ///
+    /// Why not GRDB's `write`: it parses `BEGIN` and `COMMIT` anew each time and keeps a savepoint
     /// stack and transaction observers this store never uses; here both are statements compiled once per
     /// connection. `BEGIN IMMEDIATE` takes the write lock at once (this connection is the only writer, so it
     /// never waits for it). A failure anywhere rolls the transaction back when SQLite has not already (an I/O

@@ -3,15 +3,19 @@ import GRDB
 import WorkoutEngine
 import WorkoutProtocol
 
-/// The `replicationOutbox` table: what each commit wrote, in commit order, until the shipper has it in
-/// the central database. Written inside the commit's own transaction, so it is exactly what was committed.
+/// The `replicationOutbox` table.
+///
+/// What each commit wrote, in commit order, until the shipper has it in the central database. Written inside the
+/// commit's own transaction, so it is exactly what was committed.
 enum ReplicationOutbox {
     static let tableName = "replicationOutbox"
     /// One row: every outbox entry up to `throughSequence` is in the central database.
     static let watermarkTableName = "replicationShipped"
     /// The watermark, for a query's WHERE clause.
     static let shippedThrough = "(SELECT throughSequence FROM replicationShipped WHERE id = 1)"
-    /// The watermark or the shipper's mark not yet written (bound as the one argument), whichever is further.
+    /// The watermark or the shipper's mark not yet written, whichever is further.
+    ///
+    /// The mark is bound as the one argument.
     static let shippedThroughOrUnsaved = "MAX(\(shippedThrough), ?)"
 
     enum Kind: String {
@@ -32,11 +36,12 @@ enum ReplicationOutbox {
         .execute(arguments: [mark.sequence, mark.date.timeIntervalSince1970])
     }
 
-    /// One statement per kind, the ids as a JSON array (`json_each` keeps their order), not one per record: a
-    /// pipelined commit writes a few hundred records, and each statement's own cost in GRDB and SQLite (its
-    /// arguments, binding, stepping, resetting) is paid by the device path. With the server unreachable (the
-    /// outbox written, nothing shipped) `make bench`'s pipelined rounds ran at 0.83 of replication off with a
-    /// statement per record, at 0.95 with one per kind (same run).
+    /// One statement per kind, the ids as a JSON array (`json_each` keeps their order), not one per record.
+    ///
+    /// A pipelined commit writes a few hundred records, and each statement's own cost in GRDB and SQLite (its
+    /// arguments, binding, stepping, resetting) is paid by the device path. With the server unreachable (the outbox
+    /// written, nothing shipped), a statement per record cost pipelined throughput several times what one per kind
+    /// costs (docs/decisions/0010-replication-batching.md).
     static func append(_ rows: BatchRows, in db: Database) throws {
         let now = Date().timeIntervalSince1970
         let insert = try db.cachedStatement(
@@ -54,8 +59,9 @@ enum ReplicationOutbox {
 }
 
 extension ReplicationOutbox {
-    /// At open: keeps the outbox complete across periods without replication, so history committed while
-    /// replication was off (or before this version) is shipped too, exactly once centrally.
+    /// At open: keeps the outbox complete across periods without replication.
+    ///
+    /// So history committed while replication was off (or before this version) is shipped too, exactly once centrally.
     ///
     /// With replication on, a store not known to be complete queues every workout and share it holds, in id
     /// order, in one transaction with the mark that it is complete: a crash before the mark repeats the whole
@@ -91,10 +97,11 @@ extension ReplicationOutbox {
 }
 
 extension ReplicationOutbox {
-    /// A record from the columns the central tables have, read straight from a row of ``SQLiteWorkoutStore/pendingChanges(limit:)``
-    /// (by position, after the sequence in column 0). Decoding whole records (GRDB's Codable rows, a JSONDecoder
-    /// for every command id) was most of what a batch cost the hub's CPU, which the device path needs; the
-    /// central database keeps no command ids or delivery state.
+    /// A record from the columns the central tables have, read straight from a row of pending changes.
+    ///
+    /// The row is one of ``SQLiteWorkoutStore/pendingChanges(limit:)``, read by position, after the sequence in column
+    /// 0. Decoding whole records (GRDB's Codable rows, a JSONDecoder for every command id) was most of what a batch
+    /// cost the hub's CPU, which the device path needs; the central database keeps no command ids or delivery state.
     static func workout(_ row: Row) -> WorkoutRecord {
         let endedAt: Double? = row[7]
         var record = WorkoutRecord(

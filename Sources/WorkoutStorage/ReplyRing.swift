@@ -2,10 +2,12 @@ import GRDB
 import WorkoutEngine
 import WorkoutProtocol
 
-/// The `device` and `reply` tables: each device's remembered replies (for idempotent retries) as a ring of
-/// slots overwritten in place, and its session in the newest slot.
+/// The `device` and `reply` tables.
 ///
-/// Why this shape (issue 31, few pages per acknowledged command): a single-flight command's commit writes one
+/// Each device's remembered replies (for idempotent retries) as a ring of slots overwritten in place, and its session
+/// in the newest slot.
+///
+/// Why this shape (few pages per acknowledged command): a single-flight command's commit writes one
 /// `reply` row, which replaces a row of about the same size in place: one page, and no tree grows once the
 /// ring is full. The session (the active and the last ended workout) rides in that same row, so it costs no
 /// page of its own; the active workout itself is the `workout` row its start wrote, and the boot-clock reading
@@ -21,8 +23,10 @@ enum ReplyRing {
     /// The largest window the keys leave room for.
     static let maximumWindow = 1 << slotBits
 
-    /// Where a device's ring is: its number, the newest ordinal written (0: none yet), and the last ended workout
-    /// its newest slot holds (so a commit that ends none carries it over without reading the slot back).
+    /// Where a device's ring is: its number, the newest ordinal written, and its last ended workout.
+    ///
+    /// The newest ordinal is 0 when none is written yet; the last ended workout is the one its newest slot holds, so a
+    /// commit that ends none carries it over without reading the slot back.
     struct Cursor: Sendable, Equatable {
         var number: Int64
         var head: Int64
@@ -34,8 +38,10 @@ enum ReplyRing {
         func key(ordinal: Int64, window: Int) -> Int64 { firstKey | (ordinal % Int64(window)) }
     }
 
-    /// The store's cursors, and the open database they were found in: a reopen (``SQLiteWorkoutStore/reopenIfReplaced()``)
-    /// adopts another file, whose rings are found again by their first commits.
+    /// The store's cursors, and the open database they were found in.
+    ///
+    /// A reopen (``SQLiteWorkoutStore/reopenIfReplaced()``) adopts another file, whose rings are found again by their
+    /// first commits.
     struct Cursors: Sendable {
         private var database: ObjectIdentifier?
         private var cursors: [String: Cursor] = [:]
@@ -60,13 +66,16 @@ enum ReplyRing {
 
     /// A batch's part of the ring, made before the transaction starts.
     struct Batch: Sendable {
-        /// `(command id JSON, reply line)` for the newest replies of the batch (older ones than a window would be
-        /// overwritten in the same transaction), and how many the batch remembered in all.
+        /// `(command id JSON, reply line)` for the newest replies of the batch, and how many it remembered.
+        ///
+        /// Replies older than a window would be overwritten in the same transaction, so they are left out.
         var entries: [(commandID: String, reply: String)]
         var count: Int
         var activeWorkoutID: Int64?
-        /// The boot clock at the active workout's start: not in its `workout` row, and in `workoutClock` only
-        /// when the workout is marked, yet its duration is measured on it after a restart in the same boot.
+        /// The boot clock at the active workout's start.
+        ///
+        /// Not in its `workout` row, and in `workoutClock` only when the workout is marked, yet its duration is
+        /// measured on it after a restart in the same boot.
         var activeStartedBoot: BootInstant?
         /// The workout the batch ended last, if it ended one; otherwise the previous head's carries over.
         var endedWorkoutID: Int64?
@@ -80,13 +89,17 @@ enum ReplyRing {
         }
     }
 
-    /// The size of an empty slot's placeholder reply: about a reply's, so that writing one in its place leaves
-    /// the page's cells where they are instead of splitting it.
+    /// The size of an empty slot's placeholder reply.
+    ///
+    /// About a reply's, so that writing one in its place leaves the page's cells where they are instead of splitting
+    /// it.
     static let placeholderBytes = 128
 
-    /// Fills the device's empty slots up to `window` with placeholders (no command id, a zero blob for the
-    /// reply): the ring's pages are all there from the start, and a commit replaces a row in place from the
-    /// first command on; otherwise each device's first thousand commands would grow the tree, a page at a time.
+    /// Fills the device's empty slots up to `window` with placeholders.
+    ///
+    /// A placeholder has no command id and a zero blob for the reply: the ring's pages are all there from the start,
+    /// and a commit replaces a row in place from the first command on; otherwise each device's first thousand commands
+    /// would grow the tree, a page at a time.
     static func reserveSlots(number: Int64, window: Int, in db: Database) throws {
         let firstKey = number << Int64(slotBits)
         try db.execute(
@@ -117,8 +130,10 @@ enum ReplyRing {
         return Cursor(number: number, head: 0)
     }
 
-    /// Writes the batch's replies into their slots, the session into the newest; a batch that remembered no
-    /// reply (commands without an id) updates the session in the newest slot. Returns the advanced cursor.
+    /// Writes the batch's replies into their slots, the session into the newest.
+    ///
+    /// A batch that remembered no reply (commands without an id) updates the session in the newest slot. Returns the
+    /// advanced cursor.
     static func write(_ batch: Batch, at cursor: Cursor, window: Int, in db: Database) throws -> Cursor {
         let lastEnded = batch.endedWorkoutID ?? cursor.lastEndedWorkoutID
         guard !batch.entries.isEmpty || cursor.head == 0 else {
@@ -216,9 +231,11 @@ enum ReplyRing {
 }
 
 extension ReplyRing {
-    /// Each device's session, as a subquery: `number, activeWorkoutID, lastEndedWorkoutID` from its newest slot
-    /// (SQLite takes the bare columns of an aggregate query from the row that has the MAX). For status queries
-    /// and pruning, which read every slot; the device path never runs it.
+    /// Each device's session, as a subquery.
+    ///
+    /// `number, activeWorkoutID, lastEndedWorkoutID` from its newest slot (SQLite takes the bare columns of an
+    /// aggregate query from the row that has the MAX). For status queries and pruning, which read every slot; the
+    /// device path never runs it.
     static let sessionsSQL = """
         SELECT key >> \(slotBits) AS number, activeWorkoutID, lastEndedWorkoutID, MAX(ordinal) FROM reply GROUP BY key >> \(slotBits)
         """

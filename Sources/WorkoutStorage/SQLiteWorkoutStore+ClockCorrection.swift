@@ -4,10 +4,11 @@ import WorkoutEngine
 import WorkoutProtocol
 
 extension SQLiteWorkoutStore {
-    /// Corrects the times of ended workouts stored before the clock was synchronised, in this boot, from their
-    /// boot-clock readings and a synchronised `reading` (``WorkoutRecord/correct(from:)``), in one transaction;
-    /// with replication on, each corrected workout is queued again so the central store gets the new times and
-    /// the mark `corrected`. Returns how many were corrected. Active workouts are corrected when they end.
+    /// Corrects the times of ended workouts stored in this boot before the clock was synchronised.
+    ///
+    /// It uses their boot-clock readings and a synchronised `reading` (``WorkoutRecord/correct(from:)``), in one
+    /// transaction; with replication on, each corrected workout is queued again so the central store gets the new times
+    /// and the mark `corrected`. Returns how many were corrected. Active workouts are corrected when they end.
     public func correctClockMarks(from reading: ClockReading) async throws -> Int {
         guard reading.synchronized, let boot = reading.boot else { return 0 }
         let replicated = replicationDoorbell != nil

@@ -11,9 +11,10 @@ extension SQLiteWorkoutStore {
         }
     }
 
-    /// Queued on GRDB's writer queue, which runs its accesses one at a time in order: a device's loop meanwhile
-    /// steps its next batch, and ``CommitPipeline`` queues that one's commit from this completion, on the writer's
-    /// thread, which goes on with it without waking the loop first.
+    /// Queued on GRDB's writer queue, which runs its accesses one at a time in order.
+    ///
+    /// A device's loop meanwhile steps its next batch, and ``CommitPipeline`` queues that one's commit from this
+    /// completion, on the writer's thread, which goes on with it without waking the loop first.
     public func enqueueCommit(_ batch: StoreBatch, completion: @escaping @Sendable (Result<Void, any Error>) -> Void) {
         writesUnderway.add(1, ordering: .relaxed)
         let database = self.database
@@ -29,10 +30,12 @@ extension SQLiteWorkoutStore {
         }
     }
 
-    /// The same transaction as ``commit(_:)``, on the calling thread: GRDB's writer queue runs a synchronous
-    /// access in place when it is idle (libdispatch), so a lone command's commit costs no hop to the writer's
-    /// thread and back. The caller's thread waits for the sync, so a session asks for it only when the device
-    /// waits for it too (single flight) and ``writerIsIdle``; a write that starts meanwhile delays it by one transaction.
+    /// The same transaction as ``commit(_:)``, on the calling thread.
+    ///
+    /// GRDB's writer queue runs a synchronous access in place when it is idle (libdispatch), so a lone command's commit
+    /// costs no hop to the writer's thread and back. The caller's thread waits for the sync, so a session asks for it
+    /// only when the device waits for it too (single flight) and ``writerIsIdle``; a write that starts meanwhile delays
+    /// it by one transaction.
     public func commitImmediately(_ batch: StoreBatch) throws {
         let commit = PreparedCommit(batch, in: self)
         writesUnderway.add(1, ordering: .relaxed)
@@ -54,8 +57,10 @@ extension SQLiteWorkoutStore {
 
     public var writerIsIdle: Bool { writesUnderway.load(ordering: .relaxed) == 0 }
 
-    /// What a commit reads from the store before its transaction: one database for the whole commit (a reopen
-    /// may replace the store's meanwhile), the device's ring cursor, and the shipper's mark.
+    /// What a commit reads from the store before its transaction.
+    ///
+    /// One database for the whole commit (a reopen may replace the store's meanwhile), the device's ring cursor, and
+    /// the shipper's mark.
     struct PreparedCommit: Sendable {
         let batch: StoreBatch
         let window: Int

@@ -3,7 +3,9 @@ import GRDB
 import WorkoutEngine
 import WorkoutProtocol
 
-/// What the control socket, the page and the inspection commands read: workouts, shares, counts, integrity.
+/// What the control socket, the page and the inspection commands read.
+///
+/// Workouts, shares, counts, integrity.
 extension SQLiteWorkoutStore {
     public func workouts(device: DeviceIdentity?, limit: Int?) async throws -> [WorkoutRecord] {
         try await reading { db in
@@ -73,9 +75,10 @@ extension SQLiteWorkoutStore {
         }
     }
 
-    /// SQLite's `quick_check` over the whole database: `[]` when it is sound, otherwise the first problems
-    /// SQLite names. Reads every page, so on a large database on an SD card it takes seconds; it runs on a
-    /// reader connection (WAL), so commits go on meanwhile.
+    /// SQLite's `quick_check` over the whole database.
+    ///
+    /// `[]` when it is sound, otherwise the first problems SQLite names. Reads every page, so on a large database on an
+    /// SD card it takes seconds; it runs on a reader connection (WAL), so commits go on meanwhile.
     public func checkIntegrity() async throws -> [String] {
         let check: [String]
         do {

@@ -25,11 +25,12 @@ extension SQLiteWorkoutStore {
         var softwareVersion: String?
     }
 
-    /// Reopens the database by its path when the file there is no longer the one open: the state directory's
-    /// file system was repaired and mounted afresh at the same path (a file system that turned read-only after
-    /// an error cannot be made writable again while mounted, and the descriptors of the old mount keep
-    /// failing). Opening runs every check and migration a start runs, so a file that cannot be used is not
-    /// adopted: this throws and the old database stays (failing) until the next try. Returns whether it reopened.
+    /// Reopens the database by its path when the file there is no longer the one open.
+    ///
+    /// The state directory's file system was repaired and mounted afresh at the same path (a file system that turned
+    /// read-only after an error cannot be made writable again while mounted, and the descriptors of the old mount keep
+    /// failing). Opening runs every check and migration a start runs, so a file that cannot be used is not adopted:
+    /// this throws and the old database stays (failing) until the next try. Returns whether it reopened.
     ///
     /// Nothing acknowledged is lost by the switch: every batch was committed before it was answered, and a
     /// batch that failed left nothing behind; sessions whose commits failed restore from the new file.

@@ -4,8 +4,9 @@ import WorkoutEngine
 import WorkoutProtocol
 
 extension SQLiteWorkoutStore: ReplicationLog {
-    /// The mark not yet written, read before the read transaction starts: a mark cleared since was written
-    /// by a commit that the transaction then sees.
+    /// The mark not yet written, read before the read transaction starts.
+    ///
+    /// A mark cleared since was written by a commit that the transaction then sees.
     private var unsavedShippedThrough: Int64 {
         unsavedShippedMark.withLock { $0?.sequence } ?? 0
     }
@@ -61,10 +62,11 @@ extension SQLiteWorkoutStore: ReplicationLog {
         }
     }
 
-    /// Kept in memory until the next device commit writes it in its own transaction (``commit(_:)``), or
-    /// ``saveShippedMark()`` does. A write transaction of its own for every batch was an fsync and a turn of the
-    /// single writer taken from the devices' group commits, ten times a second under load. Losing the mark in
-    /// a crash only ships its changes again, which the central upserts absorb (keyed, never moving a row back).
+    /// Kept in memory until the next device commit writes it in its own transaction.
+    ///
+    /// That is ``commit(_:)``, or ``saveShippedMark()``. A write transaction of its own for every batch was an fsync
+    /// and a turn of the single writer taken from the devices' group commits, ten times a second under load. Losing the
+    /// mark in a crash only ships its changes again, which the central upserts absorb (keyed, never moving a row back).
     public func markShipped(through sequence: Int64, at date: Date) async throws {
         unsavedShippedMark.withLock { mark in
             if mark.map({ $0.sequence < sequence }) ?? true {

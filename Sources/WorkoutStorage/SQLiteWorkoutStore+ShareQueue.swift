@@ -30,8 +30,9 @@ extension SQLiteWorkoutStore {
         try await recordDeliveries([(shareID, result)])
     }
 
-    /// One transaction (one fsync) for a pass of the delivery worker, so deliveries cost the devices'
-    /// commits little of the single writer.
+    /// One transaction (one fsync) for a pass of the delivery worker.
+    ///
+    /// So deliveries cost the devices' commits little of the single writer.
     public func recordDeliveries(_ results: [(shareID: Int64, result: DeliveryResult)]) async throws {
         guard !results.isEmpty else { return }
         try await writing { db in

@@ -4,14 +4,18 @@ import GRDB
 extension SQLiteWorkoutStore {
     public var refusesNewWorkouts: Bool { overBudget.load(ordering: .relaxed) }
 
-    /// A reload's `storage.max_database_bytes` (0: none), compared with the size at once: refused workouts
-    /// commit nothing, so a full hub would otherwise wait for some other commit to see a raised budget.
+    /// A reload's `storage.max_database_bytes` (0: none), compared with the size at once.
+    ///
+    /// Refused workouts commit nothing, so a full hub would otherwise wait for some other commit to see a raised
+    /// budget.
     public func update(maximumDatabaseBytes: Int64) {
         maximumBytes.store(maximumDatabaseBytes, ordering: .relaxed)
         measureSize()
     }
 
-    /// Measures the database again (after a reload, and after pruning freed pages); the next commit measures too.
+    /// Measures the database again (after a reload, and after pruning freed pages).
+    ///
+    /// The next commit measures too.
     func measureSize() {
         sizeWatch.forget()
         if let bytes = try? database.read({ db in try Self.bytesInUse(db) }) { recordSize(bytes) }
@@ -24,9 +28,10 @@ extension SQLiteWorkoutStore {
         return pages * pageSize
     }
 
-    /// Three plain pragmas, each a statement of one opcode (the table-valued `pragma_page_count()` form sets up
-    /// a virtual table each time); SQLite compiles each anew on every run, so commits run them only when
-    /// ``DatabaseSizeWatch`` says the budget could be reached.
+    /// Three plain pragmas, each a statement of one opcode.
+    ///
+    /// The table-valued `pragma_page_count()` form sets up a virtual table each time. SQLite compiles each anew on
+    /// every run, so commits run them only when ``DatabaseSizeWatch`` says the budget could be reached.
     static func pagesInUse(_ db: Database) throws -> (pages: Int64, pageSize: Int64) {
         var pages = BoundStatement(try db.cachedStatement(sql: "PRAGMA page_count"))
         var free = BoundStatement(try db.cachedStatement(sql: "PRAGMA freelist_count"))

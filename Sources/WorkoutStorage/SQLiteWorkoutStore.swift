@@ -6,9 +6,10 @@ import Synchronization
 import WorkoutEngine
 import WorkoutProtocol
 
-/// The durable ``WorkoutStore``: one SQLite database, `<state-dir>/workoutd.sqlite`, in WAL mode with
-/// `synchronous = FULL` on the writer connection, so every commit fsyncs the WAL before it returns and a
-/// commit that returned survives a crash or a power cut.
+/// The durable ``WorkoutStore``.
+///
+/// One SQLite database, `<state-dir>/workoutd.sqlite`, in WAL mode with `synchronous = FULL` on the writer connection,
+/// so every commit fsyncs the WAL before it returns and a commit that returned survives a crash or a power cut.
 ///
 /// Each ``commit(_:)`` is one write transaction (the engine calls it once per read batch: group commit).
 /// Every SQLite failure after opening surfaces as ``StorageUnavailableError``; SQLite rolls the
@@ -18,29 +19,35 @@ public final class SQLiteWorkoutStore: WorkoutStore, ImmediatelyCommittingStore,
     public static let fileName = "workoutd.sqlite"
     /// The page size of a new database, in bytes.
     static let pageSize = 1024
-    /// SQLite's own VFS writes a WAL frame as two writes, its header and its page: a single-flight commit made
-    /// 4 pwrite64 calls and a pipelined batch of 250 commands about 100, each a system call on the writer's
-    /// critical path. `CWALWriteGathering` hands a commit's frames to the kernel as one write, the same bytes in
-    /// the same order before the same fdatasync (issue 31; `WALWriteGatheringTests`, `Tests/shell/fsync-count.py`).
-    /// SQLite's result code; anything but SQLITE_OK leaves SQLite's own VFS in place, which works the same, slower.
+    /// The result of installing `CWALWriteGathering`, which writes a commit's WAL frames in one call.
+    ///
+    /// SQLite's own VFS writes a WAL frame as two writes, its header and its page, so a commit made two system calls
+    /// per page it changed, each on the writer's critical path. `CWALWriteGathering` hands a commit's frames to the
+    /// kernel as one write, the same bytes in the same order before the same fdatasync (`WALWriteGatheringTests`,
+    /// `Tests/shell/fsync-count.py`, docs/decisions/0001-durable-path.md). SQLite's result code; anything but SQLITE_OK
+    /// leaves SQLite's own VFS in place, which works the same, slower.
     static let walWriteGathering: Int32 = wd_wal_write_gathering_install()
     /// SQLite's page cache per connection, in KiB.
     static let pageCacheKiB = 256
     /// WAL frames (pages) after which a commit checkpoints the WAL into the database.
     static let walAutocheckpointFrames = 4096
 
-    /// Whether this store may change the database; `readOnly` is for offline inspection beside a running daemon.
+    /// Whether this store may change the database.
+    ///
+    /// `readOnly` is for offline inspection beside a running daemon.
     public enum AccessMode: Sendable {
         case readWrite
         case readOnly
     }
 
     public let path: String
-    /// Whether opening ran SQLite's full `quick_check` (the file was small enough); when false, run
-    /// ``checkIntegrity()`` once serving has started.
+    /// Whether opening ran SQLite's full `quick_check` (the file was small enough).
+    ///
+    /// When false, run ``checkIntegrity()`` once serving has started.
     public let integrityCheckedAtOpen: Bool
-    /// Up to this many bytes the whole file is checked before opening (cheap: one read of it); a larger file
-    /// gets only the header and schema checks at open, and its full check from ``checkIntegrity()``.
+    /// Up to this many bytes the whole file is checked before opening (cheap: one read of it).
+    ///
+    /// A larger file gets only the header and schema checks at open, and its full check from ``checkIntegrity()``.
     public static let defaultIntegrityCheckAtOpenLimit = 4 << 20
     /// Command ids remembered per device for replays: the slots of each device's ring (``ReplyRing``).
     public let replyWindow: Int
@@ -50,19 +57,24 @@ public final class SQLiteWorkoutStore: WorkoutStore, ImmediatelyCommittingStore,
     /// What reopening needs besides ``path``, and the file (device, inode) the open database is.
     let reopening: Reopening
     let openedFile: Mutex<FileIdentity?>
-    /// Each device's place in its reply ring, once its first commit found it: commits are this store's only
-    /// writes to the ring, so it stays exact, and a commit needs no read to find its slot. Updated only after a
-    /// commit succeeded (a failed one rolled its rows back); they belong to one open database, and a reopen
-    /// (another file at ``path``) starts again from that file's rings.
+    /// Each device's place in its reply ring, once its first commit found it.
+    ///
+    /// Commits are this store's only writes to the ring, so it stays exact, and a commit needs no read to find its
+    /// slot. Updated only after a commit succeeded (a failed one rolled its rows back); they belong to one open
+    /// database, and a reopen (another file at ``path``) starts again from that file's rings.
     let ringCursors = Mutex(ReplyRing.Cursors())
     /// Set when replication is on: commits then also append to the outbox, and ring it afterwards.
     let replicationDoorbell: ReplicationDoorbell?
     /// The shipper's newest mark that no transaction has written yet (``markShipped(through:at:)``).
     let unsavedShippedMark = Mutex<ReplicationOutbox.ShippedMark?>(nil)
-    /// Workouts and shares queued for replication at open because they were committed without it (0 when none).
+    /// Workouts and shares queued for replication at open because they were committed without it.
+    ///
+    /// 0 when none.
     public let backFilledForReplication: Int
-    /// `storage.max_database_bytes` (0: no budget) and whether the pages in use exceed it, measured after any
-    /// commit that could have reached it (``DatabaseSizeWatch``), at open, after a reload and after pruning.
+    /// `storage.max_database_bytes` (0: no budget) and whether the pages in use exceed it.
+    ///
+    /// They are measured after any commit that could have reached it (``DatabaseSizeWatch``), at open, after a reload
+    /// and after pruning.
     let maximumBytes: Atomic<Int64>
     let overBudget = Atomic<Bool>(false)
     /// When a commit measures the pages in use against ``maximumBytes``.
@@ -140,8 +152,8 @@ public final class SQLiteWorkoutStore: WorkoutStore, ImmediatelyCommittingStore,
         configuration.label = "workoutd"
         // A commit appends one WAL frame (a page plus 24 bytes) per page it changed: since migration v7 a start
         // or an end changes two (the workout row, the device's reply slot), a share three (CommitPagesTests).
-        // 1 KiB pages write a quarter of what 4 KiB pages do per single-flight command for the same pages
-        // (SD-card wear; docs/benchmarks.md, parts sdcard and durable-pages). The setting takes effect only
+        // 1 KiB pages write a quarter of the bytes 4 KiB pages do for the same changed pages (SD-card wear;
+        // docs/decisions/0002-page-size-and-reply-ring.md). The setting takes effect only
         // when the file is created (before WAL mode is set up); an existing database keeps its size.
         configuration.prepareDatabase { db in
             try db.execute(sql: "PRAGMA page_size = \(Self.pageSize)")
@@ -163,7 +175,7 @@ public final class SQLiteWorkoutStore: WorkoutStore, ImmediatelyCommittingStore,
                 // The pool has one writer connection for its lifetime, so setting it here holds.
                 // SQLite quietly opens a file it cannot write read-only, and such a connection never
                 // becomes writable again: refuse to start rather than fail every command.
-                // Lock calls (issue 31, counted with strace -f): a commit makes 6 fcntl calls, all on the -shm file,
+                // Lock calls (counted with strace -f): a commit makes 6 fcntl calls, all on the -shm file,
                 // as many as the Python durable peer's. 3 take the read snapshot: every commit moves the end of the
                 // WAL, so the next transaction finds no read mark at it and moves one (exclusive lock, unlock, shared
                 // lock); 2 are the WAL write lock; 1 drops the read mark. None is for the database file (SQLite keeps
@@ -179,8 +191,8 @@ public final class SQLiteWorkoutStore: WorkoutStore, ImmediatelyCommittingStore,
                 let readOnly = try pool.writeWithoutTransaction { db in
                     try db.execute(sql: "PRAGMA synchronous = FULL")
                     // A checkpoint syncs the WAL and the database: every 4096 frames (4 MiB of 1 KiB pages,
-                    // what SQLite's default of 1000 frames is with 4 KiB pages) it adds 0.003 fsyncs to a
-                    // single-flight command, and pages changed again before it are written back once. A WAL
+                    // what SQLite's default of 1000 frames is with 4 KiB pages) it adds a few fsyncs per thousand
+                    // single-flight commands, and pages changed again before it are written back once. A WAL
                     // a large batch grew past that is cut back to it after the checkpoint.
                     try db.execute(sql: "PRAGMA wal_autocheckpoint = \(Self.walAutocheckpointFrames)")
                     try db.execute(sql: "PRAGMA journal_size_limit = \(Self.walAutocheckpointFrames * Self.pageSize)")
@@ -241,7 +253,9 @@ public final class SQLiteWorkoutStore: WorkoutStore, ImmediatelyCommittingStore,
 
     // MARK: - Access
 
-    /// Every read of the store (the pool's readers, beside the writer); a failure is ``StorageUnavailableError``.
+    /// Every read of the store (the pool's readers, beside the writer).
+    ///
+    /// A failure is ``StorageUnavailableError``.
     func reading<T: Sendable>(_ body: @escaping @Sendable (Database) throws -> T) async throws -> T {
         do {
             return try await database.read(body)
@@ -250,7 +264,9 @@ public final class SQLiteWorkoutStore: WorkoutStore, ImmediatelyCommittingStore,
         }
     }
 
-    /// Every write of the store but a device's commit, in a transaction of its own, counted in ``writerIsIdle``.
+    /// Every write of the store but a device's commit, in a transaction of its own.
+    ///
+    /// Each is counted in ``writerIsIdle``.
     func writing<T: Sendable>(_ body: @escaping @Sendable (Database) throws -> T) async throws -> T {
         writesUnderway.add(1, ordering: .relaxed)
         defer { writesUnderway.subtract(1, ordering: .relaxed) }

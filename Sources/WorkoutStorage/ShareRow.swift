@@ -25,8 +25,9 @@ struct ShareRow: Codable, FetchableRecord, PersistableRecord {
             commandID
     }
 
-    /// The condition of the `share_pending` partial index, written out in every query meant to use it: SQLite
-    /// uses a partial index only for a WHERE that contains its condition literally (not as a bound value).
+    /// The condition of the `share_pending` partial index, written out in every query meant to use it.
+    ///
+    /// SQLite uses a partial index only for a WHERE that contains its condition literally (not as a bound value).
     static let isPendingSQL = "status = '\(ShareRecord.Status.pending.rawValue)'"
 
     /// A share is inserted once, when queued; deliveries update it in place.

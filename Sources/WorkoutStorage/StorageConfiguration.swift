@@ -15,7 +15,9 @@ public struct StorageConfiguration: Sendable, Hashable {
 
     public var backend: Backend
     public var stateDirectory: String
-    /// `storage.max_database_bytes`: beyond it new workouts get `storage_full` (ends, shares and retries go on); 0 = no budget.
+    /// `storage.max_database_bytes`: beyond it new workouts get `storage_full`; 0 = no budget.
+    ///
+    /// Ends, shares and retries go on.
     public var maximumDatabaseBytes: Int64
 
     public init(

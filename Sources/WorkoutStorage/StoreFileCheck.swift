@@ -8,7 +8,9 @@ import GRDB
 /// schema checks read a few pages; SQLite's `quick_check` reads the whole file, so it runs here only with
 /// `fullCheck` (a small file) and otherwise after start-up (``SQLiteWorkoutStore/checkIntegrity()``).
 enum StoreFileCheck {
-    /// With `softwareVersion`, a database whose recorded last writer (``WriterVersion``) is newer is refused too.
+    /// With `softwareVersion`, a database whose recorded last writer is newer is refused too.
+    ///
+    /// The last writer is ``WriterVersion``.
     static func verify(path: String, fullCheck: Bool = true, softwareVersion: String? = nil) throws {
         let header = try readHeader(path: path)
         // An empty file is what SQLite itself creates before the first write: treat it as new.

@@ -1,14 +1,17 @@
 import GRDB
 
 extension StoreSchema {
-    /// The migration that gives a command's commit few pages to write (issue 31), registered after the
-    /// others. Self-contained: it needs nothing from the types that read and write the tables today.
+    /// The migration that gives a command's commit few pages to write, registered after the others.
+    ///
+    /// Self-contained: it needs nothing from the types that read and write the tables today.
     static let replyRingMigrationName =
         "v7: a reply ring per device, the session in its newest slot, no second index on the hot path"
 
-    /// Before it, a start wrote about 4.5 pages and a share 5.5 (5.3 and 6.1 beside 200,000 workouts: the
-    /// `workout` row and its `workout_by_device` entry, the `deviceSession` row, a `replyLog` row inserted and
-    /// one deleted, interior pages as they split), measured by CommitPagesTests. What replaces them:
+    /// Before it, a start or a share wrote several pages, more as the database grew.
+    ///
+    /// They were the `workout` row and its `workout_by_device` entry, the `deviceSession` row, a `replyLog` row
+    /// inserted and one deleted, and interior pages as they split (docs/decisions/0002-page-size-and-reply-ring.md).
+    /// What replaces them:
     /// - `device` and `reply` (see ``ReplyRing``): one slot row per remembered reply, replaced in place; the
     ///   session's ids (and the boot-clock reading at the active workout's start, from the session's JSON) ride
     ///   in the newest slot, so `deviceSession` and `replyLog` go. Each device keeps its
@@ -18,8 +21,8 @@ extension StoreSchema {
     ///   control command, not a device's path), and restoring a session needs only ids.
     /// - `share_due` (status, nextAttemptAt) becomes `share_pending`, the same over pending shares only: a new
     ///   share was appended at the right edge of an index holding every share ever queued, and an index B-tree
-    ///   grows there by rebalancing three leaves and their parent (4 pages more every few shares beside 20,000
-    ///   shares); pending shares are few, and delivered ones leave it in the delivery worker's commits.
+    ///   grows there by rebalancing three leaves and their parent (pages more every few shares in a large
+    ///   table); pending shares are few, and delivered ones leave it in the delivery worker's commits.
     /// - `replicationOutbox` loses AUTOINCREMENT, whose `sqlite_sequence` row was one page more per replicated
     ///   commit. Its sequence still never goes back: the highest one handed out is kept as a row (pruning
     ///   keeps the newest row), and a new entry's is one above the largest.

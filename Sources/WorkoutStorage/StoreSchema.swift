@@ -94,8 +94,8 @@ enum StoreSchema {
         migrator.registerMigration("v4: replication shipped watermark") { db in
             // Shipping is in sequence order, so what is shipped is always a prefix of the outbox: one watermark
             // says it. A per-row shippedAt and its partial index cost every device commit two more b-tree pages
-            // (the index entry, later its removal), measured at a third of durable throughput in `make bench`,
-            // and each shipped batch an UPDATE of every row in it. shippedAt stays, unused (no DROP COLUMN on old SQLite).
+            // (the index entry, later its removal), which cost a large share of durable throughput, and each
+            // shipped batch an UPDATE of every row in it. shippedAt stays, unused (no DROP COLUMN on old SQLite).
             try db.create(table: ReplicationOutbox.watermarkTableName) { t in
                 t.column("id", .integer).primaryKey().check { $0 == 1 }
                 t.column("throughSequence", .integer).notNull()

@@ -3,8 +3,10 @@ import GRDB
 import WorkoutEngine
 import WorkoutProtocol
 
-/// A row of the `workoutClock` table: the clock mark of one workout whose times were taken before the system
-/// clock was synchronised, with the boot-clock readings a later correction starts from.
+/// A row of the `workoutClock` table.
+///
+/// The clock mark of one workout whose times were taken before the system clock was synchronised, with the boot-clock
+/// readings a later correction starts from.
 ///
 /// A side table, written only for marked workouts, so a hub with a synchronised clock writes no page more per
 /// command than before, and the `workout` table (its row format and its upsert) is not touched.

@@ -22,8 +22,9 @@ struct WorkoutRow: Codable, FetchableRecord, PersistableRecord {
         case id, device, location, date, intensityLevel, startedAt, endedAt, startCommandID, endCommandID
     }
 
-    /// Insert, or replace every column of the row with the same id (a workout is written when it starts
-    /// and again when it ends).
+    /// Insert, or replace every column of the row with the same id.
+    ///
+    /// A workout is written when it starts and again when it ends.
     static let upsertSQL = RowSQL.insert(
         into: databaseTableName,
         columns: CodingKeys.allCases.map(\.rawValue),

@@ -1,9 +1,10 @@
 import Foundation
 import GRDB
 
-/// The workoutd version that last opened the database for writing, kept in the database itself
-/// (`workoutdVersion`, one row), so an older binary meeting it after a downgrade can say which version wrote
-/// it and refuse to alter it (``StoreFileCheck``).
+/// The workoutd version that last opened the database for writing, kept in the database itself.
+///
+/// It is one row of `workoutdVersion`, so an older binary meeting it after a downgrade can say which version wrote it
+/// and refuse to alter it (``StoreFileCheck``).
 enum WriterVersion {
     static let tableName = "workoutdVersion"
 
@@ -37,8 +38,9 @@ enum WriterVersion {
         return try String.fetchOne(db, sql: "SELECT version FROM workoutdVersion WHERE id = 1")
     }
 
-    /// Whether `version` is newer than `current`, comparing the dotted numbers before any `-` or `+`
-    /// (`0.10.0` > `0.9.1`); a version that does not parse is not newer (the schema check still applies).
+    /// Whether `version` is newer than `current`, comparing the dotted numbers before any `-` or `+`.
+    ///
+    /// So `0.10.0` > `0.9.1`; a version that does not parse is not newer (the schema check still applies).
     static func isNewer(_ version: String, than current: String) -> Bool {
         func numbers(_ text: String) -> [Int]? {
             let core = text.split(whereSeparator: { $0 == "-" || $0 == "+" }).first ?? ""

@@ -6,7 +6,9 @@ import WorkoutProtocol
 import Glibc
 #endif
 
-/// A blocking client connection to workoutd's control socket: write request lines, read reply and event lines.
+/// A blocking client connection to workoutd's control socket.
+///
+/// Write request lines, read reply and event lines.
 ///
 /// Blocking I/O keeps a command-line tool and tests linear; one connection per thread.
 public final class ControlConnection: @unchecked Sendable {
@@ -17,7 +19,9 @@ public final class ControlConnection: @unchecked Sendable {
     private let encoder = ControlSocket.makeEncoder()
     private let decoder = ControlSocket.makeDecoder()
 
-    /// Connects to `path`; throws ``ControlConnectionError/notRunning(path:reason:)`` when no daemon answers there.
+    /// Connects to `path`.
+    ///
+    /// Throws ``ControlConnectionError/notRunning(path:reason:)`` when no daemon answers there.
     public init(path: String) throws(ControlConnectionError) {
         self.path = path
         fd = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)

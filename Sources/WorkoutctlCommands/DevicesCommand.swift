@@ -1,8 +1,9 @@
 import ArgumentParser
 import ControlProtocol
 
-/// `workoutctl devices`: every attached device and its counters, refused ones with why; `--unknown`: the
-/// identities refused since start for not being in `devices.allowed_serials`.
+/// `workoutctl devices`: every attached device and its counters, refused ones with why; `--unknown`.
+///
+/// The identities refused since start for not being in `devices.allowed_serials`.
 struct DevicesCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "devices",

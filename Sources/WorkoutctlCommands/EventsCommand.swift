@@ -48,7 +48,9 @@ struct EventsCommand: ParsableCommand {
         }
     }
 
-    /// One line of cells, each escaped: an event carries device input (ids, locations, error messages quoting it).
+    /// One line of cells, each escaped.
+    ///
+    /// An event carries device input (ids, locations, error messages quoting it).
     private static func row(_ cells: [String]) -> String {
         cells.map { UntrustedText.escaped($0) }.enumerated().map { index, cell in
             let padding = String(repeating: " ", count: max(0, columns[index].width - cell.count))

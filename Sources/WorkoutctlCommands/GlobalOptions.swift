@@ -21,8 +21,9 @@ struct GlobalOptions: ParsableArguments {
     }
 }
 
-/// Ends the run with one line on stderr: 69 (EX_UNAVAILABLE) when the daemon is not running, 2 when `send`
-/// names a device that is not connected, 1 otherwise.
+/// Ends the run with one line on stderr.
+///
+/// 69 (EX_UNAVAILABLE) when the daemon is not running, 2 when `send` names a device that is not connected, 1 otherwise.
 struct Failure {
     let error: ControlConnectionError
 

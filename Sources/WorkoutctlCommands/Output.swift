@@ -6,7 +6,9 @@ import WorkoutProtocol
 enum Output {
     private static let encoder = ControlSocket.makeEncoder()
 
-    /// `value` as one compact JSON line on stdout, with what a terminal would act on (C1, bidi) as `\u` escapes.
+    /// `value` as one compact JSON line on stdout, terminal controls escaped.
+    ///
+    /// What a terminal would act on (C1, bidi) is written as `\u` escapes.
     static func json(_ value: some Encodable) {
         guard let line = try? ControlSocket.line(value, encoder: encoder) else { return }
         FileHandle.standardOutput.write(Data(UntrustedText.escapedJSON(line)))

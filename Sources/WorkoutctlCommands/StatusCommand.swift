@@ -51,7 +51,9 @@ struct StatusCommand: ParsableCommand {
         Output.table(table)
     }
 
-    /// `connected since …, 0 pending, last shipped …, 1 of 2 connections open` or
+    /// The replication line of `workoutctl status`.
+    ///
+    /// For example `connected since …, 0 pending, last shipped …, 1 of 2 connections open` or
     /// `disconnected since …, 1234 pending, last error …, 0 of 2 connections open`.
     static func describe(_ replication: ReplicationReport) -> String {
         var parts = ["\(replication.state) since \(Output.date(replication.since))", "\(replication.pending) pending"]

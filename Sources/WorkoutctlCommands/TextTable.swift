@@ -31,7 +31,9 @@ public struct TextTable: Sendable {
         self.columns = columns
     }
 
-    /// Adds a row; missing cells are blank and extra cells are dropped, so a short row never misaligns the rest.
+    /// Adds a row; missing cells are blank and extra cells are dropped.
+    ///
+    /// So a short row never misaligns the rest.
     public mutating func append(_ cells: [String]) {
         var row = Array(cells.prefix(columns.count))
         while row.count < columns.count { row.append("") }

@@ -2,7 +2,9 @@ import Foundation
 import WorkoutProtocol
 
 extension TextTable {
-    /// Workouts as `workoutd workouts` and `workoutctl workouts` print them: one row each, in the order given.
+    /// Workouts as `workoutd workouts` and `workoutctl workouts` print them.
+    ///
+    /// One row each, in the order given.
     public static func workouts(_ workouts: [WorkoutRecord]) -> TextTable {
         // The FLAGS column appears only when a row has one, so the common table stays as it was.
         let flagged = workouts.contains { !flags(of: $0).isEmpty }
@@ -26,9 +28,11 @@ extension TextTable {
         return table
     }
 
-    /// What a reader should not take at face value: `date-implausible` (the wearable's date is outside
-    /// ``PlausibleWorkoutDate``), `clock-unsynchronized` (the hub's times were taken before its clock was
-    /// synchronised), `clock-corrected` (they were, and were corrected from the boot-time clock since).
+    /// What a reader should not take at face value.
+    ///
+    /// `date-implausible` (the wearable's date is outside ``PlausibleWorkoutDate``), `clock-unsynchronized` (the hub's
+    /// times were taken before its clock was synchronised), `clock-corrected` (they were, and were corrected from the
+    /// boot-time clock since).
     static func flags(of workout: WorkoutRecord) -> String {
         var flags: [String] = []
         if !workout.dateIsPlausible { flags.append("date-implausible") }

@@ -19,8 +19,9 @@ struct WorkoutctlCommand: ParsableCommand {
     @OptionGroup var options: GlobalOptions
 }
 
-/// Runs `workoutctl` with this process's arguments: the entry point of the `workoutctl` executable, and of
-/// `workoutd` when it is invoked under the name `workoutctl`.
+/// Runs `workoutctl` with this process's arguments.
+///
+/// The entry point of the `workoutctl` executable, and of `workoutd` when it is invoked under the name `workoutctl`.
 public enum Workoutctl {
     public static func main() {
         WorkoutctlCommand.main()

@@ -1,9 +1,11 @@
 import WorkoutDaemon
 import WorkoutctlCommands
 
-/// One installed binary serves both commands: `workoutctl` is a symlink to `workoutd`, and the name the
-/// process was started under picks the command. Two binaries would each carry their own copy of the
-/// statically linked Swift runtime and Foundation (about 60 MB stripped).
+/// One installed binary serves both commands.
+///
+/// `workoutctl` is a symlink to `workoutd`, and the name the process was started under picks the command. Two binaries
+/// would each carry their own copy of the statically linked Swift runtime and Foundation
+/// (docs/decisions/0006-multi-call-binary.md).
 @main
 enum MultiCallEntry {
     /// The basename of argv[0]: what the user typed, whichever directory or symlink it went through.

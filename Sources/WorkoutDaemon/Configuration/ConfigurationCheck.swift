@@ -1,8 +1,9 @@
 import Foundation
 import Yams
 
-/// Checks a configuration file and the `WORKOUTD_*` environment against `ConfigurationKeys` before any value
-/// is read, so a typo stops the start (exit 78) instead of leaving a default in force.
+/// Checks a configuration file and the `WORKOUTD_*` environment against `ConfigurationKeys`.
+///
+/// It runs before any value is read, so a typo stops the start (exit 78) instead of leaving a default in force.
 ///
 /// The YAML is walked with its source positions, so each problem names the file, the line and the key.
 struct ConfigurationCheck {

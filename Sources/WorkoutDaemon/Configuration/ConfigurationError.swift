@@ -1,4 +1,6 @@
-/// A configuration value that cannot be used; the daemon exits with status 78 (EX_CONFIG) and this sentence.
+/// A configuration value that cannot be used.
+///
+/// The daemon exits with status 78 (EX_CONFIG) and this sentence.
 struct ConfigurationError: Error, CustomStringConvertible {
     var key: String
     var problem: String

@@ -1,7 +1,9 @@
 import WorkoutProtocol
 
-/// Every key the daemon understands, in one table: the YAML checker, the `WORKOUTD_*` checker and the
-/// reload report all read it. Adding a key is one line here (plus reading it in `DaemonConfiguration.load`).
+/// Every key the daemon understands, in one table.
+///
+/// The YAML checker, the `WORKOUTD_*` checker and the reload report all read it. Adding a key is one line here (plus
+/// reading it in `DaemonConfiguration.load`).
 ///
 /// `shares.*` stands for any share service (`ShareService`); a service not in that list is an error.
 enum ConfigurationKeys {
@@ -80,7 +82,9 @@ enum ConfigurationKeys {
         return names
     }
 
-    /// The environment variable that sets `name`: `serial.max_line_bytes` → `WORKOUTD_SERIAL_MAX_LINE_BYTES`.
+    /// The environment variable that sets `name`.
+    ///
+    /// `serial.max_line_bytes` → `WORKOUTD_SERIAL_MAX_LINE_BYTES`.
     static func environmentVariable(for name: String) -> String {
         DaemonConfiguration.environmentPrefix + name.uppercased().replacingOccurrences(of: ".", with: "_")
     }

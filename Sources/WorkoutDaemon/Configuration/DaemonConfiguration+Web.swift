@@ -40,7 +40,9 @@ extension DaemonConfiguration {
         return web
     }
 
-    /// The login token: the first line of the credential `web.token_credential` names, or of `web.token_file` (0600).
+    /// The login token: the first line of the credential `web.token_credential` names, or of the file.
+    ///
+    /// The file is `web.token_file` (0600).
     private static func readWebToken(_ reader: ConfigurationReader) throws -> WebToken? {
         let credential = try reader.string("web.token_credential").flatMap { $0.isEmpty ? nil : $0 }
         let file = try reader.string("web.token_file").flatMap { $0.isEmpty ? nil : $0 }
@@ -92,7 +94,9 @@ extension DaemonConfiguration {
 }
 
 extension ReloadHook {
-    /// `web.*`: the server starts, stops or moves to the new address; the token and TLS files are read again.
+    /// `web.*`: the server starts, stops or moves to the new address.
+    ///
+    /// The token and TLS files are read again.
     static func web(_ server: WebServer) -> ReloadHook {
         ReloadHook(name: "web") { configuration in
             { server.update(configuration.web) }

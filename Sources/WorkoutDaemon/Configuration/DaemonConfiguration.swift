@@ -13,7 +13,9 @@ import WorkoutEngine
 import WorkoutProtocol
 import WorkoutStorage
 
-/// Everything the daemon reads at start: the YAML file, then `WORKOUTD_*` environment variables, then flags.
+/// Everything the daemon reads at start.
+///
+/// The YAML file, then `WORKOUTD_*` environment variables, then flags.
 ///
 /// Keys are documented in `Config/workoutd.yaml`. Values are read as strings and validated here so that a
 /// bad value names its key instead of silently falling back to a default.
@@ -22,8 +24,9 @@ struct DaemonConfiguration: Sendable {
     static let environmentPrefix = "WORKOUTD_"
 
     var devices: [String] = []
-    /// `devices.allowed_serials`: when set, udev-found devices are served only if their identity (`ID_SERIAL`,
-    /// as `workoutctl devices` shows it) is listed; nil serves every matching device.
+    /// `devices.allowed_serials`: when set, only udev-found devices whose identity is listed are served.
+    ///
+    /// The identity is `ID_SERIAL`, as `workoutctl devices` shows it; nil serves every matching device.
     var allowedSerials: Set<String>?
     /// `serial.*`, `reconnect.*`, `shutdown.drain_timeout_ms`, over the transport's own defaults.
     var serial = SerialTransportConfiguration()
@@ -34,15 +37,18 @@ struct DaemonConfiguration: Sendable {
         set { storage.stateDirectory = newValue }
     }
     var logLevel: Logger.Level = .info
-    /// `clock.assume_synchronized`: the wall clock is trusted without asking (a hub with a battery-backed clock
-    /// and no NTP, or one whose NTP daemon the unit cannot ask), so no time is marked `unsynchronized`.
+    /// `clock.assume_synchronized`: the wall clock is trusted without asking.
+    ///
+    /// For a hub with a battery-backed clock and no NTP, or one whose NTP daemon the unit cannot ask; no time is then
+    /// marked `unsynchronized`.
     var clockAssumedSynchronized = false
     /// Which udev ttys to serve (`discovery.match`); `nil` when `discovery.enabled` is false.
     var discovery: DeviceMatcher? = .standard
     /// The control socket's path; `nil` when disabled (`control_socket: ""` or `--control-socket none`).
     var controlSocket: String? = ControlSocket.defaultPath
-    /// `control_socket_group`: whose members may read through the control socket; nil (`""`) for nobody but
-    /// root and the daemon's user.
+    /// `control_socket_group`: whose members may read through the control socket.
+    ///
+    /// Nil (`""`) for nobody but root and the daemon's user.
     var controlSocketGroup: String? = ControlAuthorization.defaultReaderGroup
     /// `shares.<service>.*`: how each service's shares are delivered, and the delivery worker's pacing.
     var shares = ShareDeliveryConfiguration()
@@ -88,8 +94,9 @@ struct DaemonConfiguration: Sendable {
         }
     }
 
-    /// Checks the file's keys, types and the `WORKOUTD_*` variables against `ConfigurationKeys`; nil when
-    /// there is no file (the default one may be absent).
+    /// Checks the file's keys, types and the `WORKOUTD_*` variables against `ConfigurationKeys`.
+    ///
+    /// Nil when there is no file (the default one may be absent).
     @discardableResult
     static func check(file: String?, environment: [String: String]) throws -> ConfigurationCheck? {
         try ConfigurationCheck.checkEnvironment(environment)
@@ -307,8 +314,11 @@ struct DaemonConfiguration: Sendable {
         return replication
     }
 
-    /// `replication.password_credential` (a systemd credential's name), `replication.allow_password_without_verified_server`,
-    /// and whether a password in the URL sits in a file others can read.
+    /// How the replication password is found, and whether it may go to an unverified server.
+    ///
+    /// That is `replication.password_credential` (a systemd credential's name),
+    /// `replication.allow_password_without_verified_server`, and whether a password in the URL sits in a file others
+    /// can read.
     private static func readReplicationSecrets(
         _ reader: ConfigurationReader,
         into replication: inout ReplicationConfiguration,

@@ -1,6 +1,7 @@
 extension DaemonConfiguration {
-    /// The value of each key read only at start (`ConfigurationKeys`, `.restart`), as text, so a reload can
-    /// tell which of them changed. A restart-only key read by `load` belongs here too.
+    /// The value of each key read only at start, as text, so a reload can tell which of them changed.
+    ///
+    /// Those are the `.restart` keys of `ConfigurationKeys`. A restart-only key read by `load` belongs here too.
     var restartOnlyValues: [String: String] {
         [
             "state_dir": stateDirectory,

@@ -6,7 +6,9 @@ import WorkoutStorage
 
 /// What the offline inspection commands share: opening the store read-only, and printing rows.
 enum InspectedStore {
-    /// Opens read-only, so inspecting beside a running daemon changes nothing; a bad path exits 1 with the reason.
+    /// Opens read-only, so inspecting beside a running daemon changes nothing.
+    ///
+    /// A bad path exits 1 with the reason.
     static func open(_ stateDirectory: String) throws -> SQLiteWorkoutStore {
         do {
             return try SQLiteWorkoutStore(stateDirectory: stateDirectory, mode: .readOnly)

@@ -8,8 +8,10 @@ import WorkoutProtocol
 /// Under systemd (`JOURNAL_STREAM` set) each line starts with its syslog priority (`<6>`) and carries no
 /// timestamp, since journald adds both; `journalctl -p warning` then filters properly.
 struct DaemonLogHandler: LogHandler {
-    /// Every logger's level unless one sets its own: `log_level` changes it on reload, for loggers made
-    /// before the reload too (each `Logger` keeps a copy of its handler).
+    /// Every logger's level unless one sets its own.
+    ///
+    /// `log_level` changes it on reload, for loggers made before the reload too (each `Logger` keeps a copy of its
+    /// handler).
     static let configuredLevel = Atomic<UInt8>(Level.index(.info))
 
     /// A level set on one logger (`logger.logLevel = …`) wins over the configured one.

@@ -1,13 +1,14 @@
 import CMalloc
 
-/// glibc's malloc, left to its defaults, kept the daemon's RSS growing with write load over hours: the 2-hour
-/// long soak went from 44 MB to 291 MB. `malloc_info` at 1,200 s showed why: 16 arenas (one per thread that
-/// ever allocated under contention, up to 8 per core) held 71 MB from the kernel of which 64 MB was free, most of
-/// it the free top of each arena's heap. A freed block bigger than the mmap threshold raises that threshold, and
-/// the trim threshold with it to twice as much (glibc's dynamic threshold), so each arena may keep up to tens of
-/// MB of free top and never give it back; `malloc_trim` trims only the main arena's top. Fixed thresholds turn
-/// the dynamic adjustment off, and two arenas are plenty for a daemon whose threads mostly wait on I/O.
-/// Measured side by side in `make soak SOAK=long` (docs/benchmarks.md, "Memory over hours").
+/// Limits glibc's malloc to two arenas with fixed mmap and trim thresholds.
+///
+/// glibc's malloc, left to its defaults, kept the daemon's RSS growing with write load over hours. The
+/// arenas (one per thread that ever allocated under contention, up to 8 per core) held mostly free memory,
+/// most of it the free top of each arena's heap. A freed block bigger than the mmap threshold raises that
+/// threshold, and the trim threshold with it to twice as much (glibc's dynamic threshold), so each arena may
+/// keep up to tens of MB of free top and never give it back; `malloc_trim` trims only the main arena's top.
+/// Fixed thresholds turn the dynamic adjustment off, and two arenas are plenty for a daemon whose threads
+/// mostly wait on I/O. The figures are in docs/decisions/0003-allocator-and-memory-release.md.
 ///
 /// A setting the operator gave through glibc's own environment variables (`MALLOC_ARENA_MAX`, ...,
 /// `GLIBC_TUNABLES`, e.g. in a systemd drop-in's `Environment=`) is left to glibc.
@@ -54,8 +55,10 @@ enum AllocatorLimits {
         }
     }
 
-    /// Applies ``plan(environment:)``; called first thing in `serve`, before the threads that would each get an
-    /// arena exist. Returns what was applied (for the start-up log).
+    /// Applies ``plan(environment:)``.
+    ///
+    /// Called first thing in `serve`, before the threads that would each get an arena exist. Returns what was applied
+    /// (for the start-up log).
     static func apply(environment: [String: String]) -> [Setting] {
         plan(environment: environment).filter { mallopt($0.parameter, $0.value) == 1 }
     }

@@ -18,8 +18,9 @@ final class MemoryRelease: Sendable {
     }
 
     private let state = Mutex(State())
-    /// `armed && activeSinceArmed`, readable without the lock: then an event has nothing to change (the common
-    /// case while commands flow, once per batch).
+    /// `armed && activeSinceArmed`, readable without the lock.
+    ///
+    /// Then an event has nothing to change (the common case while commands flow, once per batch).
     private let noted = Atomic<Bool>(false)
     private let loop: any EventLoop
     private let quiet: TimeAmount
@@ -31,8 +32,9 @@ final class MemoryRelease: Sendable {
         self.trimEvery = trimEvery
     }
 
-    /// Called for every batch of engine events: an atomic load while commands flow; arms the timer when none is
-    /// pending.
+    /// Called for every batch of engine events.
+    ///
+    /// An atomic load while commands flow; arms the timer when none is pending.
     func noteActivity() {
         guard !noted.load(ordering: .relaxed) else { return }
         let arm = state.withLock { state -> Bool in

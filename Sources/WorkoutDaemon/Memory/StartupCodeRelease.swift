@@ -4,12 +4,14 @@ import Foundation
 import Glibc
 #endif
 
-/// Start-up runs code the daemon never needs again while it serves (argument parsing, the YAML reader,
-/// migrations, locale set-up in Foundation), and the kernel maps in the neighbours of every page it faults
-/// (fault-around), so after start most of the executable's code stays resident: about 24 MiB of the 28 MiB the
-/// statically linked binary adds to RSS. Once ready, this drops the process's mappings of its own code pages;
-/// what serving runs faults back in on first use, from the page cache. Only the executable's r-xp mappings: code
-/// is never written, so the file holds exactly what was mapped (unlike RELRO data the loader relocated).
+/// Gives back the pages of the executable's code that start-up faulted in.
+///
+/// Start-up runs code the daemon never needs again while it serves (argument parsing, the YAML reader, migrations,
+/// locale set-up in Foundation), and the kernel maps in the neighbours of every page it faults (fault-around), so after
+/// start most of the executable's code stays resident: most of what the statically linked binary adds to RSS. Once
+/// ready, this drops the process's mappings of its own code pages; what serving runs faults back in on first use, from
+/// the page cache. Only the executable's r-xp mappings: code is never written, so the file holds exactly what was
+/// mapped (unlike RELRO data the loader relocated).
 enum StartupCodeRelease {
     /// Returns the bytes of code mapping given back to the kernel (0 when /proc is unreadable).
     @discardableResult

@@ -16,7 +16,9 @@ struct ReloadHook: Sendable {
     var prepare: @Sendable (DaemonConfiguration) async throws -> Apply
 }
 
-/// Re-reads the configuration on SIGHUP (`systemctl reload workoutd`) and hands it to the registered hooks.
+/// Re-reads the configuration on SIGHUP and hands it to the registered hooks.
+///
+/// SIGHUP is what `systemctl reload workoutd` sends.
 ///
 /// An invalid configuration is rejected with the reason logged; the one in force stays. Keys read only at
 /// start (`state_dir`, `storage.backend`, `control_socket`, …) are never reported as applied: a change to one is

@@ -4,11 +4,12 @@ import WorkoutEngine
 import WorkoutProtocol
 
 extension ReloadHook {
-    /// `devices:` (and `--device`), `serial.*`, `reconnect.*`: listed paths not being served are attached with the
-    /// new settings; listed paths already served stay connected and take the new baud rate and reconnect delays
-    /// at their next (re)open, the new line limits and reply line ending at once. Paths no longer listed stay
-    /// connected too: a reload never cuts a wearable off. `devices.allowed_serials` applies to devices seen from now
-    /// on, and serves at once the refused ones it now lists.
+    /// `devices:` (and `--device`), `serial.*`, `reconnect.*`.
+    ///
+    /// Listed paths not being served are attached with the new settings; listed paths already served stay connected and
+    /// take the new baud rate and reconnect delays at their next (re)open, the new line limits and reply line ending at
+    /// once. Paths no longer listed stay connected too: a reload never cuts a wearable off. `devices.allowed_serials`
+    /// applies to devices seen from now on, and serves at once the refused ones it now lists.
     static func configuredDevices(_ manager: DeviceManager) -> ReloadHook {
         ReloadHook(name: "devices") { configuration in
             {
@@ -28,7 +29,9 @@ extension ReloadHook {
         }
     }
 
-    /// `serial.max_line_bytes` for `workoutctl send`: an injected line is held to the same limit as a device's.
+    /// `serial.max_line_bytes` for `workoutctl send`.
+    ///
+    /// An injected line is held to the same limit as a device's.
     static func controlLineLimit(_ responder: ControlResponder) -> ReloadHook {
         ReloadHook(name: "control") { configuration in
             { responder.update(maximumLineLength: configuration.serial.pipeline.maximumLineLength) }

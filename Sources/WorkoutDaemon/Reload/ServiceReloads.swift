@@ -19,9 +19,11 @@ extension ReloadHook {
         }
     }
 
-    /// `discovery.*`, `serial.baud`: devices that appear or change after the reload are matched against the
-    /// new rules and opened at the new rate; devices already served stay connected. `discovery.enabled: false`
-    /// stops the monitor and releases the devices discovery attached; `true` starts it and serves what matches.
+    /// `discovery.*`, `serial.baud`: devices that appear or change after the reload use the new settings.
+    ///
+    /// They are matched against the new rules and opened at the new rate; devices already served stay connected.
+    /// `discovery.enabled: false` stops the monitor and releases the devices discovery attached; `true` starts it and
+    /// serves what matches.
     static func discoveryRules(_ discovery: DiscoveryService) -> ReloadHook {
         ReloadHook(name: "discovery") { configuration in
             { discovery.update(matcher: configuration.discovery, baud: configuration.serial.baud) }
@@ -48,9 +50,11 @@ extension ReloadHook {
 }
 
 extension ReloadHook {
-    /// `limits.*` and `storage.max_database_bytes`: every device's next batch runs under the new limits (its
-    /// tokens capped at a lower burst, never refilled by a reload), the next sweep uses the new idle timeout,
-    /// and the next commit compares the database with the new budget.
+    /// `limits.*` and `storage.max_database_bytes` apply from every device's next batch and commit.
+    ///
+    /// Every device's next batch runs under the new limits (its tokens capped at a lower burst, never refilled by a
+    /// reload), the next sweep uses the new idle timeout, and the next commit compares the database with the new
+    /// budget.
     static func limits(_ engine: WorkoutEngine, eviction: SessionEviction, store: SQLiteWorkoutStore?) -> ReloadHook {
         ReloadHook(name: "limits") { configuration in
             {

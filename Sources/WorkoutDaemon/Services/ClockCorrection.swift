@@ -3,9 +3,10 @@ import ServiceLifecycle
 import WorkoutEngine
 import WorkoutStorage
 
-/// Waits for the system clock to be synchronised, then corrects the workouts stored with times taken
-/// before (``SQLiteWorkoutStore/correctClockMarks(from:)``). Until then it says, once, that times are
-/// being marked. A correction that fails (storage unavailable) is tried again at the next check.
+/// Waits for the system clock to be synchronised, then corrects the workouts timed before.
+///
+/// The correction is ``SQLiteWorkoutStore/correctClockMarks(from:)``. Until then it says, once, that times are being
+/// marked. A correction that fails (storage unavailable) is tried again at the next check.
 ///
 /// The correction runs twice, the second time one ``period`` after the first: a command whose times were taken
 /// just before the clock was synchronised may commit just after the first pass (a group commit waits for its
@@ -14,7 +15,7 @@ import WorkoutStorage
 final class ClockCorrection: Service, Sendable, CustomStringConvertible {
     /// How often the clock's state is looked at while it is not synchronised. A correction within half a minute of
     /// NTP's first step is soon enough, and a hub that never synchronises (no network) wakes for it only this
-    /// often: every 5 s cost 0.8 idle wakeups/s (the floor is 1.5 in all).
+    /// often: a shorter period took a large share of the idle wakeup budget.
     static let period = Duration.seconds(30)
 
     private let clock: WorkoutClock
@@ -29,8 +30,9 @@ final class ClockCorrection: Service, Sendable, CustomStringConvertible {
         self.logger = logger
     }
 
-    /// Runs until shutdown (a service that returns early stops the daemon's service group), checking the clock
-    /// every ``period`` until both corrections are done, then only sleeping.
+    /// Runs until shutdown, checking the clock every ``period`` until both corrections are done.
+    ///
+    /// Then it only sleeps: a service that returns early stops the daemon's service group.
     func run() async throws {
         try? await cancelWhenGracefulShutdown { [self] in
             var announced = false

@@ -12,11 +12,13 @@ import WorkoutEngine
 import WorkoutProtocol
 import WorkoutStorage
 
-/// The composition root: builds the engine, storage and transports from the configuration and runs
-/// them as one service group that shuts down gracefully on SIGTERM/SIGINT.
+/// The composition root: builds the engine, storage and transports from the configuration.
+///
+/// It runs them as one service group that shuts down gracefully on SIGTERM/SIGINT.
 enum Daemon {
-    /// `stateLock`: the state directory's lock, held by the caller before anything there is opened (nil for the
-    /// in-memory store).
+    /// `stateLock`: the state directory's lock, held by the caller before anything there is opened.
+    ///
+    /// Nil for the in-memory store.
     static func run(_ config: DaemonConfiguration, stateLock: HeldStateDirectoryLock?, logger: Logger) async throws {
         let observers = DaemonObservers()
         let doorbell = config.replication == nil ? nil : ReplicationDoorbell()
@@ -191,7 +193,9 @@ enum Daemon {
         }
     }
 
-    /// The replication shipper when `replication.postgres_url` is set (configuration ensures a SQLite store).
+    /// The replication shipper when `replication.postgres_url` is set.
+    ///
+    /// The configuration ensures a SQLite store then.
     private static func makeShipper(
         _ config: DaemonConfiguration,
         store: any WorkoutStore,

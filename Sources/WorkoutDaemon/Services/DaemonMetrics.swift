@@ -1,8 +1,9 @@
 import Metrics
 import Prometheus
 
-/// The process-wide metrics backend: swift-metrics recorded into a Prometheus registry, which the
-/// control socket's `metrics` method renders.
+/// The process-wide metrics backend.
+///
+/// swift-metrics recorded into a Prometheus registry, which the control socket's `metrics` method renders.
 enum DaemonMetrics {
     /// Batches take microseconds in memory and milliseconds with fsync: buckets cover both.
     static let handlerLatencyBuckets: [Duration] = [

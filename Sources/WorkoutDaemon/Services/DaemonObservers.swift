@@ -15,8 +15,9 @@ struct DaemonObservers: Sendable {
     let tally = ActivityTally()
     let hub = ControlEventHub()
 
-    /// Feeds the engine's events to the tallies, the handler latency and the event stream: a batch's
-    /// ``EngineEvent/batchAnswered(_:)`` is the one report of its commands having been handled.
+    /// Feeds the engine's events to the tallies, the handler latency and the event stream.
+    ///
+    /// A batch's ``EngineEvent/batchAnswered(_:)`` is the one report of its commands having been handled.
     func observe(_ engine: WorkoutEngine) {
         let handlerLatency = DaemonMetrics.handlerLatency()
         engine.events.addBatchObserver { [tally, hub] emitted in

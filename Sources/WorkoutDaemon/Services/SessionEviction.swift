@@ -4,10 +4,11 @@ import ServiceLifecycle
 import Synchronization
 import WorkoutEngine
 
-/// `limits.session_idle_timeout_s`: every so often, sessions of devices gone for longer than the timeout
-/// leave memory (``WorkoutEngine/evictIdleSessions(idleFor:now:)``; their state and reply window stay in
-/// the store, so a device that comes back still gets its replays). `workoutd_sessions_in_memory` shows how
-/// many are held. A reload changes the timeout from the next sweep on; 0 keeps every session.
+/// `limits.session_idle_timeout_s`: sessions of devices gone longer than the timeout leave memory.
+///
+/// Every so often ``WorkoutEngine/evictIdleSessions(idleFor:now:)`` runs; their state and reply window stay in the
+/// store, so a device that comes back still gets its replays. `workoutd_sessions_in_memory` shows how many are held. A
+/// reload changes the timeout from the next sweep on; 0 keeps every session.
 final class SessionEviction: Service, Sendable, CustomStringConvertible {
     private let engine: WorkoutEngine
     private let timeout: Mutex<Duration>
@@ -26,8 +27,10 @@ final class SessionEviction: Service, Sendable, CustomStringConvertible {
         self.timeout.withLock { $0 = timeout }
     }
 
-    /// A quarter of the timeout between sweeps (so a session leaves at most 1.25 timeouts after its last
-    /// batch), at least 10 ms and at most a minute: a sweep is one pass over a small table under its lock.
+    /// A quarter of the timeout between sweeps, at least 10 ms and at most a minute.
+    ///
+    /// So a session leaves at most 1.25 timeouts after its last batch; a sweep is one pass over a small table under its
+    /// lock.
     static func period(for timeout: Duration) -> Duration {
         guard timeout > .zero else { return .seconds(60) }
         return min(.seconds(60), max(.milliseconds(10), timeout / 4))

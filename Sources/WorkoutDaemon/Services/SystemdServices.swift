@@ -16,13 +16,17 @@ struct SystemdServices {
         self.logger = logger
     }
 
-    /// Rings the status line on what it describes: a device that came or went, a workout that started or
-    /// ended, storage that failed. Device activity is connections coming and going: each one rings.
+    /// Rings the status line on what it describes.
+    ///
+    /// A device that came or went, a workout that started or ended, storage that failed. Device activity is connections
+    /// coming and going: each one rings.
     var deviceObserver: DeviceActivity.Observer {
         { [continuation = statusChanges.continuation] _ in continuation.yield() }
     }
 
-    /// Started by hand (no `NOTIFY_SOCKET`) there is no status line to keep current, and nothing is observed.
+    /// Started by hand (no `NOTIFY_SOCKET`), there is no status line to keep current.
+    ///
+    /// Nothing is observed then.
     func observe(_ events: EngineEvents) {
         guard notifier.isConnected else { return }
         events.addBatchObserver { [continuation = statusChanges.continuation] emitted in

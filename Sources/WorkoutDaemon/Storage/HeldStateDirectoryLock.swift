@@ -5,8 +5,9 @@ import Synchronization
 import Glibc
 #endif
 
-/// The state directory's lock as this daemon holds it (``StateDirectoryLock``), following the directory when its
-/// file system is repaired and mounted afresh at the same path.
+/// The state directory's lock as this daemon holds it (``StateDirectoryLock``).
+///
+/// It follows the directory when its file system is repaired and mounted afresh at the same path.
 ///
 /// A held descriptor belongs to the volume it was opened on: after the remount it keeps the old volume busy (it
 /// cannot be unmounted cleanly) while `workoutd.lock` on the new one is locked by nobody, so a second daemon could
@@ -21,8 +22,10 @@ final class HeldStateDirectoryLock: Sendable {
         self.descriptor = Mutex(descriptor)
     }
 
-    /// When the lock file at the path is no longer the one held (another device or inode, or none), takes the
-    /// lock there and closes the old descriptor, which lets the old volume go. Returns whether it moved.
+    /// Takes the lock at the path again when the lock file there is no longer the one held.
+    ///
+    /// That is another device or inode, or none; the old descriptor is closed, which lets the old volume go. Returns
+    /// whether it moved.
     ///
     /// Throws when the new lock cannot be taken (another daemon holds it, or the new volume cannot be written):
     /// the old descriptor is kept, and the database must not be reopened there, or two daemons would write it.

@@ -4,10 +4,12 @@ import Foundation
 import Glibc
 #endif
 
-/// The state directory's single owner: an exclusive `flock` on `<state_dir>/workoutd.lock`, held for the life
-/// of the process (the kernel drops it when the process ends, however it ends), with the owner's pid inside
-/// so a second daemon can say who holds it. The descriptor is never closed, unless the directory's file system is
-/// mounted afresh and the lock moves to the new volume (``HeldStateDirectoryLock``).
+/// The state directory's single owner.
+///
+/// An exclusive `flock` on `<state_dir>/workoutd.lock`, held for the life of the process (the kernel drops it when the
+/// process ends, however it ends), with the owner's pid inside so a second daemon can say who holds it. The descriptor
+/// is never closed, unless the directory's file system is mounted afresh and the lock moves to the new volume
+/// (``HeldStateDirectoryLock``).
 ///
 /// The directory itself must be the daemon's: owned by its user and writable by nobody else (created 0700
 /// when missing). Another user who could write there could swap the database, the spool or the lock for a
@@ -16,8 +18,9 @@ enum StateDirectoryLock {
     static let fileName = "workoutd.lock"
     /// EX_CANTCREAT from sysexits(3), as for a database that cannot be used.
     static let exitStatus: Int32 = 73
-    /// The pid is written at offset 0 padded to this fixed width ("%10d\n"), so a new pid always
-    /// overwrites the whole of an old one and the file never needs truncating.
+    /// The pid is written at offset 0, padded to this fixed width ("%10d\n").
+    ///
+    /// So a new pid always overwrites the whole of an old one and the file never needs truncating.
     static let pidWidth = 10
 
     /// Another process holds the directory, or the lock file cannot be made.

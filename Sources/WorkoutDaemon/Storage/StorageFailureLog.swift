@@ -19,13 +19,16 @@ final class StorageFailureLog: Sendable {
     private let logger: Logger
     private let interval: Duration
     private let state = Mutex(State())
-    /// `state.failing`, readable without the lock: a success while storage works (every batch) changes nothing.
+    /// `state.failing`, readable without the lock.
+    ///
+    /// A success while storage works (every batch) changes nothing.
     private let failing = Atomic<Bool>(false)
     /// What `workoutctl status` shows while storing fails.
     private let currentProblem = Mutex<StorageProblem?>(nil)
 
-    /// One element each time storing starts to fail (after working): what ``StorageRecovery`` waits for, so a
-    /// hub whose storage works runs no timer for it (idle wakeups).
+    /// One element each time storing starts to fail (after working).
+    ///
+    /// What ``StorageRecovery`` waits for, so a hub whose storage works runs no timer for it (idle wakeups).
     let failureStarts: AsyncStream<Void>
     private let failureStartsContinuation: AsyncStream<Void>.Continuation
 

@@ -3,8 +3,9 @@ import ServiceLifecycle
 import Synchronization
 import WorkoutStorage
 
-/// The full integrity check of a database too large to read whole before `READY=1` (see
-/// ``SQLiteWorkoutStore/integrityCheckedAtOpen``): runs once, after start-up, while devices are served.
+/// The full integrity check of a database too large to read whole before `READY=1`.
+///
+/// It runs once, after start-up, while devices are served (see ``SQLiteWorkoutStore/integrityCheckedAtOpen``).
 ///
 /// A failure does not stop the daemon: what is stored stays as it is, commits that touch a damaged page
 /// fail and get `storage_unavailable` replies (nothing unwritten is acknowledged), and the failure is logged

@@ -2,10 +2,11 @@ import Logging
 import ServiceLifecycle
 import WorkoutStorage
 
-/// While storing fails, reopens the database by its path as soon as the file there is another one: the state
-/// directory's file system turned read-only (or failed with EIO), was repaired and mounted afresh at the same
-/// path (``SQLiteWorkoutStore/reopenIfReplaced()``). A failure SQLite recovers from by itself (a full disk
-/// freed) needs nothing: its next commit succeeds.
+/// While storing fails, reopens the database by its path as soon as the file there is another one.
+///
+/// The state directory's file system turned read-only (or failed with EIO), was repaired and mounted afresh at the same
+/// path (``SQLiteWorkoutStore/reopenIfReplaced()``). A failure SQLite recovers from by itself (a full disk freed) needs
+/// nothing: its next commit succeeds.
 ///
 /// The state directory's lock moves to the new volume first (``HeldStateDirectoryLock/follow()``): while it cannot
 /// (another daemon took the directory meanwhile) the database is not reopened and storing stays unavailable.

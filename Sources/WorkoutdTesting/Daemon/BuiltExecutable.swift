@@ -1,7 +1,9 @@
 import Foundation
 
-/// Finds an executable of this package: the one an environment variable names, else the one built
-/// beside the test bundle (SwiftPM puts products and test bundles in the same directory).
+/// Finds an executable of this package.
+///
+/// The one an environment variable names, else the one built beside the test bundle (SwiftPM puts products and test
+/// bundles in the same directory).
 public enum BuiltExecutable {
     public static func path(named name: String, overriddenBy variable: String) throws -> String {
         if let path = ProcessInfo.processInfo.environment[variable] { return path }

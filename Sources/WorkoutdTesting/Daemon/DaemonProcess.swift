@@ -12,10 +12,11 @@ public final class DaemonProcess: @unchecked Sendable {
     public let logPath: String
     public let arguments: [String]
 
-    /// What every daemon a test starts gets unless the test's `environment` says otherwise: tests and the
-    /// soak drive thousands of commands a second on purpose, so the per-device rate limit (issue 28) is off;
-    /// the tests of the limit itself set it. The web server (on 127.0.0.1:8470 by default) is off, so daemons
-    /// running side by side do not contend for one port; the web tests turn it on.
+    /// What every daemon a test starts gets unless the test's `environment` says otherwise.
+    ///
+    /// Tests and the soak drive thousands of commands a second on purpose, so the per-device rate limit is off; the
+    /// tests of the limit itself set it. The web server (on 127.0.0.1:8470 by default) is off, so daemons running side
+    /// by side do not contend for one port; the web tests turn it on.
     public static let defaultEnvironment = ["WORKOUTD_LIMITS_COMMANDS_PER_SECOND": "0", "WORKOUTD_WEB_LISTEN": "off"]
 
     /// Starts `workoutd` with `arguments` (and extra environment) and returns once it is running. `unsetting`

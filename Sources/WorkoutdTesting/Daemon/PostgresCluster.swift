@@ -4,8 +4,10 @@ import Foundation
 import Glibc
 #endif
 
-/// A private PostgreSQL cluster for a test: Debian's `initdb` and `pg_ctl` into a temporary directory,
-/// listening on 127.0.0.1 at a free port and on a unix socket in that directory.
+/// A private PostgreSQL cluster for a test.
+///
+/// Debian's `initdb` and `pg_ctl` into a temporary directory, listening on 127.0.0.1 at a free port and on a unix
+/// socket in that directory.
 ///
 /// initdb refuses to run as root, so as root the cluster belongs to `nobody`. Role `workoutd` (password
 /// ``password``) owns database `gym`; TCP connections authenticate with SCRAM, the socket trusts the superuser
@@ -61,8 +63,10 @@ public final class PostgresCluster: @unchecked Sendable {
         return path
     }
 
-    /// Turns TLS on with a self-signed certificate for `localhost` and 127.0.0.1, made now with openssl in
-    /// the cluster's directory; returns the certificate's path (the CA a hub names with `sslrootcert`).
+    /// Turns TLS on with a self-signed certificate for `localhost` and 127.0.0.1.
+    ///
+    /// The certificate is made now with openssl in the cluster's directory. Returns its path (the CA a hub names with
+    /// `sslrootcert`).
     @discardableResult
     public func enableTLS() throws -> String {
         let certificate = directory + "/server.crt"
@@ -83,8 +87,10 @@ public final class PostgresCluster: @unchecked Sendable {
         return certificate
     }
 
-    /// TCP connections authenticate with `method` (`scram-sha-256`, `md5`, `password`: cleartext) from now on,
-    /// and every authorized connection is logged (`connection authorized: user=…` in ``serverLog``).
+    /// TCP connections authenticate with `method` from now on, and every authorized one is logged.
+    ///
+    /// `method` is `scram-sha-256`, `md5` or `password` (cleartext); the log line is `connection authorized: user=…` in
+    /// ``serverLog``.
     public func setHostAuthentication(_ method: String) throws {
         let path = directory + "/data/pg_hba.conf"
         let text = try String(contentsOfFile: path, encoding: .utf8)

@@ -5,7 +5,9 @@ import WorkoutProtocol
 import Glibc
 #endif
 
-/// Runs the real `workoutctl` binary as a person would: `$WORKOUTCTL_BINARY`, or the one built beside the test bundle.
+/// Runs the real `workoutctl` binary as a person would.
+///
+/// `$WORKOUTCTL_BINARY`, or the one built beside the test bundle.
 public enum Workoutctl {
     /// What one run printed and how it exited.
     public struct Output: Sendable {

@@ -1,5 +1,6 @@
-/// What the framing rules promise for a byte stream, worked out without the framer: how many
-/// replies it must produce and how many of them are `line_too_long`.
+/// What the framing rules promise for a byte stream, worked out without the framer.
+///
+/// How many replies it must produce and how many of them are `line_too_long`.
 ///
 /// An independent model of the protocol's framing section, so the real decoder can be checked
 /// against the rules rather than against itself.
@@ -25,8 +26,9 @@ public struct FramingExpectation: Hashable, Sendable {
         self.init(replies: answered.count, tooLong: answered.count(where: { $0 == .tooLong }))
     }
 
-    /// A line the stream's replies answer, in order: one that fits, with its bytes (terminator
-    /// stripped), or one over the limit.
+    /// A line the stream's replies answer, in order.
+    ///
+    /// One that fits, with its bytes (terminator stripped), or one over the limit.
     public enum AnsweredLine: Hashable, Sendable {
         case line([UInt8])
         case tooLong

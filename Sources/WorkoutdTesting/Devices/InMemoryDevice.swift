@@ -53,8 +53,9 @@ public final class InMemoryDevice {
         return try runDecodedLines()
     }
 
-    /// Sends `stream` cut into reads at `cuts` (offsets into it, any order, duplicates and
-    /// out-of-range values ignored), then disconnects; returns every reply line.
+    /// Sends `stream` cut into reads at `cuts`, then disconnects; returns every reply line.
+    ///
+    /// `cuts` are offsets into the stream, in any order; duplicates and out-of-range values are ignored.
     public func receive(_ stream: [UInt8], cutAt cuts: some Sequence<Int>) throws -> [[UInt8]] {
         let boundaries = Set(cuts.filter { $0 > 0 && $0 < stream.count }).sorted()
         var replies: [[UInt8]] = []

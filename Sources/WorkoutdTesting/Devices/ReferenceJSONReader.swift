@@ -1,7 +1,8 @@
 import StrictJSON
 
-/// A deliberately plain JSON reader, written from RFC 8259's grammar for the fuzzer's oracle only: it
-/// judges a line independently of the daemon's ``StrictJSONValidator`` so the two can be compared.
+/// A deliberately plain JSON reader, written from RFC 8259's grammar for the fuzzer's oracle only.
+///
+/// It judges a line independently of the daemon's ``StrictJSONValidator`` so the two can be compared.
 ///
 /// Nothing here is tuned: the line is first decoded as UTF-8 by the standard library (which refuses
 /// overlong forms, encoded surrogates and code points past U+10FFFF), then read by recursive descent

@@ -9,9 +9,10 @@ public enum ReplyLineCheck {
         public var errorCode: ErrorCode?
     }
 
-    /// Checks that `line` is exactly one line of compact JSON: an object whose `status` is `ok` or
-    /// `error`, an error carrying a known `code` and a non-empty `message`. Throws a sentence saying
-    /// what is wrong otherwise.
+    /// Checks that `line` is exactly one line of compact JSON.
+    ///
+    /// An object whose `status` is `ok` or `error`, an error carrying a known `code` and a non-empty `message`. Throws
+    /// a sentence saying what is wrong otherwise.
     public static func summary(of line: [UInt8]) throws(ReplyLineError) -> Summary {
         guard line.last == UInt8(ascii: "\n") else { throw ReplyLineError("does not end in LF", line) }
         let body = line.dropLast()

@@ -1,8 +1,9 @@
 import WorkoutEngine
 import WorkoutProtocol
 
-/// The invariants a device's byte stream must never break, whatever it contains: what the fuzzer
-/// asserts on every input and the corpus replay asserts on every seed.
+/// The invariants a device's byte stream must never break, whatever it contains.
+///
+/// What the fuzzer asserts on every input and the corpus replay asserts on every seed.
 ///
 /// The stream runs twice through fresh ``InMemoryDevice``s: in one read, and cut into reads of
 /// pseudo-random sizes derived from its own bytes (so a finding reproduces from the input alone).

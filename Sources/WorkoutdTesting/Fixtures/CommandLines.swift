@@ -1,5 +1,7 @@
-/// Command lines as a wearable writes them (without the line ending), for tests that need a valid command rather
-/// than particular bytes. Protocol edge cases, malformed input and transcripts keep their literal bytes.
+/// Command lines as a wearable writes them (without the line ending).
+///
+/// For tests that need a valid command rather than particular bytes. Protocol edge cases, malformed input and
+/// transcripts keep their literal bytes.
 ///
 ///     wearable.request(CommandLines.start(id: 1))
 ///     CommandLines.start(id: "start-\(n)", location: "Pool", intensity: 3)
@@ -53,7 +55,9 @@ public enum CommandLines {
         return "{" + all.map { "\"\($0.0)\":\($0.1)" }.joined(separator: ",") + "}"
     }
 
-    /// `text` as a JSON string: quotes, backslashes and control characters escaped, everything else as UTF-8.
+    /// `text` as a JSON string, everything but quotes, backslashes and control characters as UTF-8.
+    ///
+    /// Those are escaped.
     static func quoted(_ text: String) -> String {
         var out = "\""
         for scalar in text.unicodeScalars {

@@ -2,9 +2,11 @@ import Synchronization
 import WorkoutEngine
 import WorkoutProtocol
 
-/// Wraps a store so a test decides when each commit finishes and whether it fails, as a syncing disk would:
-/// every ``commit(_:)`` waits until the test takes it with ``nextCommit()`` and lets it through or fails it.
-/// No timing: a test sees a commit only once the session has made it, and it finishes only when told.
+/// Wraps a store so a test decides when each commit finishes and whether it fails.
+///
+/// As a syncing disk would: every ``commit(_:)`` waits until the test takes it with ``nextCommit()`` and lets it
+/// through or fails it. No timing: a test sees a commit only once the session has made it, and it finishes only when
+/// told.
 public final class HeldCommitStore: SessionStore {
     public let inner: any SessionStore
 
@@ -71,8 +73,10 @@ public final class HeldCommitStore: SessionStore {
     public var refusesNewWorkouts: Bool { inner.refusesNewWorkouts }
 }
 
-/// A ``HeldCommitStore`` that queues its commits as SQLite's store does (``QueueingCommitStore``), so a session
-/// hands its stepped batches to ``CommitPipeline``: the same held commits, reached the way a durable store's are.
+/// A ``HeldCommitStore`` that queues its commits as SQLite's store does (``QueueingCommitStore``).
+///
+/// So a session hands its stepped batches to ``CommitPipeline``: the same held commits, reached the way a durable
+/// store's are.
 public final class HeldQueueingCommitStore: QueueingCommitStore {
     public let held: HeldCommitStore
 

@@ -3,8 +3,10 @@ import Synchronization
 import WorkoutEngine
 import WorkoutProtocol
 
-/// A hub's clocks as a test drives them: the wall clock steps (NTP, `date -s`) independently of the boot clock,
-/// which only moves forward, and synchronisation is switched on when the test says.
+/// A hub's clocks as a test drives them.
+///
+/// The wall clock steps (NTP, `date -s`) independently of the boot clock, which only moves forward, and synchronisation
+/// is switched on when the test says.
 public final class SteppedClock: Sendable {
     private struct State {
         var wall: Date

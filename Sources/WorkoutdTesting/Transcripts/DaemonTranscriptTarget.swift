@@ -4,8 +4,9 @@ import Foundation
 import Glibc
 #endif
 
-/// A transcript replayed live, as a wearable would: a fresh `workoutd` (own state directory, durable store) serving
-/// a ``SimulatedWearable``'s pty.
+/// A transcript replayed live, as a wearable would.
+///
+/// A fresh `workoutd` (own state directory, durable store) serving a ``SimulatedWearable``'s pty.
 public final class DaemonTranscriptTarget: TranscriptTarget {
     public let name = "live daemon"
     /// Gap between consecutive writes, so each reaches the daemon as a read of its own.

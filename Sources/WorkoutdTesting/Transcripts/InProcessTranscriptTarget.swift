@@ -4,15 +4,18 @@ import NIOEmbedded
 import SerialTransport
 import WorkoutEngine
 
-/// A transcript replayed in this process through the daemon's own device pipeline (``DevicePipeline``: framing,
-/// decoding, dispatch, the session, encoding) on an `NIOAsyncTestingChannel`, over an engine with the in-memory store.
-/// Each ``send(_:)`` is one inbound read, as a pty read would deliver it.
+/// A transcript replayed in this process through the daemon's own device pipeline.
+///
+/// The pipeline (``DevicePipeline``: framing, decoding, dispatch, the session, encoding) runs on an
+/// `NIOAsyncTestingChannel`, over an engine with the in-memory store. Each ``send(_:)`` is one inbound read, as a pty
+/// read would deliver it.
 public final class InProcessTranscriptTarget: TranscriptTarget {
     public let name = "in process"
     /// How long ``nextReply()`` waits for a reply the session is still computing.
     public static let replyTimeout: Duration = .seconds(5)
-    /// A line no transcript sends, answered with an error and no change of state: once its reply is out, every
-    /// reply before it is too (replies keep the order of the lines).
+    /// A line no transcript sends, answered with an error and no change of state.
+    ///
+    /// Once its reply is out, every reply before it is too (replies keep the order of the lines).
     static let barrierID = "transcript-target-barrier"
 
     private let channel = NIOAsyncTestingChannel()

@@ -1,6 +1,8 @@
-/// What a device transcript (Tests/Transcripts) is replayed against: bytes go in as a wearable writes them, reply
-/// lines come back in order. One transcript runs the same way in process (``InProcessTranscriptTarget``: the real
-/// device pipeline on a test channel) and live (``DaemonTranscriptTarget``: workoutd as a process on a pty).
+/// What a device transcript (Tests/Transcripts) is replayed against.
+///
+/// Bytes go in as a wearable writes them, reply lines come back in order. One transcript runs the same way in process
+/// (``InProcessTranscriptTarget``: the real device pipeline on a test channel) and live (``DaemonTranscriptTarget``:
+/// workoutd as a process on a pty).
 public protocol TranscriptTarget {
     /// A short name for test output: "in process", "live daemon".
     var name: String { get }

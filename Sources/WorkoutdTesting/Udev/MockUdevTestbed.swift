@@ -5,9 +5,10 @@ import CUmockdev
 import Glibc
 #endif
 
-/// A umockdev testbed: a private sysfs and `/dev` in a temporary directory that libudev and `open(2)`
-/// see instead of the real ones — only in a process started under `umockdev-wrapper`, which
-/// preloads `libumockdev-preload.so`.
+/// A umockdev testbed: a private sysfs and `/dev` that libudev and `open(2)` see instead of the real.
+///
+/// They live in a temporary directory, and are seen only in a process started under `umockdev-wrapper`, which preloads
+/// `libumockdev-preload.so`.
 ///
 /// umockdev keeps its testbed in the process environment (`UMOCKDEV_DIR`), so there is one at a time:
 /// create it, use it, and let it go before creating the next (tests using it run serialized).
@@ -40,10 +41,11 @@ public final class MockUdevTestbed: @unchecked Sendable {
         return String(cString: root)
     }
 
-    /// Plugs in a USB serial tty `/dev/<name>` with the given udev properties, backed by a pty whose
-    /// other end the returned ``MockTTY`` holds. umockdev announces `add` itself, as udevd would after
-    /// its rules ran — and, as on a real system, just before the node exists. With `nodeReady: false`
-    /// the node stays missing (`ENOENT`) until ``makeNodeAvailable(_:)``.
+    /// Plugs in a USB serial tty `/dev/<name>` with the given udev properties, backed by a pty.
+    ///
+    /// The returned ``MockTTY`` holds the pty's other end. umockdev announces `add` itself, as udevd would after its
+    /// rules ran — and, as on a real system, just before the node exists. With `nodeReady: false` the node stays
+    /// missing (`ENOENT`) until ``makeNodeAvailable(_:)``.
     public func plugTTY(
         name: String,
         usbPort: String,
@@ -81,8 +83,9 @@ public final class MockUdevTestbed: @unchecked Sendable {
         umockdev_testbed_uevent(testbed, tty.syspath, action)
     }
 
-    /// Unplugs the device: announces `remove` (umockdev reads the properties from sysfs, so this goes
-    /// first), then deletes its sysfs directory and `/dev` node.
+    /// Unplugs the device: announces `remove`, then deletes its sysfs directory and `/dev` node.
+    ///
+    /// `remove` goes first because umockdev reads the properties from sysfs.
     public func unplug(_ tty: MockTTY) {
         announce(tty, action: "remove")
         umockdev_testbed_remove_device(testbed, tty.syspath)

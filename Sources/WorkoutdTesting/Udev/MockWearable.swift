@@ -72,8 +72,9 @@ public final class MockWearable: Sendable {
         }
     }
 
-    /// Whether someone (the daemon) has the device node open: a pty's controlling end reports
-    /// `POLLHUP` while no process holds the other end.
+    /// Whether someone (the daemon) has the device node open.
+    ///
+    /// A pty's controlling end reports `POLLHUP` while no process holds the other end.
     public var isNodeOpen: Bool {
         var descriptor = pollfd(fd: tty.controller, events: Int16(POLLIN), revents: 0)
         _ = poll(&descriptor, 1, 0)

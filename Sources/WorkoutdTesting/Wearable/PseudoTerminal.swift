@@ -4,7 +4,9 @@ import CPosixTTY
 import Glibc
 #endif
 
-/// A freshly allocated pseudo-terminal: the test keeps the master, the code under test opens `devicePath`.
+/// A freshly allocated pseudo-terminal.
+///
+/// The test keeps the master, the code under test opens `devicePath`.
 ///
 /// The line discipline is put in raw mode at once, so bytes written before the daemon opens the
 /// device are neither echoed back nor rewritten (CR→LF).
