@@ -7,8 +7,9 @@ import WorkoutdTesting
 
 import class WorkoutctlCommands.ControlConnection
 
-/// Every workoutctl command against a running daemon with a wearable on a pty: the table a person
-/// reads and the JSON lines a script reads.
+/// Every workoutctl command against a running daemon with a wearable on a pty.
+///
+/// The table a person reads and the JSON lines a script reads.
 @Suite(.serialized) struct CommandOutputTests {
     let wearable: SimulatedWearable
     let daemon: ControlledDaemon
@@ -76,7 +77,9 @@ import class WorkoutctlCommands.ControlConnection
         #expect((pendingAfterJSON...pendingBeforeJSON).contains(status.queuedShares))
     }
 
-    /// Shares not yet delivered, as `shares` lists them (a delivery worker may already have sent the one queued).
+    /// Shares not yet delivered, as `shares` lists them.
+    ///
+    /// A delivery worker may already have sent the one queued.
     private func pendingShares() throws -> Int {
         try daemon.ctlJSON(["shares"], as: ShareRecord.self).filter { $0.status == .pending }.count
     }

@@ -2,8 +2,9 @@ import Foundation
 import Testing
 import WorkoutdTesting
 
-/// A configuration mistake stops the start (exit 78) with the file, line and key, and the nearest known key;
-/// `workoutd check-config` says the same without starting.
+/// A configuration mistake stops the start (exit 78) with the file, line and key, and the nearest key.
+///
+/// The nearest known key is suggested; `workoutd check-config` says the same without starting.
 @Suite struct ConfigurationCheckTests {
     private func scratchFile(_ yaml: String) throws -> String {
         let path = FileManager.default.temporaryDirectory.appendingPathComponent(

@@ -8,8 +8,9 @@ import WorkoutdTesting
 import Glibc
 #endif
 
-/// The control socket by peer credentials (SO_PEERCRED), whatever the socket file's mode: root and the daemon's
-/// user may do everything, members of `control_socket_group` may read, anyone else is refused.
+/// The control socket by peer credentials (SO_PEERCRED), whatever the socket file's mode.
+///
+/// Root and the daemon's user may do everything, members of `control_socket_group` may read, anyone else is refused.
 /// Run as root: the clients are started as other users with setpriv.
 @Suite(
     .serialized,
@@ -23,8 +24,9 @@ struct ControlSocketAccessTests {
     static let readerGroup = "ssl-cert"
     static let databaseMember = "postgres"
 
-    /// `workoutctl --socket <daemon's socket> arguments…` run as `user` with primary group `group` and no
-    /// supplementary groups.
+    /// `workoutctl --socket <daemon's socket> arguments…` run as `user` with primary group `group`.
+    ///
+    /// It runs with no supplementary groups.
     private func ctl(
         _ daemon: ControlledDaemon,
         as user: String,

@@ -11,9 +11,10 @@ final class ControlledDaemon: @unchecked Sendable {
     let configFile: String
     let daemon: DaemonProcess
 
-    /// Starts the daemon serving `devices`, with `configuration` (YAML) as its `--config` file; `logLevel` is
-    /// passed as `--log-level` (which wins over the file), nil leaves the level to the file. `directory`, when
-    /// given, is one an earlier daemon used (its `state` kept): the new one starts on what that one stored.
+    /// Starts the daemon serving `devices`, with `configuration` (YAML) as its `--config` file.
+    ///
+    /// `logLevel` is passed as `--log-level` (which wins over the file), nil leaves the level to the file. `directory`,
+    /// when given, is one an earlier daemon used (its `state` kept): the new one starts on what that one stored.
     init(
         devices: [String] = [],
         configuration: String = "log_level: info\n",

@@ -3,8 +3,10 @@ import Foundation
 import Testing
 import WorkoutdTesting
 
-/// `devices:` is a list of paths (as always) or a section with `paths:` and `allowed_serials:` (enrolment);
-/// a new wearable is announced once, and not again after a restart when the store knows it.
+/// `devices:` is a list of paths (as always) or a section with `paths:` and `allowed_serials:`.
+///
+/// The section is for enrolment: a new wearable is announced once, and not again after a restart when the store knows
+/// it.
 @Suite struct DevicesSectionTests {
     private func checkConfig(
         _ yaml: String,

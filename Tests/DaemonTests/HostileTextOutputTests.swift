@@ -5,19 +5,24 @@ import WorkoutEngine
 import WorkoutProtocol
 import WorkoutdTesting
 
-/// Issue 28: what a device sends reaches operators' terminals and logs as text, never as terminal control.
+/// What a device sends reaches operators' terminals and logs as text, never as terminal control.
+///
 /// The protocol now refuses control and bidi characters, so these tests put them where they can still come from:
 /// rows an older version stored (written into the SQLite database directly), values the daemon's error
 /// messages quote back, and a device node's name.
 @Suite(.serialized) struct HostileTextOutputTests {
-    /// `Gym` ESC`[31mRED` ESC`[0m` CR `FAKE ROW` NEL RLO `\`: colours, a carriage return that overwrites the row,
-    /// C1 next line and a right-to-left override, as SQL (`char()` takes code points).
+    /// `Gym` ESC`[31mRED` ESC`[0m` CR `FAKE ROW` NEL RLO `\`.
+    ///
+    /// Colours, a carriage return that overwrites the row, C1 next line and a right-to-left override, as SQL (`char()`
+    /// takes code points).
     static let storedLocationSQL =
         "'Gym' || char(27) || '[31mRED' || char(27) || '[0m' || char(13) || 'FAKE ROW' || char(133) || char(8238) || 'x\\'"
     static let storedLocation = "Gym\u{1B}[31mRED\u{1B}[0m\rFAKE ROW\u{85}\u{202E}x\\"
     static let shownLocation = #"Gym\x1b[31mRED\x1b[0m\rFAKE ROW\u{85}\u{202e}x\\"#
 
-    /// Nothing a terminal acts on: no C0 control but the line feeds ending lines, no DEL, C1 or bidi control.
+    /// Nothing a terminal acts on.
+    ///
+    /// No C0 control but the line feeds ending lines, no DEL, C1 or bidi control.
     static func isInert(_ text: String) -> Bool {
         !text.unicodeScalars.contains { scalar in
             switch scalar.value {
@@ -51,7 +56,7 @@ import WorkoutdTesting
             #expect(try wearable.request(CommandLines.start(id: 4, location: "ACTIVE-ROW")).contains(#""status":"ok""#))
             first.daemon.stop()
 
-            // What an older version could have stored: the protocol accepted these characters until issue 28.
+            // What an older version could have stored: the protocol once accepted these characters.
             let state = first.directory.appendingPathComponent("state")
             let database = try #require(
                 try FileManager.default.contentsOfDirectory(atPath: state.path).first { $0.hasSuffix(".sqlite") }
@@ -153,8 +158,10 @@ import WorkoutdTesting
         }
     }
 
-    /// Error messages quote what the device sent (`got '…'`): the reply is JSON and safe, but the event stream
-    /// and `workoutctl send` print the decoded message, so they must escape it.
+    /// Error messages quote what the device sent (`got '…'`).
+    ///
+    /// The reply is JSON and safe, but the event stream and `workoutctl send` print the decoded message, so they must
+    /// escape it.
     @Test func quotedInputInRepliesPrintsEscapedInEventsAndSend() throws {
         let wearable = try SimulatedWearable()
         let daemon = try ControlledDaemon(devices: [wearable.devicePath])
@@ -190,8 +197,9 @@ import WorkoutdTesting
         #expect(sentJSON.stdout.contains(#"\u0085\u202eY"#), "\(sentJSON.stdout)")
     }
 
-    /// A device node named to attack (ESC, CR, a quote and `key=value`): `workoutctl devices` and the log show it
-    /// escaped, and the log line's fields cannot be forged.
+    /// A device node named to attack (ESC, CR, a quote and `key=value`).
+    ///
+    /// `workoutctl devices` and the log show it escaped, and the log line's fields cannot be forged.
     @Test func aHostileDeviceNameIsEscapedInDevicesAndTheLog() throws {
         let wearable = try SimulatedWearable()
         let links = FileManager.default.temporaryDirectory.appendingPathComponent(

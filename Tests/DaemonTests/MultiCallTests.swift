@@ -3,8 +3,10 @@ import Foundation
 import Testing
 import WorkoutdTesting
 
-/// One binary serves both commands: the installed `workoutctl` is a symlink to `workoutd` (mk/install.mk),
-/// and the name a process is started under picks the command.
+/// One binary serves both commands.
+///
+/// The installed `workoutctl` is a symlink to `workoutd` (mk/install.mk), and the name a process is started under picks
+/// the command.
 @Suite struct MultiCallTests {
     /// A symlink named `name` to the built workoutd, in a scratch directory of its own.
     private func workoutd(linkedAs name: String) throws -> (link: String, directory: URL) {

@@ -9,7 +9,9 @@ import WorkoutdTesting
 import Glibc
 #endif
 
-/// `workoutctl` as a precise tool: the exit status says what happened, and a duration reads the same everywhere.
+/// `workoutctl` as a precise tool.
+///
+/// The exit status says what happened, and a duration reads the same everywhere.
 @Suite(.serialized) struct OperatorToolTests {
     private let start = CommandLines.start(date: "2020-03-16T19:45:13Z")
 
@@ -90,8 +92,9 @@ import Glibc
     }
 }
 
-/// One owner per tty: a tty another program holds with `flock` (as picocom does) is not opened, even by root
-/// (which TIOCEXCL does not stop); the reason is logged, and the tty is served once released.
+/// One owner per tty: a tty another program holds with `flock` (as picocom does) is not opened.
+///
+/// Not even by root (which TIOCEXCL does not stop); the reason is logged, and the tty is served once released.
 @Suite struct TTYLockTests {
     @Test func aHeldTTYIsLeftAloneUntilReleased() throws {
         let wearable = try SimulatedWearable()

@@ -6,8 +6,9 @@ import WorkoutdTesting
 import Glibc
 #endif
 
-/// One owner, private files: a state directory someone else could write is refused (73, naming it), the lock
-/// is never followed through a symlink nor truncated, and what the daemon writes there is 0600 whatever the
+/// One owner, private files: a state directory someone else could write is refused (73, naming it).
+///
+/// The lock is never followed through a symlink nor truncated, and what the daemon writes there is 0600 whatever the
 /// umask it was started under. Run as root (chown to another uid needs it).
 @Suite(.serialized, .enabled(if: getuid() == 0, "needs root to chown the state directory"))
 struct PrivateStateTests {

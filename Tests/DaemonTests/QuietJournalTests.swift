@@ -3,8 +3,9 @@ import Foundation
 import Testing
 import WorkoutdTesting
 
-/// At the default level the journal carries what an operator acts on, not routine: a share sink that keeps
-/// failing is one warning, however many shares and retries, then one line when it recovers.
+/// At the default level the journal carries what an operator acts on, not routine.
+///
+/// A share sink that keeps failing is one warning, however many shares and retries, then one line when it recovers.
 @Suite(.serialized) struct QuietJournalTests {
     private func configuration(_ device: String, command: String) -> String {
         "devices:\n  - \(device)\nshares:\n  twitter:\n    sink: exec\n    command: [/bin/sh, -c, '\(command)']\n"

@@ -8,10 +8,12 @@ import WorkoutdTesting
 import Glibc
 #endif
 
-/// The state directory's file system turns read-only under the daemon (issue 30): a loop-mounted ext4 with
-/// `errors=remount-ro`, failed through ext4's own error path. Storing commands get `storage_unavailable`, the
-/// daemon stays up and says why; once the volume is repaired (`e2fsck`) and mounted afresh at the same path it
-/// recovers by itself, and nothing acknowledged is lost. Needs root (mount, losetup), which the test runs have.
+/// The state directory's file system turns read-only under the daemon.
+///
+/// The file system is a loop-mounted ext4 with `errors=remount-ro`, failed through ext4's own error path. Storing
+/// commands get `storage_unavailable`, the daemon stays up and says why; once the volume is repaired (`e2fsck`) and
+/// mounted afresh at the same path it recovers by itself, and nothing acknowledged is lost. Needs root (mount,
+/// losetup), which the test runs have.
 @Suite(.serialized) struct ReadOnlyStorageTests {
     @discardableResult
     static func sh(_ command: String) throws -> (status: Int32, output: String) {
@@ -34,8 +36,9 @@ import Glibc
         return output.trimmingCharacters(in: .whitespacesAndNewlines)
     }
 
-    /// A loop-mounted ext4 "card" (`errors=remount-ro`, as a hub's SD card is mounted) as the state directory, with
-    /// a configuration beside it.
+    /// A loop-mounted ext4 "card" as the state directory, with a configuration beside it.
+    ///
+    /// The card is mounted `errors=remount-ro`, as a hub's SD card is.
     struct Card {
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent(
             "ro-\(UUID().uuidString.prefix(8))"
@@ -67,8 +70,10 @@ import Glibc
             try ReadOnlyStorageTests.must("echo 1 > /sys/fs/ext4/\(loop)/trigger_fs_error")
         }
 
-        /// Repaired as an operator would: the live mount is busy (the daemon's files), so it is detached lazily
-        /// (`umount -l`), and a copy of the card is checked (`e2fsck -fy`). Returns the repaired image, not mounted.
+        /// Repaired as an operator would.
+        ///
+        /// The live mount is busy (the daemon's files), so it is detached lazily (`umount -l`), and a copy of the card
+        /// is checked (`e2fsck -fy`). Returns the repaired image, not mounted.
         func detachAndRepair() throws -> String {
             let repaired = directory + "/card-repaired.img"
             try ReadOnlyStorageTests.must("umount -l \(state) && cp \(image) \(repaired)")
@@ -167,9 +172,10 @@ import Glibc
         #expect(daemon.process.isRunning)
     }
 
-    /// While the card was failing, another process took the directory on the repaired card (as a second daemon
-    /// started then would): the daemon does not reopen the database there, says why in the journal and keeps
-    /// refusing with `storage_unavailable`; once the other lets go, it takes the lock and recovers by itself.
+    /// While the card was failing, another process took the directory on the repaired card.
+    ///
+    /// As a second daemon started then would: the daemon does not reopen the database there, says why in the journal
+    /// and keeps refusing with `storage_unavailable`; once the other lets go, it takes the lock and recovers by itself.
     @Test(.enabled(if: getuid() == 0, "mounting needs root"))
     func aDirectoryTakenByAnotherOnTheRepairedCardIsNotWrittenUntilItIsFreed() throws {
         let card = try Card()
@@ -221,8 +227,9 @@ import Glibc
         )
     }
 
-    /// What `pid` has open (`/proc/PID/fd`) or mapped (`/proc/PID/map_files`, root only) on the file system of
-    /// device `device`: what keeps a volume busy.
+    /// What `pid` has open or mapped on the file system of device `device`: what keeps a volume busy.
+    ///
+    /// Open is `/proc/PID/fd`, mapped is `/proc/PID/map_files` (root only).
     static func files(heldBy pid: pid_t, onDevice device: dev_t) -> [String] {
         var held: [String] = []
         for table in ["fd", "map_files"] {

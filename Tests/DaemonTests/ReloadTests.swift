@@ -7,8 +7,10 @@ import WorkoutdTesting
 
 import class WorkoutctlCommands.ControlConnection
 
-/// SIGHUP re-reads the configuration file: a valid one takes effect without cutting off open devices,
-/// an invalid one is rejected with its reason and the old one stays in force.
+/// SIGHUP re-reads the configuration file.
+///
+/// A valid one takes effect without cutting off open devices, an invalid one is rejected with its reason and the old
+/// one stays in force.
 @Suite(.serialized) struct ReloadTests {
     private func devicesYAML(_ paths: [String], extra: String = "") -> String {
         "devices:\n" + paths.map { "  - \($0)\n" }.joined() + extra
@@ -127,7 +129,9 @@ import class WorkoutctlCommands.ControlConnection
         #expect(payload.contains("Gym"), "the workout JSON reached the command's stdin: \(payload)")
     }
 
-    /// log_level and the serial limits apply on reload, to open connections too; a restart-only key is named, never applied.
+    /// log_level and the serial limits apply on reload, to open connections too.
+    ///
+    /// A restart-only key is named, never applied.
     @Test func liveKeysApplyAndRestartOnlyKeysWaitForARestart() throws {
         let first = try SimulatedWearable()
         let second = try SimulatedWearable()
@@ -214,8 +218,10 @@ import class WorkoutctlCommands.ControlConnection
         #expect(!(try daemon.ctl(["status"]).stdout.contains("pending restart")))
     }
 
-    /// The output speed of the pty pair `wearable` sits on: TCGETS on a Linux pty master reports the slave's
-    /// termios (tty_mode_ioctl uses the linked tty), i.e. the rate the daemon set when it opened the node.
+    /// The output speed of the pty pair `wearable` sits on.
+    ///
+    /// TCGETS on a Linux pty master reports the slave's termios (tty_mode_ioctl uses the linked tty), i.e. the rate the
+    /// daemon set when it opened the node.
     private func speed(of wearable: SimulatedWearable) throws -> speed_t {
         var settings = termios()
         guard tcgetattr(wearable.fd, &settings) == 0 else {
@@ -224,9 +230,10 @@ import class WorkoutctlCommands.ControlConnection
         return cfgetospeed(&settings)
     }
 
-    /// serial.baud and reconnect.* apply at a device's next open: a device the reload adds opens at the new rate,
-    /// one open before it keeps its rate until it is reopened (after a hangup), and a configured node that cannot
-    /// be opened yet is retried with the new delays.
+    /// serial.baud and reconnect.* apply at a device's next open.
+    ///
+    /// A device the reload adds opens at the new rate, one open before it keeps its rate until it is reopened (after a
+    /// hangup), and a configured node that cannot be opened yet is retried with the new delays.
     @Test func baudAndReconnectDelaysApplyAtTheNextOpenAfterAReload() throws {
         let first = try SimulatedWearable()
         let second = try SimulatedWearable()

@@ -2,8 +2,10 @@ import Foundation
 import Testing
 import WorkoutdTesting
 
-/// `limits.session_idle_timeout_s` as an operator sees it: `workoutd_sessions_in_memory` drops once a gone
-/// device's session has been idle that long, and the device still gets its replays from disk afterwards.
+/// `limits.session_idle_timeout_s` as an operator sees it.
+///
+/// `workoutd_sessions_in_memory` drops once a gone device's session has been idle that long, and the device still gets
+/// its replays from disk afterwards.
 @Suite("Idle sessions leave memory", .serialized)
 struct SessionEvictionTests {
     /// Waits (not a timing assertion) until the gauge reads `value`.

@@ -6,8 +6,9 @@ import WorkoutdTesting
 
 import class WorkoutctlCommands.ControlConnection
 
-/// Clients cost the daemon a bounded amount: one that stops reading is dropped while wearables keep
-/// their latency, and clients past the limit are refused.
+/// Clients cost the daemon a bounded amount.
+///
+/// One that stops reading is dropped while wearables keep their latency, and clients past the limit are refused.
 @Suite(.serialized) struct SlowClientTests {
     /// Sends `count` pipelined commands from a background thread and reads every reply there.
     private func flood(_ wearable: SimulatedWearable, count: Int) -> Thread {
@@ -64,7 +65,7 @@ import class WorkoutctlCommands.ControlConnection
         }
 
         let slow = try subscribeWithoutReading(daemon)
-        // About 600 KB of events: more than the socket and the write buffer hold, less than the 1 MiB cap,
+        // Some 600 KB of events: more than the socket and the write buffer hold, less than the 1 MiB cap,
         // so the client is dropped for staying unwritable, after the 2 s grace. The probe measures a
         // wearable's round trips while the stalled client's buffers fill.
         let start = ContinuousClock.now
@@ -106,7 +107,7 @@ import class WorkoutctlCommands.ControlConnection
         let daemon = try ControlledDaemon(devices: [busy.devicePath])
         try daemon.waitUntilConnected(busy.devicePath)
         let slow = try subscribeWithoutReading(daemon)
-        // About 4 MB of events, far past the 1 MiB cap.
+        // Some 4 MB of events, far past the 1 MiB cap.
         _ = flood(busy, count: 10_000)
         let start = ContinuousClock.now
         let replies = try busy.readLines(10_000, timeout: .seconds(60))

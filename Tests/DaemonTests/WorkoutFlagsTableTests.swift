@@ -5,7 +5,7 @@ import WorkoutdTesting
 
 import struct WorkoutctlCommands.TextTable
 
-/// The FLAGS column of `workoutctl workouts`: what a reader should not take at face value (issue 30).
+/// The FLAGS column of `workoutctl workouts`: what a reader should not take at face value.
 @Suite struct WorkoutFlagsTableTests {
     static let started = Date(timeIntervalSince1970: 1_780_000_000)
 
@@ -38,7 +38,9 @@ import struct WorkoutctlCommands.TextTable
     }
 }
 
-/// `clock.assume_synchronized: true`: the wall clock is trusted, so nothing is marked, whatever the host's state.
+/// `clock.assume_synchronized: true`: the wall clock is trusted, so nothing is marked.
+///
+/// Whatever the host's state.
 @Suite struct AssumedSynchronizedClockTests {
     @Test func noTimeIsMarkedWhenTheClockIsAssumedSynchronized() throws {
         let wearable = try SimulatedWearable()

@@ -8,8 +8,10 @@ import WorkoutEngine
 import WorkoutProtocol
 import WorkoutdTesting
 
-/// The daemon's discovery half, in-process: a umockdev testbed, the real ``DiscoveryService`` and
-/// ``DeviceManager`` over a ``WorkoutEngine`` with an in-memory store.
+/// The daemon's discovery half, in-process.
+///
+/// A umockdev testbed, the real ``DiscoveryService`` and ``DeviceManager`` over a ``WorkoutEngine`` with an in-memory
+/// store.
 final class DiscoveryHarness: Sendable {
     let testbed = MockUdevTestbed()
     let store = InMemoryWorkoutStore()

@@ -16,7 +16,8 @@ func hotplugTestsRunUnderUmockdevWrapper() {
 }
 
 /// Discovery through the real libudev, against devices in a umockdev testbed whose nodes are ptys.
-/// umockdev's testbed is process-wide, hence serialized.
+///
+/// The testbed is process-wide, hence serialized.
 @Suite(
     .serialized,
     .enabled(if: MockUdevTestbed.isPreloaded, "needs umockdev-wrapper (LD_PRELOAD of libumockdev-preload)")

@@ -7,10 +7,11 @@ import WorkoutEngine
 import WorkoutProtocol
 import WorkoutdTesting
 
-/// Identity is what a device claims (`ID_SERIAL`), so the hub never lets two devices claim one at once: the
-/// second is refused (its node never opened) while the first keeps its session; with `devices.allowed_serials`
-/// only enrolled wearables are served. Through the real libudev against a umockdev testbed: part of
-/// ``HotplugTests``, whose tests run one at a time (umockdev's testbed is process-wide).
+/// Identity is what a device claims (`ID_SERIAL`), so the hub never lets two devices claim one at once.
+///
+/// The second is refused (its node never opened) while the first keeps its session; with `devices.allowed_serials` only
+/// enrolled wearables are served. Through the real libudev against a umockdev testbed: part of ``HotplugTests``, whose
+/// tests run one at a time (umockdev's testbed is process-wide).
 extension HotplugTests {
     @Test func aSecondDeviceWithTheSameSerialIsRefusedAndTheFirstKeepsItsSession() async throws {
         let harness = try await DiscoveryHarness()
@@ -101,8 +102,9 @@ extension HotplugTests {
     }
 }
 
-/// The same through the daemon and `workoutctl`, as an operator sees it: the daemon process inherits the
-/// umockdev testbed (its environment), so its libudev sees the mock wearables.
+/// The same through the daemon and `workoutctl`, as an operator sees it.
+///
+/// The daemon process inherits the umockdev testbed (its environment), so its libudev sees the mock wearables.
 extension HotplugTests {
     @Test func workoutctlShowsRefusedDevicesAndListsUnknownOnes() async throws {
         let harness = try await DiscoveryHarness()

@@ -7,9 +7,10 @@ import WorkoutdTesting
 import Glibc
 #endif
 
-/// Flapping USB (issue 30): 2,000 plug and unplug cycles in bursts, some cut mid-line, the node number
-/// changing, against the real daemon (which inherits the umockdev testbed). Afterwards its descriptors,
-/// threads and resident memory are where they were, and each wearable that then stays plugged is served.
+/// Flapping USB: 2,000 plug and unplug cycles in bursts against the real daemon.
+///
+/// Some cycles are cut mid-line, and the node number changes; the daemon inherits the umockdev testbed. Afterwards its
+/// descriptors, threads and resident memory are where they were, and each wearable that then stays plugged is served.
 /// Counts only: how fast the bursts run does not matter.
 extension HotplugTests {
     /// What a process holds, from /proc.
@@ -29,15 +30,17 @@ extension HotplugTests {
         var description: String { "\(fds) fds, \(threads) threads, \(rssKiB) KiB resident" }
     }
 
-    /// The bounds: two descriptors more than at the start would be a leak per thousand cycles at most; memory
-    /// may move by what allocators keep (a few MiB), not by what 2,000 cycles would leak.
-    /// Each cycle is unplugged only once the daemon has opened its node. Why not sooner: umockdev's preload keeps
-    /// a fixed table of the device descriptors a process opens, and an open of a node that vanished first left
-    /// an entry behind; after some fifty such opens it aborted the daemon (a limit of the mock, not of the
-    /// daemon: nothing of it showed in the daemon's /proc/PID/fd).
+    /// The bounds: two descriptors more than at the start would be a leak per thousand cycles at most.
+    ///
+    /// Memory may move by what allocators keep (a few MiB), not by what 2,000 cycles would leak. Each cycle is
+    /// unplugged only once the daemon has opened its node. Why not sooner: umockdev's preload keeps a fixed table of
+    /// the device descriptors a process opens, and an open of a node that vanished first left an entry behind; after
+    /// some fifty such opens it aborted the daemon (a limit of the mock, not of the daemon: nothing of it showed in the
+    /// daemon's /proc/PID/fd).
     static let fdSlack = 2
-    /// Dispatch's worker pool grows and shrinks by a few threads with load (it is bounded by the cores); a leak
-    /// per cycle would be thousands.
+    /// Dispatch's worker pool grows and shrinks by a few threads with load (it is bounded by the cores).
+    ///
+    /// A leak per cycle would be thousands.
     static let threadSlack = 4
     static let rssSlackKiB = 8 * 1024
 
@@ -139,8 +142,10 @@ extension HotplugTests {
             .sorted()
     }
 
-    /// The daemon's holdings once the devices it is letting go are gone: waits (up to a minute) until they stop
-    /// falling, or are within the bounds of `baseline`. Waiting is not what is tested; the counts are.
+    /// The daemon's holdings once the devices it is letting go are gone.
+    ///
+    /// Waits (up to a minute) until they stop falling, or are within the bounds of `baseline`. Waiting is not what is
+    /// tested; the counts are.
     private func settled(pid: Int32, below baseline: Holdings?) async throws -> Holdings {
         var last = try Holdings(pid: pid)
         for _ in 0..<60 {

@@ -2,8 +2,9 @@ import Foundation
 import Synchronization
 import WorkoutdTesting
 
-/// Writes lines to the wearable's end on its own thread while the test reads replies: a wearable that
-/// pipelines without waiting. Without a concurrent reader the pty would fill both ways and stall.
+/// Writes lines to the wearable's end on its own thread while the test reads replies.
+///
+/// A wearable that pipelines without waiting. Without a concurrent reader the pty would fill both ways and stall.
 final class BackgroundWriter: Sendable {
     private let stopped = Atomic<Bool>(false)
     private let written = Atomic<Int>(0)

@@ -14,7 +14,7 @@ struct CrashRecoveryTests {
     static let killAfter = 1500
     /// Acknowledged commands sent again after the restart, as far as the remembered ids reach.
     static let resentAcknowledged = 200
-    /// Ids whose replies the daemon remembers per device (issue 4).
+    /// Ids whose replies the daemon remembers per device.
     static let rememberedIDs = 1024
 
     @Test func everyAcknowledgedCommandSurvivesAndRetriesCreateNoDuplicates() throws {
@@ -107,8 +107,10 @@ struct CrashRecoveryTests {
         try JSONDecoder().decode(Reply.self, from: Data(line.utf8))
     }
 
-    /// What an acknowledgement promised is in the database: the workout, its end, the queued share, with the ids replied.
-    /// Returns how many commands beyond the acknowledged ones had committed (their replies were lost with the daemon).
+    /// What an acknowledgement promised is in the database.
+    ///
+    /// The workout, its end, the queued share, with the ids replied. Returns how many commands beyond the acknowledged
+    /// ones had committed (their replies were lost with the daemon).
     private func expectStored(acknowledged: [(LoadCommand, Reply)], in stateDirectory: String) throws -> Int {
         let storedWorkouts = try OfflineInspection.workouts(in: stateDirectory)
         let storedShares = try OfflineInspection.shares(in: stateDirectory)

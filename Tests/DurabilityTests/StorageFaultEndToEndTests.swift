@@ -48,7 +48,7 @@ struct StorageFaultEndToEndTests {
             #expect(try decode(wearable.request(CommandLines.end(id: "end-1"))).isSuccess)
             daemon.stop()
         }
-        // Past the size checked whole at open: a table of ~6 MB the daemon never reads while serving, added
+        // Past the size checked whole at open: a table of some 6 MB the daemon never reads while serving, added
         // after its own pages, so the damage below is in pages start-up does not touch.
         let database = setup.stateDirectory + "/workoutd.sqlite"
         #expect(

@@ -19,7 +19,9 @@ struct StoredShare: Decodable {
     var commandID: CommandID?
 }
 
-/// What a user sees with the offline inspection commands: `workoutd workouts|shares --state-dir DIR --json`.
+/// What a user sees with the offline inspection commands.
+///
+/// `workoutd workouts|shares --state-dir DIR --json`.
 enum OfflineInspection {
     static func workouts(in stateDirectory: String) throws -> [StoredWorkout] {
         try rows("workouts", stateDirectory)

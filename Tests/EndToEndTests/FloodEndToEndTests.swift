@@ -8,14 +8,17 @@ import WorkoutdTesting
 import Glibc
 #endif
 
-/// Issue 28's proof: one device floods the hub beside a quiet one, both on ptys served by the real daemon.
+/// One device floods the hub beside a quiet one, both on ptys served by the real daemon.
+///
 /// The flood is rate-limited and bounded in memory and disk; the quiet device is answered, all of it, in order.
 /// Nothing here is timed: the bounds are counts (replies, rows, bytes, pages of memory).
 @Suite("A flooding device beside a quiet one", .serialized)
 struct FloodEndToEndTests {
     static let rate = 100
     static let burst = 200
-    /// At least this many flood lines, and on until the quiet device is done: the two overlap by construction.
+    /// At least this many flood lines, and on until the quiet device is done.
+    ///
+    /// The two overlap by construction.
     static let minimumFloodLines = 6_000
 
     /// The flood's replies as its reader thread counts them.
@@ -37,8 +40,10 @@ struct FloodEndToEndTests {
         var snapshot: Counts { counts.withLock { $0 } }
     }
 
-    /// A location of 250 characters and 1,000 bytes (the most issue 28's limits allow: 256 and 1,024), and an
-    /// id near the 128-byte limit: each accepted start stores as much as one command can.
+    /// A start line as large as a command can be: each accepted start stores as much as one command can.
+    ///
+    /// Its location has 250 characters and 1,000 bytes (the limits allow 256 and 1,024), and its id is near
+    /// the 128-byte limit.
     static func floodLine(_ n: Int) -> String {
         let id = "flood-\(n)-" + String(repeating: "x", count: 100)
         if n.isMultiple(of: 2) {

@@ -5,8 +5,10 @@ import WorkoutdTesting
 import Glibc
 #endif
 
-/// A socat pty pair with stable link paths, as a user sets one up: the daemon serves `deviceLink`,
-/// the test talks on `wearableLink`. Restarting socat recreates the same paths (an unplug and replug).
+/// A socat pty pair with stable link paths, as a user sets one up.
+///
+/// The daemon serves `deviceLink`, the test talks on `wearableLink`. Restarting socat recreates the same paths (an
+/// unplug and replug).
 final class SocatLink: @unchecked Sendable {
     let deviceLink: String
     let wearableLink: String

@@ -1,8 +1,9 @@
 import PropertyBased
 import WorkoutdTesting
 
-/// Byte streams a wearable (or a broken one) might send: commands good and bad, blank lines, CRLF,
-/// oversized lines, invalid UTF-8 and random bytes, in any order.
+/// Byte streams a wearable (or a broken one) might send.
+///
+/// Commands good and bad, blank lines, CRLF, oversized lines, invalid UTF-8 and random bytes, in any order.
 enum ByteStreamGenerators {
     private static let start =
         #"{"command_type":"start_workout","location":"Gary's Gym","date":"2020-03-16 19:45:13 +0000","intensityLevel":5}"#

@@ -11,8 +11,9 @@ enum CommandGenerators {
         Gen.character(in: "\u{1F300}"..."\u{1FAFF}")
     )
 
-    /// Valid locations: 1–256 characters (Unicode scalars), not all whitespace, without the bidi and line
-    /// separator characters the ranges above include (issue 28: refused with `invalid_field`).
+    /// Valid locations: 1–256 characters (Unicode scalars), not all whitespace.
+    ///
+    /// Without the bidi and line separator characters the ranges above include (refused with `invalid_field`).
     static let location = locationCharacter.string(of: 1...Workout.maximumLocationLength)
         .filter {
             !$0.allSatisfy(\.isWhitespace) && $0.unicodeScalars.count <= Workout.maximumLocationLength

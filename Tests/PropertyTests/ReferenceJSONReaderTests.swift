@@ -1,7 +1,9 @@
 import Testing
 import WorkoutdTesting
 
-/// The fuzzer's oracle must itself judge by RFC 8259 and the protocol's rules, or agreeing with it proves nothing.
+/// The fuzzer's oracle must itself judge by RFC 8259 and the protocol's rules.
+///
+/// Or agreeing with it proves nothing.
 @Suite("Reference JSON reader (the fuzz oracle)")
 struct ReferenceJSONReaderTests {
     @Test(

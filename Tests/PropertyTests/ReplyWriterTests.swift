@@ -3,8 +3,9 @@ import PropertyBased
 import Testing
 import WorkoutProtocol
 
-/// The reply writer the daemon uses is written field by field; `Reply`'s Codable conformance is the
-/// specification. For any reply the two must produce the same bytes.
+/// The reply writer the daemon uses is written field by field.
+///
+/// `Reply`'s Codable conformance is the specification. For any reply the two must produce the same bytes.
 @Suite("Reply writer")
 struct ReplyWriterTests {
     static let text = Gen.oneOf(

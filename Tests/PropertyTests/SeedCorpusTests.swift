@@ -2,8 +2,9 @@ import Foundation
 import Testing
 import WorkoutdTesting
 
-/// Every committed fuzzing seed (and every finding added to `Fuzz/corpus` as a regression) must pass
-/// the fuzzer's invariants on each test run, without libFuzzer.
+/// Every committed fuzzing seed must pass the fuzzer's invariants on each test run, without libFuzzer.
+///
+/// So must every finding added to `Fuzz/corpus` as a regression.
 @Suite("Fuzzing seed corpus")
 struct SeedCorpusTests {
     static let folder = URL(fileURLWithPath: #filePath)

@@ -7,8 +7,10 @@ import WorkoutdTesting
 
 @testable import Replication
 
-/// The shipper's connection pool against a real PostgreSQL server: connections are reused, never more than
-/// the maximum are open, a failed one is replaced, and why a connection cannot be opened reaches the caller.
+/// The shipper's connection pool against a real PostgreSQL server.
+///
+/// Connections are reused, never more than the maximum are open, a failed one is replaced, and why a connection cannot
+/// be opened reaches the caller.
 @Suite("central connection pool", .serialized, .timeLimit(.minutes(2)))
 struct CentralConnectionPoolTests {
     let cluster: PostgresCluster

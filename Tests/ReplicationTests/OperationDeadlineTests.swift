@@ -3,8 +3,9 @@ import Testing
 
 @testable import Replication
 
-/// The shipper's deadline gives up on an operation that ignores cancellation (as postgres-nio's query on a
-/// torn-down channel does), instead of waiting for it as a task group would.
+/// The shipper's deadline gives up on an operation that ignores cancellation.
+///
+/// As postgres-nio's query on a torn-down channel does, instead of waiting for it as a task group would.
 @Suite("operation deadline", .timeLimit(.minutes(1)))
 struct OperationDeadlineTests {
     struct Refused: Error {}

@@ -4,8 +4,9 @@ import Testing
 
 @testable import Replication
 
-/// The guard that keeps a cleartext or MD5 password from a server whose identity was not verified: the
-/// state machine on the server's bytes, and its handler in a channel.
+/// The guard that keeps a cleartext or MD5 password from a server whose identity was not verified.
+///
+/// The state machine on the server's bytes, and its handler in a channel.
 @Suite struct PasswordGuardTests {
     /// A backend message: type byte, int32 length (itself included), body.
     static func message(_ type: Character, _ body: [UInt8] = []) -> ByteBuffer {

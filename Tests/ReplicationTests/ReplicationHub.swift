@@ -2,8 +2,10 @@ import Foundation
 import WorkoutProtocol
 import WorkoutdTesting
 
-/// One hub under test: the real daemon with its own state directory, control socket, simulated wearables
-/// on ptys, and a `replication:` section pointing at the test's PostgreSQL.
+/// One hub under test: the real daemon with its own state, simulated wearables and replication.
+///
+/// It has its own state directory and control socket, simulated wearables on ptys, and a `replication:` section
+/// pointing at the test's PostgreSQL.
 final class ReplicationHub: @unchecked Sendable {
     let hubID: String
     let directory: String
@@ -61,8 +63,9 @@ final class ReplicationHub: @unchecked Sendable {
         self.daemon = daemon
     }
 
-    /// `cycles` start/end/share cycles on every wearable, one request at a time per wearable, the wearables
-    /// side by side; returns every reply. `activeAtEnd` leaves one more workout started on each wearable.
+    /// `cycles` start/end/share cycles on every wearable, side by side; returns every reply.
+    ///
+    /// One request at a time per wearable. `activeAtEnd` leaves one more workout started on each wearable.
     func runLoad(
         cycles: Int,
         activeAtEnd: Bool = false,

@@ -7,9 +7,10 @@ import WorkoutdTesting
 import Glibc
 #endif
 
-/// Issue 28 against a real PostgreSQL and the real daemon: a server that cannot prove who it is gets no
-/// connection by default and no cleartext password on an unverified link; secrets come from private files
-/// or systemd credentials.
+/// The replication link's security against a real PostgreSQL and the real daemon.
+///
+/// A server that cannot prove who it is gets no connection by default and no cleartext password on an
+/// unverified link; secrets come from private files or systemd credentials.
 @Suite("replication link security", .serialized)
 struct ReplicationLinkSecurityTests {
     @Test func aSelfSignedServerIsRefusedByDefaultAndTrustedWithItsCertificate() throws {
@@ -171,7 +172,7 @@ struct ReplicationLinkSecurityTests {
     }
 }
 
-/// The configuration mistakes of issue 28 stop the start with exit 78 and the key to fix.
+/// The replication link's configuration mistakes stop the start with exit 78 and the key to fix.
 @Suite struct ReplicationConfigurationRefusalTests {
     /// `workoutd check-config` on a file with `replication` lines; its exit status and output.
     func checkConfig(

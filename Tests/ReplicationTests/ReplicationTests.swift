@@ -8,8 +8,10 @@ import WorkoutdTesting
 import Glibc
 #endif
 
-/// Issue 18 against a real PostgreSQL cluster and the real daemon: every workout and share reaches the
-/// central tables exactly once, through outages, crashes and many hubs, and devices never wait for it.
+/// Replication against a real PostgreSQL cluster and the real daemon.
+///
+/// Every workout and share reaches the central tables exactly once, through outages, crashes and many hubs,
+/// and devices never wait for it.
 @Suite("replication to a central PostgreSQL", .serialized)
 struct ReplicationTests {
     /// The central rows of one hub, as a gym owner would count them.
@@ -209,9 +211,10 @@ struct ReplicationTests {
         #expect(rows.isComplete(cycles: 2 * 3 * cycles, active: 0), "\(rows)")
     }
 
-    /// The pool: while one batch commits (here: waits for the held hubs table inside its transaction), the
-    /// next one is read and sent on the second connection, and commits only after it; never more connections
-    /// than `replication.max_connections`, opened at start and kept.
+    /// The pool: while one batch commits, the next one is read and sent on the second connection.
+    ///
+    /// Here the committing batch waits for the held hubs table inside its transaction; the next commits only after it.
+    /// Never more connections than `replication.max_connections`, opened at start and kept.
     @Test func batchesOverlapOnASmallPoolAndStillLandInOrder() throws {
         let cluster = try PostgresCluster()
         let cycles = 20
@@ -273,8 +276,10 @@ struct ReplicationTests {
         #expect(try hub.replicationStatus()["connections"] as? Int == 2)
     }
 
-    /// Back-fill: a hub's history from before replication was turned on, and from a later period with it off
-    /// again, reaches the central database when it is turned on, every workout and share exactly once.
+    /// Back-fill: history from periods without replication reaches the central database once it is on.
+    ///
+    /// That is a hub's history from before replication was turned on, and from a later period with it off again: every
+    /// workout and share arrives exactly once.
     @Test func historyCommittedWithoutReplicationIsShippedOnceItIsOn() throws {
         let cluster = try PostgresCluster()
         let hub = try ReplicationHub(hubID: "hub-back-fill", devices: 2, postgresURL: cluster.url(), cluster: cluster)
@@ -398,8 +403,10 @@ struct ReplicationTests {
         #expect(try cluster.count("SELECT count(*) FROM pg_tables WHERE tablename = 'workouts'") == 0)
     }
 
-    /// An administrator renames the hub and raises the log level in one edit: the rename waits for a restart
-    /// (and says so) without costing the live change, and shipping carries on under the hub's first name.
+    /// An administrator renames the hub and raises the log level in one edit.
+    ///
+    /// The rename waits for a restart (and says so) without costing the live change, and shipping carries on under the
+    /// hub's first name.
     @Test func aReloadNamesTheHubChangeAsPendingAndAppliesTheRest() throws {
         let cluster = try PostgresCluster()
         let hub = try ReplicationHub(hubID: "hub-reload", devices: 1, postgresURL: cluster.url(), cluster: cluster)
@@ -447,7 +454,7 @@ struct ReplicationTests {
         return hub
     }
 
-    /// A batch shipped while the hubs table is held waits inside its transaction, for as long as it is held.
+    /// A batch shipped while the hubs table is held waits inside its transaction, as long as it is held.
     struct HubsTableHolder {
         let process: Process
         let cluster: PostgresCluster
@@ -493,8 +500,9 @@ struct ReplicationTests {
     }
 }
 
-/// Runs `body` for every index at once, each on its own thread (concurrentPerform runs only as many at a
-/// time as there are cores: two here, which is not "all loads at once").
+/// Runs `body` for every index at once, each on its own thread.
+///
+/// concurrentPerform runs only as many at a time as there are cores: two here, which is not "all loads at once".
 func simultaneously(_ count: Int, _ body: @escaping @Sendable (Int) -> Void) {
     let group = DispatchGroup()
     for index in 0..<count {

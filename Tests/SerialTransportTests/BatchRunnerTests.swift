@@ -3,8 +3,9 @@ import Synchronization
 import Testing
 import WorkoutProtocol
 
-/// The batch runner's decisions, with no channel: what runs when, when reading pauses and resumes, when a
-/// draining connection closes.
+/// The batch runner's decisions, with no channel.
+///
+/// What runs when, when reading pauses and resumes, when a draining connection closes.
 @Suite struct BatchRunnerTests {
     static func line(_ id: Int) -> DecodedLine {
         DecodedLine(id: .integer(Int64(id)), command: .success(.endWorkout))
@@ -18,8 +19,10 @@ import WorkoutProtocol
         lines.map { line in if case .integer(let id) = line.id { id } else { -1 } }
     }
 
-    /// Answers `batch` (one reply per line, echoing its id) and writes whatever is ready, as the handler does:
-    /// the ids of the lines written, in order, and the runner's next actions.
+    /// Answers `batch` and writes whatever is ready, as the handler does.
+    ///
+    /// One reply per line, echoing its id. Returns the ids of the lines written, in order, and the runner's next
+    /// actions.
     static func answer(
         _ batch: BatchRunner.Batch?,
         _ runner: inout BatchRunner,

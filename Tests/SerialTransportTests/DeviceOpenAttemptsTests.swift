@@ -4,8 +4,9 @@ import WorkoutdTesting
 
 @testable import SerialTransport
 
-/// A node that will not open, as the log shows it: one line per reason, retries with growing delays, and a
-/// give-up only where the policy says so.
+/// A node that will not open, as the log shows it.
+///
+/// One line per reason, retries with growing delays, and a give-up only where the policy says so.
 @Suite("Device open attempts")
 struct DeviceOpenAttemptsTests {
     let policy = ReconnectPolicy(

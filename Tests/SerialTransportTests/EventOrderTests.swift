@@ -9,10 +9,11 @@ import WorkoutProtocol
 import WorkoutStorage
 import WorkoutdTesting
 
-/// docs/control-protocol.md: "for one device, events appear in the order things happened: a batch's
-/// `command_received` events, then what the commands caused, then its `reply_sent` events" — on the path
-/// that answers a batch at once (a session on its device's loop over an in-memory store) and on the one that
-/// waits for the store to commit (SQLite), through a real pty and the daemon's ``DeviceManager``.
+/// For one device, events appear in the order things happened (docs/control-protocol.md).
+///
+/// That is "a batch's `command_received` events, then what the commands caused, then its `reply_sent` events" — on the
+/// path that answers a batch at once (a session on its device's loop over an in-memory store) and on the one that waits
+/// for the store to commit (SQLite), through a real pty and the daemon's ``DeviceManager``.
 @Suite struct EventOrderTests {
     enum Storage: String, CaseIterable, Sendable {
         case memory, sqlite

@@ -9,8 +9,9 @@ import WorkoutProtocol
 struct FramingTests {
     static let endWorkout = #"{"command_type":"end_workout","id":1}"#
 
-    /// Through the device pipeline's ``LineDecodingHandler``, and through the framing and decoding stages as two
-    /// handlers (``ReferenceDecodingHandler``): every test here holds the two to the same lines.
+    /// Through the pipeline's ``LineDecodingHandler``, and through framing and decoding as two handlers.
+    ///
+    /// The two handlers are ``ReferenceDecodingHandler``'s pair: every test here holds both to the same lines.
     func decoded(_ chunks: [[UInt8]], limit: Int = 64) throws -> [DecodedLine] {
         let channel = EmbeddedChannel()
         try channel.pipeline.syncOperations.addHandler(ByteToMessageHandler(LineFrameDecoder(maximumLineLength: limit)))

@@ -6,8 +6,9 @@ import Testing
 import WorkoutEngine
 import WorkoutdTesting
 
-/// A tty another program holds (its flock) is waited for, not given up on like a node that never appears:
-/// a discovered device's bounded retries do not run out while the holder keeps it.
+/// A tty another program holds (its flock) is waited for, not given up on like a missing node.
+///
+/// A discovered device's bounded retries do not run out while the holder keeps it.
 @Suite struct HeldTTYTests {
     @Test func aHeldTTYOutlastsTheGiveUpLimitAndIsServedWhenReleased() async throws {
         let wearable = try SimulatedWearable()

@@ -2,8 +2,9 @@ import Glibc
 import SerialTransport
 import Testing
 
-/// What the daemon does when a discovered node will not open: the decision behind the log lines a user
-/// sees ("device refuses to open" with a hint, or "giving up on device").
+/// What the daemon does when a discovered node will not open.
+///
+/// The decision behind the log lines a user sees ("device refuses to open" with a hint, or "giving up on device").
 @Suite("Open failures")
 struct OpenFailurePolicyTests {
     let policy = OpenFailurePolicy(

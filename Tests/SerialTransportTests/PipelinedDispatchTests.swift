@@ -8,11 +8,15 @@ import WorkoutProtocol
 import WorkoutStorage
 import WorkoutdTesting
 
-/// Issue 31, overlap, as a wearable sees it: reads sent while a batch commits to the real SQLite store, one of the
-/// commits failed on purpose (``HeldCommitStore``), and what comes back, in what order, and what is stored.
+/// Overlapping commits as a wearable sees them, on the real SQLite store.
+///
+/// Reads are sent while a batch commits, one of the commits fails on purpose (``HeldCommitStore``), and the
+/// tests check what comes back, in what order, and what is stored.
 extension DispatchTests {
-    /// Waits until `session` has `count` batches stepped and not finished committing, running `channel`'s loop:
-    /// a testing loop runs a task its own handlers started (a batch's) only when asked to.
+    /// Waits until `session` has `count` batches stepped and not finished committing.
+    ///
+    /// It runs `channel`'s loop meanwhile: a testing loop runs a task its own handlers started (a batch's) only when
+    /// asked to.
     static func untilAwaitingCommit(_ count: Int, _ session: DeviceSession, on channel: NIOAsyncTestingChannel) async {
         for _ in 0..<100_000 {
             await channel.testingEventLoop.run()

@@ -2,10 +2,11 @@ import NIOCore
 import SerialTransport
 import WorkoutProtocol
 
-/// The second of the two handlers the device pipeline had before ``LineDecodingHandler`` fused framing and
-/// decoding: after `ByteToMessageHandler(LineFrameDecoder)`, it decodes each framed line into a ``DecodedLine``
-/// (a too-long line becomes its error). Kept here only as the reference the fused handler is held to
-/// (``FramingTests``): the plain composition of the two pure stages, one line at a time.
+/// The decoding handler the device pipeline had before ``LineDecodingHandler`` fused the two stages.
+///
+/// After `ByteToMessageHandler(LineFrameDecoder)`, it decodes each framed line into a ``DecodedLine`` (a too-long line
+/// becomes its error). Kept here only as the reference the fused handler is held to (``FramingTests``): the plain
+/// composition of the two pure stages, one line at a time.
 final class ReferenceDecodingHandler: ChannelInboundHandler {
     typealias InboundIn = LineFrame
     typealias InboundOut = DecodedLine

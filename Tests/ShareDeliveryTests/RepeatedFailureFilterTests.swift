@@ -2,7 +2,9 @@ import Testing
 
 @testable import ShareDelivery
 
-/// The decisions behind a quiet journal: one line per distinct failure, a count when it changes or recovers.
+/// The decisions behind a quiet journal.
+///
+/// One line per distinct failure, a count when it changes or recovers.
 @Suite struct RepeatedFailureFilterTests {
     @Test func identicalFailuresAreLoggedOnceAndCountedUntilRecovery() {
         var filter = RepeatedFailureFilter()

@@ -83,8 +83,10 @@ import WorkoutdTesting
         }
     }
 
-    /// A running worker whose pass needs 500 ms without a batch (`limit` at most), devices sending a batch every
-    /// 20 ms, and one share queued: `check` gets the share's spool file, the store and the traffic.
+    /// A running worker, devices sending a batch every 20 ms, and one share queued.
+    ///
+    /// The worker's pass needs 500 ms without a batch (`limit` at most); `check` gets the share's spool file, the store
+    /// and the traffic.
     static func withBusyDevices(
         limit: Duration,
         _ check: (_ file: String, SQLiteWorkoutStore, BusyDevices) async throws -> Void
@@ -161,7 +163,8 @@ import WorkoutdTesting
         let running = Task { try await service.run() }
         defer { running.cancel() }
 
-        // Four passes with rests in proportion to each pass: on a loaded 2-core machine that took over 20 s.
+        // Four passes with rests in proportion to each pass: on a loaded machine that takes far longer than
+        // the passes' own work.
         #expect(try await eventually(timeout: .seconds(120)) { delivered.withLock { $0.count } == 25 })
         let shares = try await store.shares(limit: nil)
         #expect(shares.count == 25 && shares.allSatisfy { $0.status == .delivered && $0.attempts == 1 })

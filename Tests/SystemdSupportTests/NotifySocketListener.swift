@@ -2,9 +2,10 @@ import Foundation
 import Glibc
 import WorkoutProtocol
 
-/// The service manager's end of `NOTIFY_SOCKET`: a real AF_UNIX datagram socket that collects what
-/// sd_notify(3) sends, one datagram per call. Waiting happens on a Dispatch thread, never on the
-/// cooperative pool that the services under test need.
+/// The service manager's end of `NOTIFY_SOCKET`.
+///
+/// A real AF_UNIX datagram socket that collects what sd_notify(3) sends, one datagram per call. Waiting happens on a
+/// Dispatch thread, never on the cooperative pool that the services under test need.
 final class NotifySocketListener: Sendable {
     let path: String
     private let descriptor: CInt

@@ -3,8 +3,10 @@ import Glibc
 import Testing
 import WorkoutdTesting
 
-/// The real daemon under a real `NOTIFY_SOCKET`: systemd sees a reload begin (`RELOADING=1` with the
-/// monotonic time) and end (`READY=1`), whether the new configuration was applied or rejected.
+/// The real daemon under a real `NOTIFY_SOCKET`.
+///
+/// systemd sees a reload begin (`RELOADING=1` with the monotonic time) and end (`READY=1`), whether the new
+/// configuration was applied or rejected.
 @Suite struct ReloadNotificationTests {
     /// Datagrams up to and including the next one that starts with `READY=1`.
     private func untilReady(_ listener: NotifySocketListener, _ daemon: DaemonProcess) async throws -> [String] {

@@ -1,8 +1,9 @@
 import Foundation
 
-/// An expected reply line from a transcript: JSON whose string values `"$any"`, `"$number"` and
-/// `"$string"` stand for any value, any number and any string (for values that depend on timing).
-/// Everything else must be equal, and objects must have exactly the same keys.
+/// An expected reply line from a transcript.
+///
+/// JSON whose string values `"$any"`, `"$number"` and `"$string"` stand for any value, any number and any string (for
+/// values that depend on timing). Everything else must be equal, and objects must have exactly the same keys.
 struct ReplyPattern: CustomStringConvertible {
     let pattern: JSONValue
     let text: String

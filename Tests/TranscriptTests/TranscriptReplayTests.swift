@@ -2,8 +2,10 @@ import Foundation
 import Testing
 import WorkoutdTesting
 
-/// Replays every `Tests/Transcripts/*.transcript` twice: in process through the daemon's device pipeline, and live
-/// against a fresh `workoutd` serving a real pty, as a wearable would. Adding a regression case is adding a file.
+/// Replays every `Tests/Transcripts/*.transcript` twice.
+///
+/// In process through the daemon's device pipeline, and live against a fresh `workoutd` serving a real pty, as a
+/// wearable would. Adding a regression case is adding a file.
 @Suite("Transcript replay", .serialized)
 struct TranscriptReplayTests {
     /// The two ways a transcript runs (``TranscriptTarget``'s implementations).

@@ -1,8 +1,10 @@
 import Foundation
 import Testing
 
-/// The generated sources are checked in (`make openapi`): an OpenAPI document changed without regenerating them
-/// shows here, as an operation or a path the generated server does not register.
+/// The generated sources are checked in (`make openapi`).
+///
+/// An OpenAPI document changed without regenerating them shows here, as an operation or a path the generated server
+/// does not register.
 @Suite struct OpenAPIContractTests {
     static let webAPI = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent(
         "../../Sources/WebAPI"

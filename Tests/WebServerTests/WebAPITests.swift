@@ -8,8 +8,9 @@ import WebAPI
 import WorkoutProtocol
 import WorkoutdTesting
 
-/// The HTTP API through its generated client against a real daemon (SQLite, pty wearables): every endpoint
-/// answers what `workoutctl` answers, pages do not overlap, filters filter, and the API is read-only.
+/// The HTTP API through its generated client against a real daemon (SQLite, pty wearables).
+///
+/// Every endpoint answers what `workoutctl` answers, pages do not overlap, filters filter, and the API is read-only.
 @Suite(.serialized) struct WebAPITests {
     @Test func everyEndpointAnswersWhatTheControlSocketAnswers() async throws {
         let wearable = try SimulatedWearable()

@@ -9,8 +9,9 @@ import OpenAPIRuntime
 import WebAPI
 import WorkoutdTesting
 
-/// A real `workoutd` (SQLite in a scratch directory, pty wearables) with its web server on a free port, and the
-/// API's generated client pointed at it.
+/// A real `workoutd` with its web server on a free port, and the API's generated client pointed at it.
+///
+/// The daemon stores in SQLite in a scratch directory and serves pty wearables.
 final class WebDaemon: @unchecked Sendable {
     let directory: URL
     let configFile: String
@@ -18,7 +19,9 @@ final class WebDaemon: @unchecked Sendable {
     let daemon: DaemonProcess
     private(set) var port: Int?
 
-    /// `web` is the `web:` section's body (YAML, indented two spaces); the listener's port is read from the log.
+    /// `web` is the `web:` section's body (YAML, indented two spaces).
+    ///
+    /// The listener's port is read from the log.
     init(
         devices: [String] = [],
         web: String = "  listen: 127.0.0.1:0\n",
@@ -46,7 +49,9 @@ final class WebDaemon: @unchecked Sendable {
         "log_level: info\ndiscovery:\n  enabled: false\nweb:\n" + web
     }
 
-    /// The port of the `occurrence`-th "web server listening" line (a reload that moves the server logs another).
+    /// The port of the `occurrence`-th "web server listening" line.
+    ///
+    /// A reload that moves the server logs another.
     func listeningPort(occurrence: Int) throws -> Int {
         let deadline = ContinuousClock.now + .seconds(30)
         while ContinuousClock.now < deadline {
@@ -110,8 +115,9 @@ struct RawHTTP {
         func header(_ name: String) -> String? { headers.first { $0.0.lowercased() == name.lowercased() }?.1 }
     }
 
-    /// Redirects are the answer under test, not something to follow; no connection is kept between requests,
-    /// so a listener that stopped is seen as stopped.
+    /// Redirects are the answer under test, not something to follow.
+    ///
+    /// No connection is kept between requests, so a listener that stopped is seen as stopped.
     private static let client = HTTPClient(
         eventLoopGroupProvider: .singleton,
         configuration: .init(

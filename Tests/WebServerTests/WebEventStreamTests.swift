@@ -6,8 +6,9 @@ import WebAPI
 import WorkoutProtocol
 import WorkoutdTesting
 
-/// `/api/events` carries what `workoutctl events` carries: every command of a burst and its reply, in `seq`
-/// order with no gap.
+/// `/api/events` carries what `workoutctl events` carries.
+///
+/// Every command of a burst and its reply, in `seq` order with no gap.
 @Suite(.serialized) struct WebEventStreamTests {
     @Test func aCommandBurstArrivesWholeAndInOrder() async throws {
         let wearable = try SimulatedWearable()

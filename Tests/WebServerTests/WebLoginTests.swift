@@ -6,8 +6,10 @@ import Testing
 import WebAPI
 import WorkoutdTesting
 
-/// On an address other than loopback nothing is served without a login: the token from the credentials file
-/// (a form giving a session cookie, or a bearer header); failed logins are throttled.
+/// On an address other than loopback nothing is served without a login.
+///
+/// The token from the credentials file (a form giving a session cookie, or a bearer header); failed logins are
+/// throttled.
 @Suite(.serialized) struct WebLoginTests {
     static let token = "correct-horse-battery-staple-42"
 

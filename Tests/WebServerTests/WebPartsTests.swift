@@ -2,7 +2,9 @@ import Testing
 
 @testable import WebServer
 
-/// The web server's parts without I/O: the login throttle, sessions, constant-time comparison, escaping, SSE framing.
+/// The web server's parts without I/O.
+///
+/// The login throttle, sessions, constant-time comparison, escaping, SSE framing.
 @Suite struct WebPartsTests {
     @Test func theThrottleLocksAClientOutAfterItsAttemptsAndLetsItBackLater() {
         var throttle = LoginThrottle(attempts: 3, lockout: .seconds(60))

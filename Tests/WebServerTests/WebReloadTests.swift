@@ -42,7 +42,9 @@ import WorkoutdTesting
     }
 }
 
-/// A port another program holds: the daemon serves its devices anyway, says so, and a reload tries again.
+/// A port another program holds.
+///
+/// The daemon serves its devices anyway, says so, and a reload tries again.
 @Suite(.serialized) struct WebPortTakenTests {
     @Test func aTakenPortIsLoggedAndAReloadTriesAgain() async throws {
         let holder = try WebDaemon()

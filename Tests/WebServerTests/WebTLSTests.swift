@@ -6,7 +6,9 @@ import NIOSSL
 import Testing
 import WorkoutdTesting
 
-/// With `web.tls_certificate` and `web.tls_key` the server speaks HTTPS only, and its session cookie is `Secure`.
+/// With `web.tls_certificate` and `web.tls_key` the server speaks HTTPS only.
+///
+/// Its session cookie is `Secure`.
 @Suite(.serialized) struct WebTLSTests {
     @Test func aConfiguredCertificateMeansHTTPSAndSecureCookies() async throws {
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent(

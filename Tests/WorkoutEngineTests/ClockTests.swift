@@ -4,14 +4,16 @@ import WorkoutEngine
 import WorkoutProtocol
 import WorkoutdTesting
 
-/// Durations on the boot-time clock, marks on times taken before the clock was synchronised (issue 30).
+/// Durations on the boot-time clock, marks on times taken before the clock was synchronised.
 @Suite("Clocks")
 struct ClockTests {
     static func line(_ text: String) -> DecodedLine { CommandLineDecoder().decode(Array(text.utf8)) }
     static let start = line(CommandLines.start())
     static let end = line(CommandLines.end())
 
-    /// Starts a workout, lets `before` happen, ends it; returns the reply's duration and the stored workout.
+    /// Starts a workout, lets `before` happen, ends it.
+    ///
+    /// Returns the reply's duration and the stored workout.
     func workout(
         on clock: SteppedClock,
         store: InMemoryWorkoutStore = InMemoryWorkoutStore(),

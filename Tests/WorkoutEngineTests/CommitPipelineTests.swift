@@ -3,8 +3,10 @@ import Testing
 import WorkoutEngine
 import WorkoutProtocol
 
-/// ``CommitPipeline`` on a queueing store the test drives by hand: which commit the store was handed, when, and
-/// from where (the completion of the one before it), and what a failure discards. No I/O, no timing.
+/// ``CommitPipeline`` on a queueing store the test drives by hand.
+///
+/// Which commit the store was handed, when, and from where (the completion of the one before it), and what a failure
+/// discards. No I/O, no timing.
 @Suite struct CommitPipelineTests {
     /// A store that only records the commits queued on it; the test completes them.
     final class ManualQueueStore: QueueingCommitStore {

@@ -86,7 +86,9 @@ struct ImmediateHandlingTests {
         #expect(try await store.workouts(device: nil, limit: nil).count == 1)
     }
 
-    /// What `events` emits from now on, an entry per event ("received 2 from device", "workout_started", …).
+    /// What `events` emits from now on, an entry per event.
+    ///
+    /// For example "received 2 from device", "workout_started", ….
     final class EventTrace: Sendable {
         private let entries = Mutex<[String]>([])
 

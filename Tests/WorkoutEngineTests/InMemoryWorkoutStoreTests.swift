@@ -64,8 +64,10 @@ import WorkoutProtocol
         #expect(try await store.shares(limit: nil).map(\.status) == [.pending, .delivered])
     }
 
-    /// The pending queue against a plain set: shares committed mostly in id order (some out of it), delivered in
-    /// random order, listed in id order, through its compactions.
+    /// The pending queue against a plain set.
+    ///
+    /// Shares committed mostly in id order (some out of it), delivered in random order, listed in id order, through its
+    /// compactions.
     @Test func pendingSharesFollowCommitsAndDeliveriesInAnyOrder() async throws {
         let store = InMemoryWorkoutStore()
         var generator = SystemRandomNumberGenerator()

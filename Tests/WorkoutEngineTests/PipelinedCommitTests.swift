@@ -4,9 +4,10 @@ import WorkoutEngine
 import WorkoutProtocol
 import WorkoutdTesting
 
-/// Issue 31, overlap: a pipelining device's next batch is stepped while the batch before it commits, its reply
-/// still waits for its own commit, and a failed commit discards every batch stepped on top of it. Commits are
-/// held by ``HeldCommitStore`` until the test lets them through or fails them: no timing.
+/// A pipelining device's next batch is stepped while the batch before it commits.
+///
+/// Its reply still waits for its own commit, and a failed commit discards every batch stepped on top of it.
+/// Commits are held by ``HeldCommitStore`` until the test lets them through or fails them: no timing.
 @Suite struct PipelinedCommitTests {
     static func line(_ text: String) -> DecodedLine { CommandLineDecoder().decode(Array(text.utf8)) }
     static func start(_ id: Int) -> DecodedLine { line(CommandLines.start(id: CommandLines.ID(id))) }
@@ -44,8 +45,10 @@ import WorkoutdTesting
         Issue.record("the session never had \(count) batches awaiting their commit")
     }
 
-    /// Held commits reached as a store that commits at the batch's turn does, or through ``CommitPipeline`` as
-    /// SQLite's store (a ``QueueingCommitStore``) does: the rules are the same.
+    /// Held commits reached by committing at the batch's turn, or through ``CommitPipeline``.
+    ///
+    /// A store that commits at the batch's turn does the first, SQLite's store (a ``QueueingCommitStore``) the second:
+    /// the rules are the same.
     static func sessionStore(_ held: HeldCommitStore, queueing: Bool) -> any SessionStore {
         queueing ? HeldQueueingCommitStore(held) : held
     }

@@ -2,9 +2,10 @@ import Foundation
 import Testing
 import WorkoutProtocol
 
-/// The decoder against a strict reference reader (Python's `json`, made strict: see
-/// Tests/Differential/mutations.py) on 100,000 seeded random mutations of valid commands: every line the
-/// reference refuses gets `malformed_json`, and no line it accepts as an object does.
+/// The decoder against a strict reference reader on 100,000 seeded random mutations of valid commands.
+///
+/// The reference is Python's `json`, made strict (see Tests/Differential/mutations.py): every line it refuses gets
+/// `malformed_json`, and no line it accepts as an object does.
 @Suite("Differential: malformed_json agrees with a strict reference reader")
 struct DifferentialTests {
     static let script = URL(fileURLWithPath: #filePath).deletingLastPathComponent()

@@ -3,7 +3,9 @@ import StrictJSON
 import Testing
 import WorkoutProtocol
 
-/// The hand-written fast paths (ordered reply writer, wire-date reader) must say exactly what Foundation says.
+/// The hand-written fast paths must say exactly what Foundation says.
+///
+/// They are the ordered reply writer and the wire-date reader.
 @Suite("Fast coding paths agree with Foundation")
 struct FastCodingTests {
     static let replies: [Reply] = [
@@ -171,8 +173,8 @@ struct FastCodingTests {
             )
         }
         for text in texts {
-            // Offsets past ±14:59 or with 60+ minutes are no UTC offset: refused now (issue 14), where the
-            // formatter read them.
+            // Offsets past ±14:59 or with 60+ minutes are no UTC offset: refused now, where the formatter once
+            // read them.
             let offset = text.suffix(4)
             if text.count == 25, let hours = Int(offset.prefix(2)), let minutes = Int(offset.suffix(2)),
                 hours > 14 || minutes >= 60

@@ -3,8 +3,9 @@ import StrictJSON
 import Testing
 import WorkoutProtocol
 
-/// `CommandLineDecoder` reads flat objects with its own parser and decoder; every line must come out
-/// exactly as Foundation's `JSONDecoder` (with the same error mapping) would decode it.
+/// `CommandLineDecoder` reads flat objects with its own parser and decoder.
+///
+/// Every line must come out exactly as Foundation's `JSONDecoder` (with the same error mapping) would decode it.
 @Suite("The flat-object decoding path agrees with JSONDecoder")
 struct FlatDecodingParityTests {
     static let lines: [String] = [
@@ -72,7 +73,7 @@ struct FlatDecodingParityTests {
         #"{"command_type":"end_workout","é":1,"é":2}"#, #"{"command_type":"end_workout","é":1,"é":2}"#,
         #"{"command_type":"end_workout","id":"lane — 4"}"#, #"{"command_type":"end_workout","ID":1,"Id":2}"#,
         #"{"command_type":"start_workout","location":"Gym","date":"2020-03-16T19:45:13.25+01:00","intensityLevel":10,"id":"w-1"}"#,
-        // Issue 28: forbidden characters and the limits of location and id, escaped and raw.
+        // Forbidden characters and the limits of location and id, escaped and raw.
         #"{"command_type":"start_workout","location":"Gym\u001b[31mRED\u001b[0m\rFAKE","date":"2020-03-16 19:45:13 +0000","intensityLevel":3,"id":1}"#,
         "{\"command_type\":\"start_workout\",\"location\":\"Gym\u{7F}\",\"date\":\"2020-03-16 19:45:13 +0000\",\"intensityLevel\":3,\"id\":1}",
         "{\"command_type\":\"start_workout\",\"location\":\"Gym\u{85}\u{202E}\",\"date\":\"2020-03-16 19:45:13 +0000\",\"intensityLevel\":3}",

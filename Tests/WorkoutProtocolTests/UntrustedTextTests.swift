@@ -3,9 +3,10 @@ import StrictJSON
 import Testing
 import WorkoutProtocol
 
-/// Issue 28, "untrusted text stays text": what a wearable may put in `location` and a string `id`, the limits
-/// of both, and the one escaping function every text output uses. Every line is decoded both ways (the flat
-/// in-place parser and `JSONDecoder`), which must give the same command or the same error.
+/// Untrusted text stays text: what a wearable may put in `location` and a string `id`.
+///
+/// Also the limits of both, and the one escaping function every text output uses. Every line is decoded both
+/// ways (the flat in-place parser and `JSONDecoder`), which must give the same command or the same error.
 @Suite("Untrusted text: forbidden characters, limits, escaping")
 struct UntrustedTextTests {
     static func start(location: String, id: String = "1") -> String {
@@ -44,8 +45,9 @@ struct UntrustedTextTests {
         var testDescription: String { escaped }
     }
 
-    /// One of each class, written as a device would send it: JSON escapes for controls, raw UTF-8 for the rest
-    /// (which JSON allows unescaped), at character 4 of the location.
+    /// One of each class, written as a device would send it.
+    ///
+    /// JSON escapes for controls, raw UTF-8 for the rest (which JSON allows unescaped), at character 4 of the location.
     static let forbidden: [Forbidden] = [
         .init(escaped: #"\u0000"#, message: "control characters (U+0000 at character 4)"),
         .init(escaped: #"\u001b"#, message: "control characters (U+001B at character 4)"),
@@ -157,7 +159,7 @@ struct UntrustedTextTests {
 
     @Test("location: combining marks count, so one grapheme cluster cannot carry kilobytes")
     func combiningMarksCount() {
-        // Before issue 28 this was one "character" of 3,751 bytes and was stored.
+        // Counted in grapheme clusters, as the protocol once counted, this is one "character" of 3,751 bytes.
         let balloon = "e" + String(repeating: "\u{301}", count: 1875)
         let line = Self.decodeBothWays(Self.start(location: balloon))
         #expect(
@@ -264,7 +266,9 @@ struct UntrustedTextTests {
 
     // MARK: Both paths on random text
 
-    /// The forbidden scalars as README lists them, written out again so the tests do not check the code against itself.
+    /// The forbidden scalars as README lists them, written out again.
+    ///
+    /// So the tests do not check the code against itself.
     static func isForbidden(_ scalar: Unicode.Scalar) -> Bool {
         switch scalar.value {
         case 0x00...0x1F, 0x7F...0x9F, 0x202A...0x202E, 0x2066...0x2069, 0x200E, 0x200F, 0x061C, 0x2028, 0x2029: true
@@ -272,8 +276,10 @@ struct UntrustedTextTests {
         }
     }
 
-    /// Seeded random locations and ids drawn from printable text, every forbidden class and sizes around the
-    /// limits, written with and without escapes: both paths agree, and accept exactly what the rules allow.
+    /// Seeded random locations and ids: both paths agree, and accept exactly what the rules allow.
+    ///
+    /// They are drawn from printable text, every forbidden class and sizes around the limits, written with and without
+    /// escapes.
     @Test("20,000 random locations and ids: both paths agree with each other and with the rules")
     func randomTextAgrees() {
         let pool: [Unicode.Scalar] = [

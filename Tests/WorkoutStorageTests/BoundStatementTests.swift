@@ -4,7 +4,9 @@ import Testing
 
 @testable import WorkoutStorage
 
-/// ``BoundStatement`` binds through SQLite's C API, past GRDB's conversions: what it stores must read back exactly.
+/// ``BoundStatement`` binds through SQLite's C API, past GRDB's conversions.
+///
+/// What it stores must read back exactly.
 @Suite struct BoundStatementTests {
     @Test func textIntegersRealsAndNullsReadBackExactly() throws {
         let queue = try DatabaseQueue()

@@ -8,7 +8,9 @@ import WorkoutdTesting
 
 @testable import WorkoutStorage
 
-/// Times taken before the clock was synchronised: stored with their mark, corrected once it is, shipped marked.
+/// Times taken before the clock was synchronised.
+///
+/// Stored with their mark, corrected once it is, shipped marked.
 @Suite struct ClockMarkStoreTests {
     private func workouts(_ batch: ReplicationBatch) -> [WorkoutRecord] {
         batch.changes.compactMap { change in
@@ -62,9 +64,10 @@ import WorkoutdTesting
         try store.close()
     }
 
-    /// A session keeps only the id of its last-ended workout, never a copy of its times: a `share_workout` right
-    /// after the correction, from the same session (not restored since), shares the workout as corrected; the
-    /// sink receives the corrected times, and the listing (`workoutctl workouts`) shows them.
+    /// A session keeps only the id of its last-ended workout, never a copy of its times.
+    ///
+    /// A `share_workout` right after the correction, from the same session (not restored since), shares the workout as
+    /// corrected; the sink receives the corrected times, and the listing (`workoutctl workouts`) shows them.
     @Test func aShareRightAfterTheCorrectionIsDeliveredWithTheCorrectedTimes() async throws {
         let directory = try TemporaryDirectory()
         defer { directory.remove() }
@@ -133,8 +136,9 @@ import WorkoutdTesting
         try store.close()
     }
 
-    /// The session a restart restores (the reply ring's newest slot) names its workouts; the active one comes with
-    /// its mark and boot readings, the last ended one as its id.
+    /// The session a restart restores (the reply ring's newest slot) names its workouts.
+    ///
+    /// The active one comes with its mark and boot readings, the last ended one as its id.
     @Test func aRestoredSessionKeepsTheMarkOfItsActiveWorkout() async throws {
         let directory = try TemporaryDirectory()
         defer { directory.remove() }

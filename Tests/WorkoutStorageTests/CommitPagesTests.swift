@@ -7,9 +7,10 @@ import WorkoutdTesting
 
 @testable import WorkoutStorage
 
-/// What one acknowledged command costs the disk: the WAL frames (pages) its commit writes, each synced before
-/// the ack. Counted from the WAL's frame headers on the real store, driven by the engine as a device drives it,
-/// from an empty database and from one holding 200,000 workouts (issue 31).
+/// What one acknowledged command costs the disk: the WAL frames (pages) its commit writes.
+///
+/// Each frame is synced before the ack. Counted from the WAL's frame headers on the real store, driven by the
+/// engine as a device drives it, from an empty database and from one holding 200,000 workouts.
 @Suite struct CommitPagesTests {
     /// Start, end and share commands of one wearable in single flight (one batch, one commit each).
     static let cycles = 40
@@ -22,7 +23,9 @@ import WorkoutdTesting
         try await expectFewPages(storedWorkouts: 200_000)
     }
 
-    /// With replication on, a commit also appends its outbox entries: one page more (the outbox's right edge).
+    /// With replication on, a commit also appends its outbox entries.
+    ///
+    /// One page more (the outbox's right edge).
     @Test func aReplicatedCommandAddsOnlyItsOutboxPage() async throws {
         try await expectFewPages(storedWorkouts: 20_000, replicated: true)
     }
@@ -67,17 +70,19 @@ import WorkoutdTesting
         var sizeBefore: UInt32
     }
 
-    /// The pages a commit changed, less those a B-tree adds when it grows by a page now and then (the new page
-    /// past the old end of the file, the parent that gains its divider, and page 1, whose header counts the
-    /// pages): what the command itself wrote.
+    /// The pages a command itself wrote: those its commit changed, less those a growing B-tree adds.
+    ///
+    /// A B-tree grows by a page now and then: the new page past the old end of the file, the parent that gains its
+    /// divider, and page 1, whose header counts the pages.
     static func ownPages(_ commit: Commit) -> Int {
         let added = commit.pages.filter { $0 > commit.sizeBefore }.count
         guard added > 0 else { return commit.pages.count }
         return commit.pages.count - 2 * added - (commit.pages.contains(1) ? 1 : 0)
     }
 
-    /// `workouts` ended workouts of 50 other wearables, with a share for every tenth, written in one
-    /// transaction, then checkpointed: the WAL starts empty.
+    /// `workouts` ended workouts of 50 other wearables, with a share for every tenth.
+    ///
+    /// They are written in one transaction, then checkpointed: the WAL starts empty.
     static func fill(_ store: SQLiteWorkoutStore, workouts: Int) async throws {
         guard workouts > 0 else { return }
         try await store.database.write { db in

@@ -7,8 +7,10 @@ import WorkoutdTesting
 
 @testable import WorkoutStorage
 
-/// A lone batch on the durable store commits on the caller's thread (``SQLiteWorkoutStore/commitImmediately(_:)``,
-/// issue 31): the same transaction and the same replies as the awaited path, and only when nothing else waits.
+/// A lone batch on the durable store commits on the caller's thread.
+///
+/// ``SQLiteWorkoutStore/commitImmediately(_:)`` runs the same transaction and gives the same replies as the
+/// awaited path, and only when nothing else waits.
 @Suite struct InPlaceCommitTests {
     @Test("a lone batch on an idle writer is answered in place with the awaited path's replies, and is durable")
     func loneBatchCommitsInPlace() async throws {
@@ -51,7 +53,9 @@ import WorkoutdTesting
         try reopened.close()
     }
 
-    /// A store in `directory` and one wearable's session on it, with a clock that stands still (same replies on both paths).
+    /// A store in `directory` and one wearable's session on it, with a clock that stands still.
+    ///
+    /// So both paths give the same replies.
     static func wearable(in directory: TemporaryDirectory) async throws -> (SQLiteWorkoutStore, DeviceSession) {
         let store = try SQLiteWorkoutStore(stateDirectory: directory.path)
         let engine = try await WorkoutEngine(store: store, clock: { Date(timeIntervalSince1970: 1_600_000_000) })

@@ -48,8 +48,10 @@ import WorkoutdTesting
         #expect(rest.changes.count == 2 && rest.throughSequence == 6, "workout 2's end and workout 3")
     }
 
-    /// The shipped mark is written with the next device commit (or by `saveShippedMark()` once the shipper has
-    /// caught up), not in a transaction of its own: what a restart finds is at most one mark behind, never ahead.
+    /// The shipped mark is written with the next device commit, not in a transaction of its own.
+    ///
+    /// Or by `saveShippedMark()` once the shipper has caught up: what a restart finds is at most one mark behind, never
+    /// ahead.
     @Test func theShippedMarkRidesTheNextCommitAndSurvivesARestart() async throws {
         let directory = try TemporaryDirectory()
         defer { directory.remove() }

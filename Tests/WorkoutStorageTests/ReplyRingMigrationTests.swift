@@ -7,8 +7,10 @@ import WorkoutdTesting
 
 @testable import WorkoutStorage
 
-/// Migration v7 (the reply ring, issue 31) carries a version 6 database forward: sessions, remembered
-/// replies, the replication outbox's sequence, and the clock marks of the session's workouts.
+/// Migration v7 (the reply ring) carries a version 6 database forward.
+///
+/// It keeps sessions, remembered replies, the replication outbox's sequence, and the clock marks of the
+/// session's workouts.
 @Suite struct ReplyRingMigrationTests {
     @Test func aVersion6DatabaseKeepsItsSessionsRepliesClockMarksAndOutboxSequence() async throws {
         let directory = try TemporaryDirectory()

@@ -13,7 +13,7 @@ import WorkoutdTesting
     @Test func beyondTheBudgetNewWorkoutsGetStorageFullWhileEndsSharesAndRetriesWork() async throws {
         let directory = try TemporaryDirectory()
         defer { directory.remove() }
-        // Room for the two devices' reply rings (laid out whole at a device's first commit, about 150 KiB each)
+        // Room for the two devices' reply rings (laid out whole at a device's first commit, 1,024 slots each)
         // and a few thousand workouts.
         let budget: Int64 = 400 * 1024
         let store = try SQLiteWorkoutStore(stateDirectory: directory.path, maximumDatabaseBytes: budget)
@@ -60,8 +60,10 @@ import WorkoutdTesting
         #expect(!store.refusesNewWorkouts)
     }
 
-    /// Issue 31: the three size pragmas are compiled anew on every run, so a commit measures only when the pages its
-    /// WAL writes may have added could reach the budget (``DatabaseSizeWatch``); the refusal above stays exact.
+    /// A commit measures the database only when its WAL writes may have added pages up to the budget.
+    ///
+    /// The three size pragmas are compiled anew on every run (``DatabaseSizeWatch``); the refusal above stays
+    /// exact.
     @Test func aCommitFarFromTheBudgetSkipsMeasuringAndOneWithinReachMeasures() async throws {
         let directory = try TemporaryDirectory()
         defer { directory.remove() }

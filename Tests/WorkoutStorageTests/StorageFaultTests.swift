@@ -62,9 +62,10 @@ import WorkoutdTesting
         try reopened.close()
     }
 
-    /// A read-only file system cannot be produced under a running store here: `remount,ro` is refused
-    /// (EBUSY) while SQLite holds files open for writing, and root ignores directory permissions. What
-    /// can happen is a daemon starting on one, which must say so plainly; the full disk above covers
+    /// A read-only file system cannot be produced under a running store here.
+    ///
+    /// `remount,ro` is refused (EBUSY) while SQLite holds files open for writing, and root ignores directory
+    /// permissions. What can happen is a daemon starting on one, which must say so plainly; the full disk above covers
     /// failing and recovering at run time.
     @Test(.enabled(if: TmpfsMount.isPermitted, "mount -t tmpfs is not permitted here (needs root with CAP_SYS_ADMIN)"))
     func aReadOnlyStateDirectoryIsAClearErrorAtStart() async throws {

@@ -11,12 +11,14 @@ import WorkoutdTesting
 import Glibc
 #endif
 
-/// Upgrades and downgrades of the database (issue 30): a migration is one transaction, so a kill at any
-/// point leaves the old or the new schema intact; a database a newer version wrote is refused, untouched.
+/// Upgrades and downgrades of the database.
+///
+/// A migration is one transaction, so a kill at any point leaves the old or the new schema intact; a
+/// database a newer version wrote is refused, untouched.
 @Suite(.serialized) struct UpgradeTests {
     static let workouts = 100_000
     static let firstMigration = "v1: workouts, shares, sessions, remembered replies"
-    /// How many migrations a database has once the reply ring (issue 31) replaced `replyLog`.
+    /// How many migrations a database has once the reply ring replaced `replyLog`.
     static let replyRingMigrations =
         (StoreSchema.migrator.migrations.firstIndex(of: StoreSchema.replyRingMigrationName) ?? 0) + 1
 
@@ -51,8 +53,10 @@ import Glibc
         return schemas
     }
 
-    /// A database at the first schema holding `workouts` ended workouts, one remembered reply each (which the
-    /// second migration rewrites: the slow one) and a device session, filled in a few statements.
+    /// A database at the first schema holding `workouts` ended workouts and a device session.
+    ///
+    /// Each workout has one remembered reply (which the second migration rewrites: the slow one); filled in a few
+    /// statements.
     static func makeFirstSchemaDatabase(in stateDirectory: String) throws {
         try FileManager.default.createDirectory(atPath: stateDirectory, withIntermediateDirectories: true)
         let path = stateDirectory + "/" + SQLiteWorkoutStore.fileName

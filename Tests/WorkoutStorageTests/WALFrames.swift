@@ -1,8 +1,9 @@
 import Foundation
 
-/// The commits in a SQLite write-ahead log, read from its frame headers (sqlite.org/fileformat2.html, "WAL
-/// file format"): the pages each commit wrote, in order. Counting them is how a test pins what a command
-/// costs the disk (one frame per changed page, each `page size + 24` bytes, all synced before the ack).
+/// The commits in a SQLite write-ahead log, read from its frame headers: the pages each one wrote.
+///
+/// In order; the format is sqlite.org/fileformat2.html, "WAL file format". Counting them is how a test pins what a
+/// command costs the disk (one frame per changed page, each `page size + 24` bytes, all synced before the ack).
 struct WALFrames {
     /// The page numbers each commit wrote, oldest commit first.
     var commits: [[UInt32]] = []
@@ -10,8 +11,10 @@ struct WALFrames {
     var sizes: [UInt32] = []
     var pageSize = 0
 
-    /// Reads `path` (`<database>-wal`); frames after the last commit frame, and those left from before the
-    /// log was restarted (their salts differ from the header's), are not part of any commit and are skipped.
+    /// Reads `path` (`<database>-wal`).
+    ///
+    /// Frames after the last commit frame, and those left from before the log was restarted (their salts differ from
+    /// the header's), are not part of any commit and are skipped.
     init(path: String) throws {
         let bytes = [UInt8](try Data(contentsOf: URL(fileURLWithPath: path)))
         guard bytes.count >= 32 else { return }

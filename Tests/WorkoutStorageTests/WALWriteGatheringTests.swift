@@ -8,9 +8,10 @@ import WorkoutdTesting
 
 @testable import WorkoutStorage
 
-/// `CWALWriteGathering` (issue 31): SQLite's own VFS writes a WAL frame as two writes, its header and its page;
-/// the store's commits hand their frames to the file system as one. What must hold besides: every committed
-/// frame is in the file before another connection can see the commit, whether or not the commit synced.
+/// `CWALWriteGathering`: the store's commits hand their WAL frames to the file system as one write.
+///
+/// SQLite's own VFS writes a WAL frame as two writes, its header and its page. What must hold besides: every
+/// committed frame is in the file before another connection can see the commit, whether or not it synced.
 @Suite struct WALWriteGatheringTests {
     @Test func aSingleFlightCommitsFramesReachTheFileInOneWrite() async throws {
         let directory = try TemporaryDirectory()
@@ -60,8 +61,10 @@ import WorkoutdTesting
         try store.close()
     }
 
-    /// With synchronous = NORMAL (GRDB's default for a pool, not the store's) a commit does not sync the WAL:
-    /// its frames must still be in the file before the WAL index names them, for a reader opened beside it.
+    /// With synchronous = NORMAL a commit does not sync the WAL, yet its frames must be in the file.
+    ///
+    /// NORMAL is GRDB's default for a pool, not the store's. The frames must be there before the WAL index names them,
+    /// for a reader opened beside it.
     @Test func aReaderSeesEveryUnsyncedCommitAtOnce() throws {
         _ = SQLiteWorkoutStore.walWriteGathering
         let directory = try TemporaryDirectory()

@@ -23,8 +23,10 @@ import struct WorkoutctlCommands.TextTable
         #expect(table.render() == "A     B  C\nx\\ny\n")
     }
 
-    /// A cell as an older version may have stored it: every byte a terminal would act on comes out as an escape,
-    /// and the row stays one line whose columns still line up.
+    /// A cell as an older version may have stored it.
+    ///
+    /// Every byte a terminal would act on comes out as an escape, and the row stays one line whose columns still line
+    /// up.
     @Test func hostileCellsAreEscapedAndStayInTheirColumn() {
         var table = TextTable(columns: [.init("LOCATION"), .init("ID")])
         table.append(["Gym\u{1B}[31mRED\u{1B}[0m\rFAKE ROW", "1"])

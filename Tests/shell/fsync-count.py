@@ -21,7 +21,7 @@ import time
 import tty
 
 SYNCS = ("fsync", "fdatasync")
-# Issue 31: also counted per single-flight command, and held to what the store's design needs: a commit's WAL
+# Also counted per single-flight command, and held to what the store's design needs: a commit's WAL
 # frames (at most 3 pages) reach the file in one pwrite64 (CWALWriteGathering; SQLite's own VFS makes two per
 # frame, its header and its page), and no checkpoint falls within this test's few commands; 6 fcntl calls are
 # SQLite's WAL locking of one transaction (read snapshot 3, write lock 2, release 1; SQLiteWorkoutStore.init says why).
@@ -147,7 +147,7 @@ def main():
                 time.sleep(0.05)
             else:
                 raise SystemExit("FAIL  the daemon never connected to the pty")
-            # Not counted: the device's first commit lays out its reply ring (about 150 KiB, once per device).
+            # Not counted: the device's first commit lays out its reply ring (1,024 slots, once per device).
             if send(master, "single", 2) != 2:
                 raise SystemExit("FAIL  the warm-up commands were not acked")
             figures = {}
@@ -181,7 +181,7 @@ def main():
          pwrites <= MAX_PWRITES_PER_COMMAND * count),
         (f"a single-flight command takes no lock call beyond one WAL transaction's (<= {MAX_FCNTL_PER_COMMAND} fcntl)",
          locks <= MAX_FCNTL_PER_COMMAND * count),
-        # Issue 31: no hop to the writer's thread and back for a lone command (SQLiteWorkoutStore.commitImmediately).
+        # No hop to the writer's thread and back for a lone command (SQLiteWorkoutStore.commitImmediately).
         ("a single-flight command commits on the thread that read it (no hop to a writer thread and back)",
          len(readers) == 1 and syncers == readers),
     ]:

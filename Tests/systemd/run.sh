@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The real-systemd test (issue 5): workoutd installed with `make install DESTDIR=...` into a Debian
+# The real-systemd test: workoutd installed with `make install DESTDIR=...` into a Debian
 # bookworm root, booted under systemd-nspawn, a pty bound in as the wearable, then driven with
 # systemctl and journalctl exactly as a user would.
 #

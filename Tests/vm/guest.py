@@ -439,7 +439,7 @@ def phase_reboot(args):
 
 
 
-# ---- issue 30: the wall clock stepped around workouts, as NTP steps a board without a real-time clock ----
+# ---- the wall clock stepped around workouts, as NTP steps a board without a real-time clock ----
 
 def clock_steps(w):
     """Durations come from the boot-time clock, so a step of the wall clock (forward or back) during a workout
@@ -465,7 +465,7 @@ def clock_steps(w):
     check("30.corrected-once-synchronised", True, f"workouts {ids}")
 
 
-# ---- issue 29's figures: the installed service beside a C echo in the same guest ----
+# ---- figures: the installed service beside a C echo in the same guest ----
 
 ECHO = "/run/vmtest/echo-baseline"  # Benchmarks/peers/echo-baseline.c, built for this guest's architecture (run.sh)
 ROUND_TRIPS = 400
@@ -649,7 +649,7 @@ def phase_purge(args):
     check("9.no-rule", not glob.glob("/lib/udev/rules.d/*workoutd*") and not glob.glob("/etc/udev/rules.d/*workoutd*"))
 
 
-# ---- issue 30: the previous release upgraded while a wearable streams, then a downgrade refused ----
+# ---- the previous release upgraded while a wearable streams, then a downgrade refused ----
 
 UPGRADE_PAIRS_BEFORE = 20  # start/end pairs stored by the previous release before the stream starts
 UPGRADE_PAIRS_AFTER = 20   # pairs the stream still sends once the new version serves

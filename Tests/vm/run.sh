@@ -37,8 +37,8 @@ fi
 case "$arch" in
     amd64) qemu=(qemu-system-x86_64) console=ttyS0 limit=420 ;;
     # pauth-impdef: QEMU's own pointer-authentication hash instead of the architected QARMA, much cheaper
-    # under TCG and invisible to the guest. The aarch64 guest is several times slower here (first boot to
-    # multi-user about 140 s on a loaded machine, amd64 18-22 s): a longer limit per boot.
+    # under TCG and invisible to the guest. The aarch64 guest is several times slower here than the amd64 one
+    # (docs/decisions/0004-arm64-cross-build.md): a longer limit per boot.
     arm64) qemu=(qemu-system-aarch64 -M virt -cpu max,pauth-impdef=on) console=ttyAMA0 limit=1500 ;;
     *) echo "test-vm: no guest for $arch packages" >&2; exit 2 ;;
 esac

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The web page in a real browser (issue 32): Debian's chromium, headless, driven by chromium-driver through
+# The web page in a real browser: Debian's chromium, headless, driven by chromium-driver through
 # Selenium (python3-selenium), against workoutd serving a pty wearable (socat) with its SQLite store.
 #
 #   bash Tests/web/run.sh [path/to/workoutd]
