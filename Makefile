@@ -58,7 +58,7 @@ check-warnings:
 	SWIFT=$(SWIFT) CHECK_WARNINGS_RELEASE_BUILD="$(RELEASE_BUILD)" bash scripts/check-warnings.sh
 
 # test-vm-arm64 last: on a machine that has its build root, build directory and guest image cached (README,
-# "How the arm64 package is built") it adds about 9 minutes; a cold machine makes them first (about 50 more).
+# "How the arm64 package is built") it adds minutes; a cold machine makes them first, which takes far longer.
 test: lint check-warnings test-swift test-udev test-shell test-web test-systemd fuzz test-vm test-vm-arm64
 
 test-swift:
@@ -76,7 +76,7 @@ test-shell:
 test-systemd:
 	bash Tests/systemd/run.sh
 
-# Issue 32's browser test: chromium + chromium-driver + python3-selenium (Debian packages).
+# The browser test: chromium + chromium-driver + python3-selenium (Debian packages).
 test-web:
 	bash Tests/web/run.sh "$$($(SWIFT) build --show-bin-path)/workoutd"
 

@@ -34,7 +34,7 @@ WORKOUTD_RULES    := $(wildcard udev/*.rules systemd/*.rules)
 WORKOUTD_MODULES  := systemd/workoutd-modules.conf
 # The static groups: workoutd (control socket readers) and workoutd-wearable (the wearable's tty).
 WORKOUTD_SYSUSERS := systemd/workoutd-sysusers.conf
-# The toolchain's static-stdlib link flags export every symbol of our own code (-export-dynamic): 4.5 MB of
+# The toolchain's static-stdlib link flags export every symbol of our own code (-export-dynamic): megabytes of
 # dynamic symbol table nothing looks up (no plug-ins are loaded). Identical code folding (gold --icf=safe) merges
 # the copies generics leave. docs/benchmarks.md (part footprint) says where the remaining megabytes are.
 RELEASE_LINK      := -Xlinker --no-export-dynamic -Xlinker --icf=safe

@@ -169,7 +169,7 @@ log "root made in $((SECONDS - started)) s ($(du -sh "$root" | cut -f1))"
 mv "$root" "$dir"
 printf '%s\n' "$versions_text" > "$dir/.versions"
 touch "$dir/.complete"
-# Older roots of this cache: only the newest few are kept (each is about 4 GB).
+# Older roots of this cache: only the newest few are kept (each takes gigabytes).
 ls -td "$cache"/*/.complete 2>/dev/null | tail -n +3 | while read -r old; do
     log "removing old root $(dirname "$old")"
     rm -rf --one-file-system "$(dirname "$old")"

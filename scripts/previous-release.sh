@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The previous release's amd64 package, for the VM test's upgrade and downgrade phase (issue 30): built once
+# The previous release's amd64 package, for the VM test's upgrade and downgrade phase: built once
 # from the commit that release was made from, then cached by that commit in $WORKOUTD_VM_CACHE/previous-release.
 # Prints the .deb's path. The release is named here, not found: "previous" is what users have installed.
 #

@@ -50,7 +50,7 @@ root="$work/root"
 started=$SECONDS
 log "mmdebstrap $suite from $mirror"
 
-# Debian's initramfs holds every storage driver (36 MB); the guest needs virtio and ext4 only, and a small
+# Debian's initramfs holds every storage driver (tens of MB); the guest needs virtio and ext4 only, and a small
 # initramfs boots noticeably faster under TCG. conf.d is a directory, not a conffile, so writing it before
 # initramfs-tools is unpacked does not trip dpkg; the module list (a conffile) is written afterwards and the
 # initramfs made again.

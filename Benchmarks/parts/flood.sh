@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Benchmark part `flood` (issue 28): four devices flood workoutd at full rate (start/end pairs with the longest
+# Benchmark part `flood`: four devices flood workoutd at full rate (start/end pairs with the longest
 # location and id the field limits allow) beside a quiet device sending ten commands a second, first with the
 # shipped limits (Config/workoutd.yaml: 100 commands/s per device, burst 1,000), then with the rate limit off.
 # Figures: the quiet device's round trip under the flood, and the daemon's peak resident memory and threads,

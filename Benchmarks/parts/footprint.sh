@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Benchmark part `footprint` (issue 17): what workoutd costs a small always-on hub in disk and memory.
+# Benchmark part `footprint`: what workoutd costs a small always-on hub in disk and memory.
 #   - installed size: `make install-files` into a scratch root, every binary stripped (as the .deb ships them);
 #   - resident memory of the installed binary serving one pty with the durable store: 15 s after start, right after
 #     BENCH_FOOTPRINT_LOAD durable commands (default 100000), and 60 s later; the Python durable peer
@@ -32,7 +32,7 @@ done
 cat > "$work/workoutd.yaml" <<YAML
 log_level: warning
 YAML
-# Measured without the per-device rate limit (issue 28) where the binary has one: a benchmark floods on purpose.
+# Measured without the per-device rate limit where the binary has one: a benchmark floods on purpose.
 grep -qa limits.commands_per_second "$work/root/usr/bin/workoutd" && printf 'limits:\n  commands_per_second: 0\n' >> "$work/workoutd.yaml"
 load=${BENCH_FOOTPRINT_LOAD:-100000}
 workoutd="$work/root/usr/bin/workoutd serve --config $work/workoutd.yaml --control-socket none --state-dir {state} --device {device}"

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Benchmark part `hops` (issue 31): the thread hops of a durable single-flight command and where its time goes,
+# Benchmark part `hops`: the thread hops of a durable single-flight command and where its time goes,
 # from the scheduler's own events (Benchmarks/probes/thread-hops.py under `perf record`): which thread wakes which,
 # how often per command, how long each woken thread waits for a CPU, and the command's phases from the pty to
 # its reply (read, step and the SQL; the fdatasync; the way back), whichever threads they run on.

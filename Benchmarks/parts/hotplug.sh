@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Benchmark part `hotplug` (issue 3): time from the udev add event to the first command acknowledged on
+# Benchmark part `hotplug`: time from the udev add event to the first command acknowledged on
 # that device (p50/p99 over repeated plugs), and aggregate throughput of 16 busy devices vs one device,
 # in the same run. libudev is real; the devices live in a umockdev testbed, so it runs under umockdev-wrapper.
 # Run through `bash Benchmarks/bench.sh hotplug`; needs the Debian packages umockdev and libumockdev-dev.

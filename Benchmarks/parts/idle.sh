@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Benchmark part `idle` (issue 17): wakeups per second of the whole workoutd process while nothing happens,
+# Benchmark part `idle`: wakeups per second of the whole workoutd process while nothing happens,
 # with the watchdog on as systemd turns it on (NOTIFY_SOCKET, WATCHDOG_USEC at the unit's WatchdogSec=,
 # WATCHDOG_PID), the shipped configuration (discovery on, spool share sink), the durable store, and 1 and
 # then 64 ptys attached. Wakeups are the kernel's context-switch counters of every thread over the period

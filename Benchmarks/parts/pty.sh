@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
-# Benchmark part `pty` (issue 2): pipelined throughput and single-flight latency of workoutd through a
+# Benchmark part `pty`: pipelined throughput and single-flight latency of workoutd through a
 # real pty, beside the C echo baseline (Benchmarks/peers/echo-baseline.c) driven the same way in the same run, and the
-# same echo over workoutd's own transport (NIOEchoBaseline), against which issue 17 re-anchors latency.
+# same echo over workoutd's own transport (NIOEchoBaseline), against which latency is also held.
 # Run through `bash Benchmarks/bench.sh pty`; needs a C compiler (cc).
 #
 # Environment: BENCH_COMMANDS (pipelined commands per round, default 100000), BENCH_ROUNDS (3),
@@ -22,14 +22,14 @@ cc -O2 -Wall -o "$work/durable-echo" Benchmarks/peers/durable-echo.c
 cat > "$work/workoutd.yaml" <<YAML
 log_level: info
 YAML
-# Measured without the per-device rate limit (issue 28) where the binary has one: a benchmark floods on purpose.
+# Measured without the per-device rate limit where the binary has one: a benchmark floods on purpose.
 # Nor the pending-share limit: a pipelined round queues a share every third command, faster than delivery waits for.
 limits=""
 grep -qa limits.commands_per_second "${BENCH_WORKOUTD:-$bin/workoutd}" && limits+="  commands_per_second: 0\n"
 grep -qa limits.pending_shares_per_device "${BENCH_WORKOUTD:-$bin/workoutd}" && limits+="  pending_shares_per_device: 0\n"
 if [ -n "$limits" ]; then printf 'limits:\n%b' "$limits" >> "$work/workoutd.yaml"; fi
 # A synchronised clock, as on a hub after NTP: where it reads unsynchronised (a container) every workout would
-# also write its clock mark (issue 30), a page more per start or end.
+# also write its clock mark, a page more per start or end.
 grep -qa clock.assume_synchronized "${BENCH_WORKOUTD:-$bin/workoutd}" && printf 'clock:\n  assume_synchronized: true\n' >> "$work/workoutd.yaml"
 workoutd=("${BENCH_WORKOUTD:-$bin/workoutd}" serve --config "$work/workoutd.yaml")
 help=$("$bin/workoutd" serve --help 2>&1)
@@ -39,7 +39,7 @@ if grep -q -- '--control-socket' <<< "$help"; then workoutd+=(--control-socket "
 programs=(--baseline "echo baseline (C)=$work/echo-baseline {device}")
 # The same echo over workoutd's transport (SerialPort + NIOPipeBootstrap): separates the event loop's cost from the protocol's.
 programs+=(--reference "echo over NIO (workoutd's transport)=$bin/NIOEchoBaseline {device}")
-# Issue 31's anchors for the durable store, their files beside its database (same file system): the physical
+# The anchors for the durable store, their files beside its database (same file system): the physical
 # limit (a write and an fdatasync per read, then the acks) and the Python durable peer (sqlite3, synchronous=FULL).
 programs+=(--durable-echo "durable echo (C)=$work/durable-echo {device} $work/echo-{run}")
 programs+=(--durable-peer "Python durable peer=python3 $root/Benchmarks/peers/python-durable-peer.py {device} $work/peer-{run}")

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Benchmark part `replication` (issue 18): what replication to a central PostgreSQL costs the device path, and
+# Benchmark part `replication`: what replication to a central PostgreSQL costs the device path, and
 # how far behind it ships. One run, one private PostgreSQL 15 cluster (initdb/pg_ctl into a temp dir, as `nobody`
 # when run as root, on a unix socket only), side by side:
 #   - pipelined throughput through a pty (WorkoutdBenchmarks): in-memory store, durable store with replication
@@ -63,7 +63,7 @@ replication:
   postgres_url: "$url"
   hub_id: "bench-lag"
 YAML
-# Measured without the per-device rate limit (issue 28) where the binary has one: a benchmark floods on purpose.
+# Measured without the per-device rate limit where the binary has one: a benchmark floods on purpose.
 # Nor the pending-share limit: a pipelined round queues a share every third command, faster than delivery waits for.
 limits=""
 grep -qa limits.commands_per_second "$bin/workoutd" && limits+="  commands_per_second: 0\n"

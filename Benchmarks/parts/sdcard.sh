@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Benchmark part `sdcard` (issue 17): what the storage costs an SD card per durable acked command, workoutd
+# Benchmark part `sdcard`: what the storage costs an SD card per durable acked command, workoutd
 # beside the Python durable peer (Benchmarks/peers/python-durable-peer.py: sqlite3, WAL, synchronous=FULL, one transaction
 # per read batch) in the same run: bytes the kernel wrote (/proc/PID/io write_bytes), state-directory growth,
 # pwrite and fsync-family calls (strace -f -c on every thread), in single flight and pipelined.
@@ -17,13 +17,13 @@ bin=$work/root/usr/bin
 cat > "$work/workoutd.yaml" <<YAML
 log_level: warning
 YAML
-# Measured without the per-device rate limit (issue 28) where the binary has one: a benchmark floods on purpose.
+# Measured without the per-device rate limit where the binary has one: a benchmark floods on purpose.
 grep -qa limits.commands_per_second "$bin/workoutd" && printf 'limits:\n  commands_per_second: 0\n' >> "$work/workoutd.yaml"
 # A synchronised clock, as on a hub after NTP: where it reads unsynchronised (a container) every workout would
-# also write its clock mark (issue 30), a page more per start or end.
+# also write its clock mark, a page more per start or end.
 grep -qa clock.assume_synchronized "$bin/workoutd" && printf 'clock:\n  assume_synchronized: true\n' >> "$work/workoutd.yaml"
 count=${BENCH_SDCARD_COMMANDS:-2000}
-# Issue 31: the figures beside an empty database and beside 20,000 and 200,000 stored workouts.
+# The figures beside an empty database and beside 20,000 and 200,000 stored workouts.
 export BENCH_SDCARD_STORED=${BENCH_SDCARD_STORED:-0,20000,200000}
 (cd Benchmarks/probes && python3 sdcard-writes.py "$count" \
     "Python durable peer=python3 $root/Benchmarks/peers/python-durable-peer.py {device} {state}" \

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Benchmark part `startup` (issue 17): exec → READY=1 and READY=1 → the first reply on an attached pty, with
+# Benchmark part `startup`: exec → READY=1 and READY=1 → the first reply on an attached pty, with
 # 100,000 stored workouts, from a cold page cache (sync; echo 3 > /proc/sys/vm/drop_caches: needs root) and a
 # warm one. The database is made by the daemon (its own schema and migrations) and then filled through
 # Python's sqlite3 in one transaction (Benchmarks/probes/daemon_probe.py seed). Needs python3.

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Benchmark part `strict-json` (issue 14): what strict RFC 8259 validation of every line costs, side by side
+# Benchmark part `strict-json`: what strict RFC 8259 validation of every line costs, side by side
 # with the parser of the commit before it, and that cost as a share of in-memory pipelined throughput.
 # Run through `bash Benchmarks/bench.sh strict-json` (after `pty`, whose in-memory figure it relates to).
 #

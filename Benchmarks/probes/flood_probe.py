@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Issue 28: several devices flood workoutd at full rate beside a quiet one; measured from outside.
+"""Several devices flood workoutd at full rate beside a quiet one; measured from outside.
 
   flood_probe.py --workoutd BIN --config FILE --state-dir DIR [--flooders N] [--seconds S]
 

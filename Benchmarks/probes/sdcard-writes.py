@@ -9,7 +9,7 @@ directory, sends N durable commands in single flight (each after the previous re
   `strace -f -c` attached to every thread.
 
 With BENCH_SDCARD_STORED (e.g. "0,20000,200000"), each program is measured once per figure, its database first
-filled with that many ended workouts of other devices (issue 31: the cost per command must not grow with the
+filled with that many ended workouts of other devices (the cost per command must not grow with the
 history); the program is stopped for the fill and started again on the same files.
 
 Prints one markdown table row per program, stored-workout count and phase. Used by Benchmarks/parts/sdcard.sh.
@@ -30,7 +30,7 @@ LOCKS = ("fcntl",)
 SYNCS = ("fsync", "fdatasync", "sync_file_range")
 
 
-# Issue 31: measured as wearables talk, every command with an id (BENCH_SDCARD_IDS=0: without, as before).
+# Measured as wearables talk, every command with an id (BENCH_SDCARD_IDS=0: without, as before).
 IDS = os.environ.get("BENCH_SDCARD_IDS", "1") != "0"
 
 
@@ -91,7 +91,7 @@ def measure(name, template, count, stored, pipelined):
         program = daemon.process
         rows = []
         # Pipelined only beside the first stored count: the peer's end_workout scans its table, so its pipelined
-        # phase beside 200,000 workouts outlasts any sensible wait, and issue 31 asks for single flight there.
+        # phase beside 200,000 workouts outlasts any sensible wait, and single flight is what matters there.
         for mode in ("single", "pipelined") if pipelined else ("single",):
             summary = os.path.join(daemon.work, f"strace-{mode}")
             strace = subprocess.Popen(["strace", "-f", "-c", "-e", "trace=" + ",".join(SYSCALLS), "-o", summary,

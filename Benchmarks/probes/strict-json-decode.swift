@@ -11,8 +11,10 @@ import Foundation
 import Glibc
 #endif
 
-/// The pipelined benchmark's load (Sources/WorkoutdBenchmarks/CommandMix.swift): start/end/share cycles, ids
-/// alternating between integers and strings, keys sorted as the simulated wearable writes them.
+/// The pipelined benchmark's load (Sources/WorkoutdBenchmarks/CommandMix.swift).
+///
+/// Start/end/share cycles, ids alternating between integers and strings, keys sorted as the simulated wearable writes
+/// them.
 func commandMix(cycles: Int) -> [[UInt8]] {
     let locations = [#"Gary's Gym"#, "Riverside Park", "Pool — lane 4", "Home", #"Track \"B\""#]
     let services = ["facebook", "instagram", "twitter"]
@@ -45,7 +47,7 @@ func commandMix(cycles: Int) -> [[UInt8]] {
     return lines
 }
 
-/// CPU time of this thread, so that other processes on a loaded machine do not count against the parser.
+/// CPU time of this thread, so that other processes on a loaded machine do not count against it.
 func cpuNanoseconds() -> Double {
     var time = timespec()
     clock_gettime(CLOCK_THREAD_CPUTIME_ID, &time)

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Thread hops per single-flight command (issue 31): which thread wakes which while a durable command goes
+"""Thread hops per single-flight command: which thread wakes which while a durable command goes
 from the pty to its reply, how often per command, and how long each woken thread waited for a CPU.
 
 Runs the program on a fresh pty and state directory (pty_daemon.PtyDaemon), sends N start/end commands with ids in

@@ -6,7 +6,9 @@ public struct UsageError: Error, CustomStringConvertible {
 
 /// The drivers' command lines: `--flag value` pairs, then optionally `--` and a command of their own.
 public enum CommandLineFlags {
-    /// Hands each `--flag value` pair to `handle` in order and returns what followed `--` (empty without one).
+    /// Hands each `--flag value` pair to `handle` in order and returns what followed `--`.
+    ///
+    /// The result is empty without a `--`.
     public static func parse(
         _ arguments: some Sequence<String>,
         _ handle: (_ flag: String, _ value: String) throws(UsageError) -> Void

@@ -9,9 +9,10 @@ struct PlugSession: Sendable {
         var description: String
     }
 
-    /// For each plug: the clock starts, the device is plugged (umockdev announces `add`), a command is
-    /// sent at once (it waits in the pty until the daemon opens the node), and the clock stops when
-    /// its reply arrives.
+    /// Times each plug from the device's appearance to the reply to a command sent at once.
+    ///
+    /// For each plug the clock starts, the device is plugged (umockdev announces `add`), a command is sent at once (it
+    /// waits in the pty until the daemon opens the node), and the clock stops when its reply arrives.
     func measureAddToFirstAck(count: Int) throws -> [Duration] {
         var latencies: [Duration] = []
         latencies.reserveCapacity(count)

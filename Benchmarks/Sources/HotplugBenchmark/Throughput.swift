@@ -3,8 +3,9 @@ import Synchronization
 import WorkoutProtocol
 import WorkoutdTesting
 
-/// Pipelined commands through several served devices at once: each device alternates
-/// `start_workout`/`end_workout` (every one acknowledged) with a bounded number in flight.
+/// Pipelined commands through several served devices at once.
+///
+/// Each device alternates `start_workout`/`end_workout` (every one acknowledged) with a bounded number in flight.
 enum Throughput {
     static let window = 64
     static let chunk = 16

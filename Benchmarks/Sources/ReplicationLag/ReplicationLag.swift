@@ -78,8 +78,10 @@ final class Sightings: Sendable {
         }
     }
 
-    /// The poller asks for rows above this: below the lowest acknowledged start not yet seen, so a row that
-    /// arrives out of id order is still found; everything at or below it has been seen already.
+    /// The poller asks for rows above this.
+    ///
+    /// Below the lowest acknowledged start not yet seen, so a row that arrives out of id order is still found;
+    /// everything at or below it has been seen already.
     var pollFloor: Int64 {
         state.withLock { state in
             let unseen = state.replied.keys.filter { state.seen[$0] == nil }
@@ -91,7 +93,9 @@ final class Sightings: Sendable {
         state.withLock { state in state.replied.keys.count { state.seen[$0] == nil } }
     }
 
-    /// Seen minus replied, in milliseconds, for every acknowledged start (a row seen before its reply was read counts 0).
+    /// Seen minus replied, in milliseconds, for every acknowledged start.
+    ///
+    /// A row seen before its reply was read counts 0.
     var lagsInMilliseconds: [Double] {
         state.withLock { state in
             state.replied.compactMap { id, replied in
@@ -109,8 +113,10 @@ func progress(_ text: String) {
     FileHandle.standardError.write(Data("ReplicationLag: \(text)\n".utf8))
 }
 
-/// One wearable's paced load: start, end, start, end…, each command sent at its own slot, whether or not the
-/// replies before it are in (a hub under load answers later, it does not make its wearables slow down).
+/// One wearable's paced load.
+///
+/// Start, end, start, end…, each command sent at its own slot, whether or not the replies before it are in (a hub under
+/// load answers later, it does not make its wearables slow down).
 func drive(
     _ wearable: SimulatedWearable,
     device: Int,

@@ -5,17 +5,21 @@ struct ProcessSample: Sendable {
     var elapsed: Duration
     var residentKiB: Int
     var openDescriptors: Int
-    /// Of those, files under the daemon's state directory: the SQLite pool opens its reader
-    /// connections lazily (each a database and a WAL descriptor) and the spool writes temporary files,
-    /// so this count may rise to a bound; everything else (devices, sockets, loops) must not change.
+    /// Of those, files under the daemon's state directory.
+    ///
+    /// The SQLite pool opens its reader connections lazily (each a database and a WAL descriptor) and the spool writes
+    /// temporary files, so this count may rise to a bound; everything else (devices, sockets, loops) must not change.
     var stateDescriptors = 0
     /// Bytes the never-reading device had got into the daemon by then.
     var stuckDeviceBytes = 0
-    /// What the descriptors outside the state directory point at (`/proc/PID/fd` links, e.g. `socket:[123]`,
-    /// `anon_inode:[eventfd]`), so a leak report can say what was left open.
+    /// What the descriptors outside the state directory point at, so a leak report names what is left open.
+    ///
+    /// These are the `/proc/PID/fd` links, e.g. `socket:[123]`, `anon_inode:[eventfd]`.
     var otherTargets: [String] = []
-    /// Threads (`/proc/PID/task`), the database and its WAL in bytes, and the reply latency of the batches
-    /// answered since the previous sample (milliseconds, from the first byte written to the last reply read).
+    /// Threads, the database and its WAL in bytes, and the reply latency since the previous sample.
+    ///
+    /// Threads are counted in `/proc/PID/task`; the latency is that of the batches answered since the previous sample,
+    /// in milliseconds from the first byte written to the last reply read.
     var threads = 0
     var databaseBytes = 0
     var walBytes = 0
@@ -24,8 +28,10 @@ struct ProcessSample: Sendable {
 
     var otherDescriptors: Int { openDescriptors - stateDescriptors }
 
-    /// The kinds of descriptor (`socket`, `anon_inode:[eventfd]`, a path) that `later` holds more or fewer of than this
-    /// sample, as "+1 socket, -1 /dev/pts/3"; inode numbers are dropped, so a descriptor reopened is not a change.
+    /// The kinds of descriptor that `later` holds more or fewer of than this sample.
+    ///
+    /// A kind is `socket`, `anon_inode:[eventfd]` or a path, and the change reads as "+1 socket, -1 /dev/pts/3"; inode
+    /// numbers are dropped, so a descriptor reopened is not a change.
     func descriptorChanges(to later: ProcessSample) -> String {
         func kinds(_ targets: [String]) -> [String: Int] {
             targets.reduce(into: [:]) { counts, target in
@@ -41,8 +47,9 @@ struct ProcessSample: Sendable {
         }.joined(separator: ", ")
     }
 
-    /// Reads `/proc/PID/status` (VmRSS) and counts `/proc/PID/fd`, telling apart descriptors on files
-    /// under `stateDirectory`; nil when the process is gone.
+    /// Reads the process's RSS and descriptors, telling apart those on files under `stateDirectory`.
+    ///
+    /// It reads `/proc/PID/status` (VmRSS) and counts `/proc/PID/fd`; nil when the process is gone.
     static func take(pid: Int32, elapsed: Duration, stateDirectory: String) -> ProcessSample? {
         guard let status = try? String(contentsOfFile: "/proc/\(pid)/status", encoding: .utf8),
             let line = status.split(separator: "\n").first(where: { $0.hasPrefix("VmRSS:") }),

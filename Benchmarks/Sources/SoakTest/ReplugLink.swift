@@ -5,8 +5,10 @@ import WorkoutdTesting
 import Glibc
 #endif
 
-/// A stable device path (a symlink, as udev makes under /dev/serial/by-id) over a pty that can be
-/// unplugged and replaced by a new one, so the daemon's reconnect on the same path is exercised.
+/// A stable device path over a pty that can be unplugged and replaced by a new one.
+///
+/// The path is a symlink, as udev makes under /dev/serial/by-id, so the daemon's reconnect on the same path is
+/// exercised.
 final class ReplugLink: @unchecked Sendable {
     let path: String
     private(set) var wearable: SimulatedWearable
@@ -17,8 +19,9 @@ final class ReplugLink: @unchecked Sendable {
         try Self.point(path, at: wearable.devicePath)
     }
 
-    /// Plugs a new pty in under the same path, then pulls the old one: the daemon's read fails,
-    /// it closes the old node and reopens the path.
+    /// Plugs a new pty in under the same path, then pulls the old one.
+    ///
+    /// The daemon's read fails, it closes the old node and reopens the path.
     func replug() throws {
         let old = wearable
         wearable = try SimulatedWearable()

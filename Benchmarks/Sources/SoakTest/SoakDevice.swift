@@ -74,8 +74,10 @@ final class SoakDevice: @unchecked Sendable {
         }
     }
 
-    /// Probes until the daemon answers on the current pty: a line written before the daemon
-    /// opened the node may be lost, so each probe has its own id and only the latest one counts.
+    /// Probes until the daemon answers on the current pty.
+    ///
+    /// A line written before the daemon opened the node may be lost, so each probe has its own id and only the latest
+    /// one counts.
     func waitUntilServed(timeout: Duration = .seconds(30)) throws {
         let deadline = ContinuousClock.now + timeout
         while ContinuousClock.now < deadline {
@@ -93,8 +95,10 @@ final class SoakDevice: @unchecked Sendable {
     }
 }
 
-/// The device that never reads: it writes commands as fast as the line takes them, so the
-/// daemon's replies back up. The daemon must stop reading it rather than buffer without bound.
+/// The device that never reads.
+///
+/// It writes commands as fast as the line takes them, so the daemon's replies back up. The daemon must stop reading it
+/// rather than buffer without bound.
 final class StuckDevice: @unchecked Sendable {
     let wearable: SimulatedWearable
     /// Read by the sampler while the device runs: it must level off once the daemon stops reading.

@@ -27,8 +27,10 @@ final class ReplyLatency: Sendable {
     }
 }
 
-/// What long mode adds around the daemon: replication to a real PostgreSQL that goes away now and then, and
-/// configuration reloads (SIGHUP), each on a thread of its own until the deadline.
+/// What long mode adds around the daemon.
+///
+/// Replication to a real PostgreSQL that goes away now and then, and configuration reloads (SIGHUP), each on a thread
+/// of its own until the deadline.
 final class LongModeHarness: @unchecked Sendable {
     let cluster: PostgresCluster
     private(set) var outages = 0
@@ -89,9 +91,11 @@ final class LongModeHarness: @unchecked Sendable {
     }
 }
 
-/// The per-hour drift of a long run: the difference between the samples an hour apart, as the delimited
-/// section of `docs/benchmarks.md` it owns. A run shorter than an hour gets one row for the whole run,
-/// scaled to an hour; a longer one a row per hour, its last hour included (`SampleSelection.hours`).
+/// The per-hour drift of a long run.
+///
+/// The difference between the samples an hour apart, as the delimited section of `docs/benchmarks.md` it owns. A run
+/// shorter than an hour gets one row for the whole run, scaled to an hour; a longer one a row per hour, its last hour
+/// included (`SampleSelection.hours`).
 struct DriftReport {
     static let startMarker = "<!-- bench:soak-long:start -->"
     static let endMarker = "<!-- bench:soak-long:end -->"

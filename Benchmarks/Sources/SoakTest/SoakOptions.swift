@@ -10,15 +10,20 @@ struct SoakOptions: Sendable {
     var replugPercent = 2
     /// `SOAK_REPORT`: the markdown file whose soak section is replaced with the results.
     var reportPath: String?
-    /// `SOAK_CONFIGURATION` (set by `Benchmarks/soak.sh`): the build of workoutd under test, for the report.
+    /// `SOAK_CONFIGURATION` (set by `Benchmarks/soak.sh`).
+    ///
+    /// The build of workoutd under test, for the report.
     var configuration: String?
     /// Seconds between RSS/descriptor samples.
     var sampleInterval: Duration = .seconds(5)
-    /// `SOAK=long` (or a run of an hour or more): replication to a real PostgreSQL with outages, configuration
-    /// reloads, and the per-hour drift of RSS, descriptors, threads, database and WAL size and reply latency
-    /// written to its own section of the report (issue 30).
+    /// `SOAK=long` (or a run of an hour or more).
+    ///
+    /// Replication to a real PostgreSQL with outages, configuration reloads, and the per-hour drift of RSS,
+    /// descriptors, threads, database and WAL size and reply latency written to its own section of the report.
     var long = false
-    /// In long mode: PostgreSQL is stopped for `outageLength` every `outageEvery`, and SIGHUP sent every `reloadEvery`.
+    /// How often long mode stops PostgreSQL and sends SIGHUP.
+    ///
+    /// PostgreSQL is stopped for `outageLength` every `outageEvery`, and SIGHUP sent every `reloadEvery`.
     var outageEvery: Duration = .seconds(600)
     var outageLength: Duration = .seconds(60)
     var reloadEvery: Duration = .seconds(300)

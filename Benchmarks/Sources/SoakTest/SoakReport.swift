@@ -5,7 +5,9 @@ import WorkoutProtocol
 struct SoakReport {
     static let startMarker = "<!-- bench:soak:start -->"
     static let endMarker = "<!-- bench:soak:end -->"
-    /// Rows of a table over time (the first and the last sample among them): a 2-hour run samples 240 times.
+    /// Rows of a table over time (the first and the last sample among them).
+    ///
+    /// A 2-hour run samples 240 times.
     static let rowsOverTime = 8
 
     var options: SoakOptions
@@ -17,8 +19,9 @@ struct SoakReport {
     var final: ProcessSample
     var verdicts: [String]
     var passed: Bool
-    /// Whether the report has its table over time: in long mode the long-mode section's drift rows give RSS and
-    /// descriptors over the run's hours instead.
+    /// Whether the report has its table over time.
+    ///
+    /// In long mode the long-mode section's drift rows give RSS and descriptors over the run's hours instead.
     var showsOverTime = true
 
     var totalReplies: Int { devices.map(\.replies).reduce(0, +) }

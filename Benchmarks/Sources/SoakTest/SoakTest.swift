@@ -7,15 +7,17 @@ import WorkoutdTesting
 import Glibc
 #endif
 
-/// `make soak`: several simulated devices against one workoutd for a set time, with hostile
-/// traffic, unplug/replug cycles and a device that never reads. Fails (exit 1) on a missing or
-/// broken reply, a daemon that dies, RSS that grows, or descriptors that leak.
+/// `make soak`: several simulated devices against one workoutd for a set time.
+///
+/// The devices send hostile traffic, go through unplug/replug cycles, and one of them never reads. Fails (exit 1) on a
+/// missing or broken reply, a daemon that dies, RSS that grows, or descriptors that leak.
 @main
 enum SoakTest {
-    /// Descriptors the daemon may hold under its state directory: GRDB's pool (writer + 5 readers, its
-    /// default, each with the database and its WAL open, plus the shared -shm), one spool file being written
-    /// and the state directory's lock (`workoutd.lock`, held for the daemon's life: with replication reading
-    /// beside the devices, as in long mode, every reader is open at once and the lock made it 15).
+    /// Descriptors the daemon may hold under its state directory.
+    ///
+    /// GRDB's pool (writer + 5 readers, its default, each with the database and its WAL open, plus the shared -shm),
+    /// one spool file being written and the state directory's lock (`workoutd.lock`, held for the daemon's life: with
+    /// replication reading beside the devices, as in long mode, every reader is open at once and the lock made it 15).
     static let stateDescriptorBound = 2 * (1 + 5) + 1 + 1 + 1
 
     static func main() {

@@ -1,5 +1,7 @@
-/// The mix a soak device sends: commands good and bad, blank lines, CRLF, oversized lines and
-/// invalid UTF-8, each with the number of replies it must get.
+/// The mix a soak device sends.
+///
+/// Commands good and bad, blank lines, CRLF, oversized lines and invalid UTF-8, each with the number of replies it must
+/// get.
 struct SoakTraffic {
     struct Fragment {
         var bytes: [UInt8]

@@ -4,18 +4,21 @@ import BenchmarkSupport
 ///
 /// Each program is `NAME=COMMAND`, where COMMAND is run by `/bin/sh -c` with `{device}` replaced by the
 /// pty's device path and `{run}` by the number of the program's start (each measurement starts it
-/// afresh). The baseline is the yardstick; the first subject is held to issue 2's floors against it; a
-/// durable subject is held to issue 4's floor against the first subject; a replicated subject (the same store with
-/// replication to PostgreSQL on) to issue 18's floor against the last durable subject. A reference is measured like the
-/// baseline (its replies are not workoutd's) and shown beside it, held to nothing.
+/// afresh). The baseline is the yardstick; the first subject is held to the transport floors against it; a
+/// durable subject is held to the durable floor against the first subject; a replicated subject (the same store
+/// with replication to PostgreSQL on) to the replication floor against the last durable subject. A reference is
+/// measured like the baseline (its replies are not workoutd's) and shown beside it, held to nothing
+/// (``BenchmarkTable``; docs/decisions/0011-benchmark-floors.md).
 struct BenchmarkOptions {
     var baseline: ProgramUnderTest.Specification?
     var references: [ProgramUnderTest.Specification] = []
     var subjects: [ProgramUnderTest.Specification] = []
     var durableSubjects: [ProgramUnderTest.Specification] = []
     var replicatedSubjects: [ProgramUnderTest.Specification] = []
-    /// Issue 31's anchors for the first durable subject: the C durable echo (a write and an fdatasync per read) and
-    /// the Python durable peer (sqlite3, synchronous=FULL). Measured like the baseline, shown beside it.
+    /// The anchors for the first durable subject: the C durable echo and the Python durable peer.
+    ///
+    /// The C durable echo makes a write and an fdatasync per read; the Python durable peer uses sqlite3 with
+    /// synchronous=FULL. Both are measured like the baseline and shown beside it.
     var durableEcho: ProgramUnderTest.Specification?
     var durablePeer: ProgramUnderTest.Specification?
     var pipelinedCommands = 100_000

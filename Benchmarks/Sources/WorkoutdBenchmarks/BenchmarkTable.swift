@@ -1,37 +1,47 @@
 import Foundation
 
-/// The markdown `make bench` prints and records: figures per program, then each floor with PASS or MISS.
+/// The markdown `make bench` prints and records.
+///
+/// Figures per program, then each floor with PASS or MISS.
 struct BenchmarkTable {
-    /// Issue 2: workoutd's pipelined throughput at least this share of the echo baseline's.
+    /// workoutd's pipelined throughput at least this share of the echo baseline's.
     static let throughputFloor = 0.15
-    /// Issue 2: workoutd's p99 single-flight latency at most this multiple of the echo baseline's.
+    /// workoutd's p99 single-flight latency at most this multiple of the echo baseline's.
     static let latencyCeiling = 1.5
-    /// Issue 4: durable throughput at least this share of the same binary with the in-memory store.
+    /// Durable throughput at least this share of the same binary with the in-memory store.
     static let durableThroughputFloor = 0.5
-    /// Issue 18: durable throughput with replication on at least this share of the same store with it off.
+    /// Durable throughput with replication on at least this share of the same store with it off.
     static let replicatedThroughputFloor = 0.9
-    /// Issue 17: workoutd's pipelined throughput at least this share of the echo baseline's (CPU per command).
+    /// workoutd's pipelined throughput at least this share of the echo baseline's (CPU per command).
     static let reanchoredThroughputFloor = 0.3
-    /// Issue 17: workoutd's single-flight p50 at most this multiple of its own transport's echo (the first reference).
+    /// workoutd's single-flight p50 at most this multiple of its own transport's echo.
+    ///
+    /// The transport's echo is the first reference.
     static let transportP50Ceiling = 1.2
-    /// Issue 17: workoutd's single-flight p99 at most this multiple of its own transport's echo.
+    /// workoutd's single-flight p99 at most this multiple of its own transport's echo.
     static let transportP99Ceiling = 1.3
-    /// Issue 31: the durable store's single-flight p50 at most this multiple of the C durable echo's (and below the
-    /// Python durable peer's), its p99 at most `durableEchoP99Ceiling` times the echo's.
+    /// The durable store's single-flight p50 at most this multiple of the C durable echo's.
+    ///
+    /// It must also stay below the Python durable peer's, and its p99 at most `durableEchoP99Ceiling` times the
+    /// echo's.
     static let durableEchoP50Ceiling = 1.2
     static let durableEchoP99Ceiling = 1.5
-    /// Issue 31: durable pipelined throughput at least this share of the C durable echo's.
+    /// Durable pipelined throughput at least this share of the C durable echo's.
     static let durableEchoThroughputFloor = 0.5
 
     var options: BenchmarkOptions
     var baseline: ProgramFigures
-    /// Programs measured like the baseline for comparison (e.g. the daemon's transport alone), held to nothing.
+    /// Programs measured like the baseline for comparison, held to nothing.
+    ///
+    /// For example the daemon's transport alone.
     var references: [ProgramFigures]
     var subjects: [ProgramFigures]
     var durableSubjects: [ProgramFigures]
-    /// Held against the last durable subject (the same store, replication off), or the first subject without one.
+    /// Held against the last durable subject, or the first subject without one.
+    ///
+    /// The last durable subject is the same store with replication off.
     var replicatedSubjects: [ProgramFigures] = []
-    /// Issue 31's anchors for the first durable subject (``BenchmarkOptions/durableEcho``).
+    /// The anchors for the first durable subject (``BenchmarkOptions/durableEcho``).
     var durableEcho: ProgramFigures? = nil
     var durablePeer: ProgramFigures? = nil
 
@@ -59,7 +69,7 @@ struct BenchmarkTable {
                 "≥ \(Self.reanchoredThroughputFloor)", throughput >= Self.reanchoredThroughputFloor
             )
         )
-        // Issue 17 re-anchors latency on the echo over workoutd's own transport, measured as the first reference.
+        // Latency is also held against the echo over workoutd's own transport, measured as the first reference.
         if let transport = references.first {
             for (percentile, ceiling) in [(50.0, Self.transportP50Ceiling), (99.0, Self.transportP99Ceiling)] {
                 let ratio =
@@ -98,7 +108,7 @@ struct BenchmarkTable {
         return floors
     }
 
-    /// Issue 31: the durable store against the physical limit of acked-means-durable and the Python peer.
+    /// The durable store against the physical limit of acked-means-durable and the Python peer.
     private func durableFloors(_ durable: ProgramFigures) -> [(String, Double, String, Bool)] {
         var floors: [(String, Double, String, Bool)] = []
         if let echo = durableEcho {

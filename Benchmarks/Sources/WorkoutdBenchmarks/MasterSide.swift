@@ -5,8 +5,9 @@ import WorkoutdTesting
 import Glibc
 #endif
 
-/// The wearable's end of the pty (the master, non-blocking), driven with plain read/write/poll so the
-/// driver's own cost stays small beside what it measures.
+/// The wearable's end of the pty (the master, non-blocking), driven with plain read/write/poll.
+///
+/// Plain calls keep the driver's own cost small beside what it measures.
 struct MasterSide: Sendable {
     let fd: CInt
 

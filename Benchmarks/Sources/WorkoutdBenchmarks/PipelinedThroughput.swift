@@ -3,8 +3,9 @@ import Synchronization
 import WorkoutProtocol
 import WorkoutdTesting
 
-/// Pipelined throughput: every command written as fast as the line takes it, while a second thread
-/// reads the replies, so neither direction waits for the other (a single thread could deadlock with
+/// Pipelined throughput: every command written as fast as the line takes it.
+///
+/// A second thread reads the replies, so neither direction waits for the other (a single thread could deadlock with
 /// both pty buffers full).
 enum PipelinedThroughput {
     struct Result {

@@ -14,9 +14,10 @@ enum ProgramBenchmark {
     /// A line every program answers without changing state (workoutd: `nothing_to_share` on a new session).
     private static let probe = #"{"command_type":"share_workout","service":"twitter","id":"bench-probe"}"#
 
-    /// Each pipelined round and the latency run get a program started afresh on a new pty, so every
-    /// measurement starts from the same state: no backlog left by the round before (a round queues tens
-    /// of thousands of shares, which the daemon goes on delivering in the background).
+    /// Each pipelined round and the latency run start the program afresh on a new pty.
+    ///
+    /// So every measurement starts from the same state: no backlog left by the round before (a round queues tens of
+    /// thousands of shares, which the daemon goes on delivering in the background).
     static func run(
         _ specification: ProgramUnderTest.Specification,
         options: BenchmarkOptions,
@@ -25,8 +26,10 @@ enum ProgramBenchmark {
         try run([(specification, matchIDs)], options: options)[0]
     }
 
-    /// Several programs measured round by round in turn (A, B, C, A, B, C…), so a change in the machine's
-    /// load during the run (other work on a shared machine) falls on all of them alike, not on one.
+    /// Several programs measured round by round in turn (A, B, C, A, B, C…).
+    ///
+    /// A change in the machine's load during the run (other work on a shared machine) then falls on all of them alike,
+    /// not on one.
     static func run(
         _ programs: [(specification: ProgramUnderTest.Specification, matchIDs: Bool)],
         options: BenchmarkOptions

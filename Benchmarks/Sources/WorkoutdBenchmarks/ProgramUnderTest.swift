@@ -31,8 +31,9 @@ final class ProgramUnderTest {
     private let process = Process()
     private let logURL: URL
 
-    /// `run` numbers the program's starts within the benchmark; a command's `{run}` is replaced by it, so
-    /// each start can have a state directory of its own.
+    /// `run` numbers the program's starts within the benchmark.
+    ///
+    /// A command's `{run}` is replaced by it, so each start can have a state directory of its own.
     init(_ specification: Specification, devicePath: String, run: Int) throws {
         self.specification = specification
         logURL = FileManager.default.temporaryDirectory

@@ -2,8 +2,9 @@ import Histogram
 import WorkoutProtocol
 import WorkoutdTesting
 
-/// Single-flight latency: one command written, its whole reply read, then the next; each round trip
-/// timed from the write to the reply's newline.
+/// Single-flight latency: one command written, its whole reply read, then the next.
+///
+/// Each round trip timed from the write to the reply's newline.
 enum SingleFlightLatency {
     struct Result {
         var histogram: Histogram<UInt64>

@@ -1,5 +1,5 @@
 // `make bench`, pty part: pipelined throughput and single-flight latency of workoutd through a real pty,
-// beside the C echo baseline driven the same way in the same run, with the ratios and issue 2's floors.
+// beside the C echo baseline driven the same way in the same run, with the ratios and the floors.
 // The figures are the product: a missed floor prints MISS but does not fail the run; a wrong or missing
 // reply does (exit 1), since figures from a daemon that answers wrongly mean nothing.
 import Foundation
