@@ -18,7 +18,7 @@ APT_PACKAGES := socat libudev-dev umockdev libumockdev-dev libsystemd-dev libsql
 help:
 	@echo "make deps          install the Debian packages the build and the tests need (root)"
 	@echo "make demo          build, start workoutd on a socat pty pair, send the seed commands, show the replies"
-	@echo "make lint          swift-format's lint (.swift-format) over the tree; make format rewrites the files"
+	@echo "make lint          swift-format's lint (.swift-format) and the comment rules over the tree; make format rewrites"
 	@echo "make check-warnings debug (with tests) and release builds; fails on any warning from our code"
 	@echo "make test          warning check, then every test: Swift tests, libudev tests under umockdev, the socat and fsync-count shell tests,"
 	@echo "                   the real-systemd test (root), a 60 s fuzz run and the VM test (amd64)"

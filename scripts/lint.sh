@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
-# make lint: swift-format's lint (.swift-format) over every Swift file of the tree but the generated API sources.
-# Exits non-zero on any finding; `make format` rewrites the files instead.
+# make lint: swift-format's lint (.swift-format) over every Swift file of the tree but the generated API sources,
+# then the comment rules (scripts/lint-comments.py: no issue numbers or measurements in comments, doc comments
+# that start with a short summary). Exits non-zero on any finding; `make format` rewrites the Swift files instead
+# (the comment rules are mended by hand).
 #
 # Usage: scripts/lint.sh [format]
 set -euo pipefail
@@ -14,3 +16,4 @@ if [[ "${1:-}" == format ]]; then
 fi
 $SWIFT_FORMAT lint --strict --parallel "${files[@]}"
 echo "lint: ${#files[@]} Swift files, no findings"
+python3 scripts/lint-comments.py
