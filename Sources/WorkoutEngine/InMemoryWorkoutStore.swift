@@ -3,7 +3,7 @@ import Synchronization
 import WorkoutProtocol
 
 /// A ``WorkoutStore`` that keeps everything in memory: for tests, benchmarks and `--in-memory` runs.
-public final class InMemoryWorkoutStore: ImmediatelyCommittingStore, ShareQueueStore, RecordQueries {
+public final class InMemoryWorkoutStore: ImmediatelyCommittingStore, ShareQueueStore, RecordQueries, DeviceNameStore {
     private struct Contents {
         var sessions: [DeviceIdentity: StoredSession] = [:]
         var workouts = IDOrderedRecords<WorkoutRecord>()
@@ -15,6 +15,7 @@ public final class InMemoryWorkoutStore: ImmediatelyCommittingStore, ShareQueueS
         var pendingShares = PendingQueue()
         /// How many of the pending shares each device queued (`limits.pending_shares_per_device`).
         var pendingByDevice: [DeviceIdentity: Int] = [:]
+        var deviceNames: [DeviceIdentity: String] = [:]
     }
 
     private let contents = Mutex(Contents())
@@ -126,8 +127,22 @@ public final class InMemoryWorkoutStore: ImmediatelyCommittingStore, ShareQueueS
         contents.withLock { $0.sessions.values.filter { $0.state.activeWorkout != nil }.count }
     }
 
+    public func activeWorkouts() async throws -> [WorkoutRecord] {
+        contents.withLock { c in
+            c.sessions.values.compactMap(\.state.activeWorkout).sorted { $0.id > $1.id }
+        }
+    }
+
     public func pendingShareCount() async throws -> Int {
         contents.withLock { $0.pendingShares.count }
+    }
+
+    public func deviceNames() async throws -> [DeviceIdentity: String] {
+        contents.withLock { $0.deviceNames }
+    }
+
+    public func setDeviceName(_ name: String?, for device: DeviceIdentity) async throws {
+        contents.withLock { $0.deviceNames[device] = name }
     }
 }
 

@@ -15,6 +15,15 @@ public protocol RecordQueries: Sendable {
     func workout(id: Int64) async throws -> WorkoutRecord?
     /// Sessions with an active workout, for status reporting.
     func activeSessionCount() async throws -> Int
+    /// The workouts those sessions have active, newest first: what ``activeSessionCount()`` counts.
+    func activeWorkouts() async throws -> [WorkoutRecord]
     /// Shares not yet delivered, whatever their next attempt time: the queue as a person thinks of it.
     func pendingShareCount() async throws -> Int
+}
+
+extension RecordQueries {
+    /// For stores without a query of their own: every workout not ended yet.
+    public func activeWorkouts() async throws -> [WorkoutRecord] {
+        try await workouts(device: nil, limit: nil).filter { $0.endedAt == nil }
+    }
 }

@@ -22,6 +22,15 @@ extension SQLiteWorkoutStore {
         try await reading { db in
             var request = WorkoutRow.order(Column("id").desc)
             if let device = query.device { request = request.filter(Column("device") == device.rawValue) }
+            if let devices = query.devices {
+                let named = devices.identities.map(\.rawValue).sorted()
+                let listed = named.isEmpty ? "" : "device IN (\(named.map { _ in "?" }.joined(separator: ","))) OR "
+                request = request.filter(
+                    sql: "(\(listed)instr(lower(device), ?) > 0)",
+                    arguments: StatementArguments(named + [devices.text])
+                )
+            }
+            if query.activeOnly { request = request.filter(sql: Self.activeWorkoutIDsSQL) }
             if let from = query.startedFrom {
                 request = request.filter(Column("startedAt") >= from.timeIntervalSince1970)
             }
@@ -59,6 +68,19 @@ extension SQLiteWorkoutStore {
             return found
         }
     }
+
+    public func activeWorkouts() async throws -> [WorkoutRecord] {
+        try await reading { db in
+            var records = try WorkoutRow.filter(sql: Self.activeWorkoutIDsSQL).order(Column("id").desc).fetchAll(db)
+                .map { try $0.record() }
+            try WorkoutClockRow.attach(to: &records, in: db)
+            return records
+        }
+    }
+
+    /// The workouts the devices' sessions hold active (each session's newest reply-ring slot says which).
+    static let activeWorkoutIDsSQL =
+        "id IN (SELECT activeWorkoutID FROM (\(ReplyRing.sessionsSQL)) WHERE activeWorkoutID IS NOT NULL)"
 
     public func activeSessionCount() async throws -> Int {
         try await reading { db in

@@ -119,6 +119,9 @@ enum StoreSchema {
             try WriterVersion.createTable(in: db)
         }
         migrator.registerMigration(replyRingMigrationName, migrate: migrateToReplyRing)
+        migrator.registerMigration("v8: the names people give wearables") { db in
+            try DeviceNameRow.createTable(in: db)
+        }
         return migrator
     }
 }
