@@ -40,14 +40,18 @@ public struct ControlAuthorization: Sendable, Hashable {
         return .none
     }
 
-    /// The refusal for `peer`, whose access is `access`, of a request that needs more.
-    func denial(to peer: wd_peer_credentials, having access: ControlAccess) -> ControlError {
+    /// The refusal for `peer`, whose access is `access`, of a request of `method` that needs more.
+    func denial(
+        to peer: wd_peer_credentials,
+        having access: ControlAccess,
+        asking method: ControlMethod
+    ) -> ControlError {
         let owners = "root or the daemon's user (uid \(daemonUID))"
         let readers = readerGroup.flatMap { $0.isEmpty ? nil : "members of group '\($0)'" }
         if access == .read {
             return ControlError(
                 .permissionDenied,
-                "permission denied: send needs \(owners); uid \(peer.uid) may only read"
+                "permission denied: \(method.rawValue) needs \(owners); uid \(peer.uid) may only read"
             )
         }
         let who = readers.map { "\(owners); \($0) may read" } ?? owners

@@ -34,6 +34,7 @@ public final class ControlResponder: Sendable {
     private let clients = ClientCount()
     private let replication: (@Sendable () async -> ReplicationReport)?
     private let storageProblem: (@Sendable () -> StorageProblem?)?
+    private let names: DeviceNames
 
     public init(
         identity: Identity,
@@ -45,8 +46,10 @@ public final class ControlResponder: Sendable {
         maximumLineLength: Int,
         metricsText: @escaping @Sendable () -> String,
         replication: (@Sendable () async -> ReplicationReport)? = nil,
-        storageProblem: (@Sendable () -> StorageProblem?)? = nil
+        storageProblem: (@Sendable () -> StorageProblem?)? = nil,
+        names: (any DeviceNameStore)? = nil
     ) {
+        self.names = DeviceNames(store: names)
         self.replication = replication
         self.storageProblem = storageProblem
         self.identity = identity
@@ -85,6 +88,8 @@ public final class ControlResponder: Sendable {
                 return try reply(request, metrics(), encoder)
             case .subscribe:
                 return try reply(request, Subscription(), encoder)
+            case .label(let device, let name):
+                return try reply(request, try await label(device, name: name), encoder)
             }
         } catch let error as ControlError {
             return Self.errorLine(id: request.id, error)
@@ -146,12 +151,17 @@ public final class ControlResponder: Sendable {
         )
     }
 
-    /// `devices`: served devices, then refused ones, and the unknown identities seen since start.
+    /// `devices`.
+    ///
+    /// Served devices, then refused ones, and the unknown identities seen since start, each with its name.
     public func devices() async -> DeviceList {
-        let served = await manager.devices().map(Self.report)
-        let refused = await manager.refusedDevices().map(Self.report)
-        let unknown = await manager.unknownDevices().map(Self.report)
-        return DeviceList(devices: served + refused, unknown: unknown)
+        var devices = await manager.devices().map(Self.report) + (await manager.refusedDevices().map(Self.report))
+        var unknown = await manager.unknownDevices().map(Self.report)
+        // A store that cannot be read leaves the names out rather than the devices.
+        let named = (try? await names.all()) ?? [:]
+        for index in devices.indices { devices[index].name = named[DeviceIdentity(devices[index].identity)] }
+        for index in unknown.indices { unknown[index].name = named[DeviceIdentity(unknown[index].identity)] }
+        return DeviceList(devices: devices, unknown: unknown)
     }
 
     /// `workouts`: newest first, of the device named by identity or node (all when nil).
@@ -160,12 +170,66 @@ public final class ControlResponder: Sendable {
     public func workouts(_ query: WorkoutQuery, device: String?) async throws(ControlError) -> [WorkoutRecord] {
         var query = query
         query.device = await resolve(device)
-        return try await storage { [query] in try await self.records.workouts(matching: query) }
+        return try await named(try await storage { [query] in try await self.records.workouts(matching: query) })
+    }
+
+    /// Workouts, newest first, of the devices whose serial, node or name contains `device`.
+    ///
+    /// The page's filter. Letters match in any case; all devices when `device` is nil. `query` narrows them as for the other queries.
+    public func workouts(_ query: WorkoutQuery, matching device: String?) async throws(ControlError) -> [WorkoutRecord]
+    {
+        var query = query
+        if let device { query.devices = try await match(device) }
+        return try await named(try await storage { [query] in try await self.records.workouts(matching: query) })
     }
 
     /// `shares`: newest first, with their delivery state.
     public func shares(limit: Int?) async throws(ControlError) -> ShareList {
-        ShareList(shares: try await storage { try await self.records.shares(limit: limit) })
+        var shares = try await storage { try await self.records.shares(limit: limit) }
+        let named = try await storage { try await self.names.all() }
+        for index in shares.indices { shares[index].deviceName = named[shares[index].device] }
+        return ShareList(shares: shares)
+    }
+
+    /// `label`: names the device given by identity or node, or forgets its name (`name` nil).
+    public func label(_ device: String, name: String?) async throws(ControlError) -> LabelResult {
+        var kept: String?
+        if let name {
+            switch DeviceName.validated(name) {
+            case .success(let valid): kept = valid
+            case .failure(let error): throw error
+            }
+        }
+        guard names.isAvailable else {
+            throw ControlError(.unavailable, "This store keeps no names (storage.backend).")
+        }
+        let identity = await resolve(device)
+        try await storage { [kept] in try await self.names.set(kept, for: identity) }
+        let attached = await manager.devices().contains { $0.identity == identity }
+        return LabelResult(device: identity.rawValue, name: kept, attached: attached)
+    }
+
+    /// The devices `text` names in part: by identity (in the query itself), by node or by name.
+    private func match(_ text: String) async throws(ControlError) -> DeviceMatch {
+        var match = DeviceMatch(text: text)
+        let folded = text.lowercased()
+        for device in await manager.devices() where device.path.lowercased().contains(folded) {
+            match.identities.insert(device.identity)
+        }
+        for (identity, name) in try await storage({ try await self.names.all() })
+        where name.lowercased().contains(folded) {
+            match.identities.insert(identity)
+        }
+        return match
+    }
+
+    /// `records` with their devices' names.
+    private func named(_ records: [WorkoutRecord]) async throws(ControlError) -> [WorkoutRecord] {
+        let named = try await storage { try await self.names.all() }
+        guard !named.isEmpty else { return records }
+        var records = records
+        for index in records.indices { records[index].deviceName = named[records[index].device] }
+        return records
     }
 
     /// `metrics`: the Prometheus text.

@@ -46,7 +46,10 @@ final class PeerAccess: Sendable {
         }
         let access = decided.withLock { $0 } ?? decide(peer)
         guard access < method.requiredAccess else { return nil }
-        return Refusal(error: authorization.denial(to: peer, having: access), closesConnection: access == .none)
+        return Refusal(
+            error: authorization.denial(to: peer, having: access, asking: method),
+            closesConnection: access == .none
+        )
     }
 
     private func decide(_ peer: wd_peer_credentials) -> ControlAccess {

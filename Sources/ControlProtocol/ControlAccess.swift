@@ -7,7 +7,9 @@ public enum ControlAccess: Int, Comparable, Sendable, Codable {
     case none = 0
     /// `status`, `devices`, `workouts`, `shares`, `events` (`subscribe`), `metrics`.
     case read = 1
-    /// Reads and `send`, which runs a line on a device's session (it can start, end or share a workout).
+    /// Reads, `send` and `label`.
+    ///
+    /// `send` runs a line on a device's session (it can start, end or share a workout); `label` names a device.
     case write = 2
 
     public static func < (lhs: ControlAccess, rhs: ControlAccess) -> Bool { lhs.rawValue < rhs.rawValue }
@@ -16,10 +18,10 @@ public enum ControlAccess: Int, Comparable, Sendable, Codable {
 extension ControlMethod {
     /// The access a request of this method needs.
     ///
-    /// `send` changes a device's session; everything else only reads.
+    /// `send` changes a device's session and `label` its name; everything else only reads.
     public var requiredAccess: ControlAccess {
         switch self {
-        case .send: .write
+        case .send, .label: .write
         case .status, .devices, .workouts, .shares, .metrics, .subscribe: .read
         }
     }

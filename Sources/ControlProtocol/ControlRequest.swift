@@ -16,6 +16,8 @@ public enum ControlCall: Hashable, Sendable {
     case metrics
     /// Starts the event stream on this connection.
     case subscribe
+    /// Names the device `device` (an identity or a node) `name`; a nil `name` forgets its name.
+    case label(device: String, name: String?)
 
     /// The `method` string on the wire.
     public var method: ControlMethod {
@@ -27,13 +29,14 @@ public enum ControlCall: Hashable, Sendable {
         case .send: .send
         case .metrics: .metrics
         case .subscribe: .subscribe
+        case .label: .label
         }
     }
 }
 
 /// The value of `method`.
 public enum ControlMethod: String, Codable, Sendable, CaseIterable {
-    case status, devices, workouts, shares, send, metrics, subscribe
+    case status, devices, workouts, shares, send, metrics, subscribe, label
 }
 
 /// One request line: `{"id":1,"method":"workouts","params":{"device":"A","limit":10}}`.
@@ -49,7 +52,7 @@ public struct ControlRequest: Hashable, Sendable {
 
 extension ControlRequest: Codable {
     enum CodingKeys: String, CodingKey { case id, method, params }
-    enum ParameterKeys: String, CodingKey { case device, limit, line, create }
+    enum ParameterKeys: String, CodingKey { case device, limit, line, create, name }
 
     public init(from decoder: any Decoder) throws {
         let container = try decoder.container(keyedBy: CodingKeys.self)
@@ -73,29 +76,51 @@ extension ControlRequest: Codable {
         case .shares:
             call = .shares(limit: try Self.limit(in: params))
         case .send:
-            guard let params else {
-                throw DecodingError.keyNotFound(
-                    CodingKeys.params,
-                    .init(
-                        codingPath: container.codingPath,
-                        debugDescription: "send needs params.device and params.line."
-                    )
-                )
-            }
-            let device = try params.decode(String.self, forKey: .device)
-            guard !device.isEmpty else {
-                throw DecodingError.dataCorruptedError(
-                    forKey: .device,
-                    in: params,
-                    debugDescription: "params.device must not be empty."
-                )
-            }
+            let params = try Self.parameters(
+                params,
+                of: container,
+                needing: "send needs params.device and params.line."
+            )
             call = .send(
-                device: device,
+                device: try Self.device(in: params),
                 line: try params.decode(String.self, forKey: .line),
                 create: try params.decodeIfPresent(Bool.self, forKey: .create) ?? false
             )
+        case .label:
+            let params = try Self.parameters(params, of: container, needing: "label needs params.device.")
+            call = .label(
+                device: try Self.device(in: params),
+                name: try params.decodeIfPresent(String.self, forKey: .name)
+            )
         }
+    }
+
+    /// `params`, which the method needs: its absence is a missing key, said with `needing`.
+    private static func parameters(
+        _ params: KeyedDecodingContainer<ParameterKeys>?,
+        of container: KeyedDecodingContainer<CodingKeys>,
+        needing: String
+    ) throws -> KeyedDecodingContainer<ParameterKeys> {
+        guard let params else {
+            throw DecodingError.keyNotFound(
+                CodingKeys.params,
+                .init(codingPath: container.codingPath, debugDescription: needing)
+            )
+        }
+        return params
+    }
+
+    /// `params.device`, which must be there and not empty.
+    private static func device(in params: KeyedDecodingContainer<ParameterKeys>) throws -> String {
+        let device = try params.decode(String.self, forKey: .device)
+        guard !device.isEmpty else {
+            throw DecodingError.dataCorruptedError(
+                forKey: .device,
+                in: params,
+                debugDescription: "params.device must not be empty."
+            )
+        }
+        return device
     }
 
     private static func limit(in params: KeyedDecodingContainer<ParameterKeys>?) throws -> Int? {
@@ -129,6 +154,10 @@ extension ControlRequest: Codable {
             try params.encode(device, forKey: .device)
             try params.encode(line, forKey: .line)
             if create { try params.encode(create, forKey: .create) }
+        case .label(let device, let name):
+            var params = container.nestedContainer(keyedBy: ParameterKeys.self, forKey: .params)
+            try params.encode(device, forKey: .device)
+            try params.encodeIfPresent(name, forKey: .name)
         }
     }
 }

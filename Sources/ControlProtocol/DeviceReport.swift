@@ -6,6 +6,8 @@ public struct DeviceReport: Codable, Hashable, Sendable {
     public var identity: String
     /// The node it is served on, e.g. `/dev/ttyACM0`.
     public var node: String
+    /// The name people gave it (`workoutctl label`); nil when it has none.
+    public var name: String?
     public var connected: Bool
     /// When the current (or last) connection was made; `nil` if it never opened.
     public var connectedSince: Date?
@@ -53,6 +55,8 @@ public struct UnknownDeviceReport: Codable, Hashable, Sendable {
     public var identity: String
     /// The node it was last seen on.
     public var node: String
+    /// The name people gave it (`workoutctl label`), which may come before it is enrolled.
+    public var name: String?
     public var firstSeen: Date
     public var lastSeen: Date
     public var sightings: Int

@@ -4,6 +4,10 @@ import Foundation
 public struct WorkoutRecord: Hashable, Sendable, Codable {
     public var id: Int64
     public var device: DeviceIdentity
+    /// The name people gave the device (`workoutctl label`).
+    ///
+    /// Filled in where the record is shown, never stored with it.
+    public var deviceName: String?
     public var location: String
     /// The date the wearable sent, on its clock.
     public var date: Date
@@ -62,7 +66,8 @@ public struct WorkoutRecord: Hashable, Sendable, Codable {
     ///
     /// They are kept only where they may still be needed (the active workout, unsynchronised rows).
     public static func == (lhs: WorkoutRecord, rhs: WorkoutRecord) -> Bool {
-        lhs.id == rhs.id && lhs.device == rhs.device && lhs.location == rhs.location && lhs.date == rhs.date
+        lhs.id == rhs.id && lhs.device == rhs.device && lhs.deviceName == rhs.deviceName
+            && lhs.location == rhs.location && lhs.date == rhs.date
             && lhs.intensityLevel == rhs.intensityLevel && lhs.startedAt == rhs.startedAt && lhs.endedAt == rhs.endedAt
             && lhs.durationSeconds == rhs.durationSeconds && lhs.startCommandID == rhs.startCommandID
             && lhs.endCommandID == rhs.endCommandID && lhs.clockMark == rhs.clockMark
@@ -86,6 +91,8 @@ public struct ShareRecord: Hashable, Sendable, Codable {
     public var id: Int64
     public var workoutID: Int64
     public var device: DeviceIdentity
+    /// The device's name (`workoutctl label`), as ``WorkoutRecord/deviceName``.
+    public var deviceName: String?
     public var service: ShareService
     public var queuedAt: Date
     public var status: Status

@@ -28,8 +28,9 @@ struct DevicesCommand: ParsableCommand {
             .init("CONNECTIONS", alignment: .right),
         ])
         for device in list.devices {
+            let identity = device.name.map { "\($0) (\(device.identity))" } ?? device.identity
             table.append([
-                device.identity, device.node, state(of: device), Output.date(device.connectedSince),
+                identity, device.node, state(of: device), Output.date(device.connectedSince),
                 "\(device.commands)", "\(device.errors)", "\(device.connections)",
             ])
         }

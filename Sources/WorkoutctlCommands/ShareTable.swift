@@ -9,8 +9,9 @@ extension TextTable {
             .init("NEXT_ATTEMPT"), .init("LAST_ERROR"),
         ])
         for share in shares {
+            let device = share.deviceName.map { "\($0) (\(share.device))" } ?? share.device.rawValue
             table.append([
-                String(share.id), String(share.workoutID), share.device.rawValue, share.service.rawValue,
+                String(share.id), String(share.workoutID), device, share.service.rawValue,
                 share.status.rawValue, String(share.attempts), TableDate.format(share.queuedAt),
                 share.deliveredAt.map(TableDate.format) ?? "",
                 share.status == .pending ? TableDate.format(share.nextAttemptAt) : "",

@@ -16,8 +16,9 @@ extension TextTable {
         if flagged { columns.append(.init("FLAGS")) }
         var table = TextTable(columns: columns)
         for workout in workouts {
+            let device = workout.deviceName.map { "\($0) (\(workout.device))" } ?? workout.device.rawValue
             var row = [
-                String(workout.id), workout.device.rawValue, workout.location, TableDate.format(workout.date),
+                String(workout.id), device, workout.location, TableDate.format(workout.date),
                 String(workout.intensityLevel), TableDate.format(workout.startedAt),
                 workout.endedAt.map(TableDate.format) ?? "active",
                 workout.durationSeconds.map(WorkoutDuration.text) ?? "",

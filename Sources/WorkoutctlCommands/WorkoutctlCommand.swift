@@ -12,7 +12,7 @@ struct WorkoutctlCommand: ParsableCommand {
             """,
         subcommands: [
             StatusCommand.self, DevicesCommand.self, WorkoutsCommand.self, SharesCommand.self,
-            EventsCommand.self, SendCommand.self, MetricsCommand.self,
+            EventsCommand.self, SendCommand.self, MetricsCommand.self, LabelCommand.self,
         ]
     )
 

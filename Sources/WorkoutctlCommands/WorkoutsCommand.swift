@@ -13,12 +13,16 @@ struct WorkoutsCommand: ParsableCommand {
     @Option(name: .long, help: "At most this many.")
     var limit: Int?
 
+    @Flag(name: .long, help: "CSV (RFC 4180, a header row), as the page's download gives.")
+    var csv = false
+
     func validate() throws {
         if let limit, limit <= 0 { throw ValidationError("--limit must be positive") }
     }
 
     func run() {
         let list: WorkoutList = options.connect().result(.workouts(device: device, limit: limit))
+        if csv { return Output.text(WorkoutCSV().document(list.workouts)) }
         if options.json { return list.workouts.forEach(Output.json) }
         Output.table(.workouts(list.workouts))
     }

@@ -56,7 +56,8 @@ struct DaemonObservers: Sendable {
             maximumLineLength: config.serial.pipeline.maximumLineLength,
             metricsText: { registry.emitToString() },
             replication: replication,
-            storageProblem: storageProblem
+            storageProblem: storageProblem,
+            names: records as? any DeviceNameStore
         )
     }
 
