@@ -11,7 +11,7 @@ APT_PACKAGES := socat libudev-dev umockdev libumockdev-dev libsystemd-dev libsql
                 systemd-container debootstrap valgrind python3 util-linux lld \
                 debhelper dpkg-dev fakeroot lintian help2man strace linux-perf \
                 qemu-system-x86 qemu-system-arm qemu-utils mmdebstrap debian-archive-keyring e2fsprogs picocom tmux \
-                postgresql chromium chromium-driver python3-selenium
+                postgresql chromium chromium-driver python3-selenium iproute2
 
 .PHONY: help deps build lint format check-warnings test test-swift test-udev test-shell test-systemd test-web test-vm test-vm-arm64 fuzz demo bench soak clean openapi
 

@@ -16,8 +16,13 @@ public enum PrivateFile {
     public static let maximumSize = 64 * 1024
 
     /// The text of `path` (UTF-8). With `requirePrivate`, a file that group or others may read or write
-    /// (any of the mode's 077 bits) is refused with its mode and the fix.
-    public static func read(_ path: String, requirePrivate: Bool) throws(ReadError) -> String {
+    /// (any of the mode's 077 bits) is refused with its mode and the fix; `credentialKey` names the key that
+    /// takes the secret as a systemd credential instead, when there is one.
+    public static func read(
+        _ path: String,
+        requirePrivate: Bool,
+        credentialKey: String? = nil
+    ) throws(ReadError) -> String {
         let fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY)
         guard fd >= 0 else {
             throw ReadError(description: "\(path) cannot be read (\(String(cString: strerror(errno))))")
@@ -33,7 +38,8 @@ public enum PrivateFile {
             throw ReadError(
                 description:
                     "\(path) is mode \(String(format: "%04o", permissions)): readable or writable by group or others; "
-                    + "it must be 0600 or 0400 (chmod 600 \(path)), or be given as a systemd credential (replication.password_credential)"
+                    + "it must be 0600 or 0400 (chmod 600 \(path))"
+                    + (credentialKey.map { ", or be given as a systemd credential (\($0))" } ?? "")
             )
         }
         var bytes = [UInt8](repeating: 0, count: maximumSize + 1)

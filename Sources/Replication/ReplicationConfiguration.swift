@@ -291,7 +291,8 @@ public struct ReplicationConfiguration: Sendable {
         do {
             text = try PrivateFile.read(
                 path,
-                requirePrivate: { if case .file = passwordSource { true } else { false } }()
+                requirePrivate: { if case .file = passwordSource { true } else { false } }(),
+                credentialKey: "replication.password_credential"
             )
         } catch {
             throw ReplicationConfigurationError(error.description, key: passwordKey)

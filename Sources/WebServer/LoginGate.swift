@@ -5,62 +5,97 @@ import Synchronization
 
 /// Logins on an address other than loopback.
 ///
-/// The token form, session cookies and the failed-login throttle.
+/// The token form, session cookies, bearer tokens and the throttle every token goes through.
 final class LoginGate: Sendable {
     static let cookieName = "workoutd_session"
+
+    /// What a request's credentials come to.
+    enum Admission: Equatable {
+        /// A live session cookie.
+        case session(WebSessions.Admission)
+        /// The token as `Authorization: Bearer`.
+        case bearer
+        /// No credentials, or a session that is not (or no longer) valid.
+        case none
+        /// A wrong bearer token (counted by the throttle).
+        case wrong
+        /// Too many wrong tokens: not judged.
+        case throttled(retryAfter: Duration)
+    }
 
     private let token: WebToken?
     private let sessions: WebSessions
     private let throttle: Mutex<LoginThrottle>
+    private let streams: EventStreams
     /// Cookies get `Secure` under TLS, so a browser never sends them in clear.
     private let secureCookies: Bool
 
-    init(configuration: WebConfiguration) {
+    init(configuration: WebConfiguration, streams: EventStreams) {
         token = configuration.token
         sessions = WebSessions(lifetime: configuration.sessionLifetime, capacity: configuration.maximumSessions)
-        throttle = Mutex(LoginThrottle(attempts: configuration.loginAttempts, lockout: configuration.loginLockout))
+        throttle = Mutex(
+            LoginThrottle(
+                attempts: configuration.loginAttempts,
+                lockout: configuration.loginLockout,
+                globalAttempts: configuration.globalLoginAttempts
+            )
+        )
+        self.streams = streams
         secureCookies = configuration.tls != nil
     }
 
-    /// Whether `request` carries a live session cookie or the token as a bearer credential.
-    func admits(_ request: Request) -> Bool {
-        if let session = request.cookies[Self.cookieName]?.value, sessions.isValid(session) { return true }
-        if let token, let authorization = request.headers[.authorization], authorization.hasPrefix("Bearer ") {
-            return token.matches(authorization.utf8.dropFirst("Bearer ".utf8.count))
+    /// What `request` (from `client`) carries.
+    ///
+    /// A live session cookie, or a bearer token judged by the throttle.
+    func admission(_ request: Request, client: ClientAddress) -> Admission {
+        if let session = request.cookies[Self.cookieName]?.value, let admission = sessions.admission(session) {
+            return .session(admission)
         }
-        return false
+        guard let authorization = request.headers[.authorization], authorization.hasPrefix("Bearer ") else {
+            return .none
+        }
+        let correct = token?.matches(authorization.utf8.dropFirst("Bearer ".utf8.count)) ?? false
+        switch throttle.withLock({ $0.judge(client, correct: correct, now: .now) }) {
+        case .admitted: return .bearer
+        case .wrong: return .wrong
+        case .refused(let retryAfter): return .throttled(retryAfter: retryAfter)
+        }
     }
 
-    /// `POST /login`: the form's token, answered with a session cookie or the form again.
+    /// `POST /login`.
     ///
-    /// While the address is throttled, the answer is 429.
-    func login(_ request: Request, client: String) async throws -> Response {
-        if case .refused(let retryAfter) = throttle.withLock({ $0.check(client, now: .now) }) {
+    /// The form's token, answered with a session cookie, the form again, or 429 while throttled.
+    func login(_ request: Request, client: ClientAddress) async throws -> Response {
+        // A login form is a few hundred bytes; anything larger is not one. The whole body is read before the
+        // token is judged, and the judgement and its count are one step, so parallel guesses count one by one.
+        let body = try await request.body.collect(upTo: 4096)
+        let submitted = Self.formValue("token", in: String(buffer: body))
+        let correct = submitted.map { token?.matches(Array($0.utf8)) ?? false } ?? false
+        switch throttle.withLock({ $0.judge(client, correct: correct, now: .now) }) {
+        case .refused(let retryAfter):
             var response = Self.page(
                 LoginPage.render(problem: "Too many failed logins; try again later."),
                 status: .tooManyRequests
             )
-            response.headers[.retryAfter] = "\(max(1, retryAfter.components.seconds))"
+            response.headers[.retryAfter] = Self.seconds(retryAfter)
+            return response
+        case .wrong:
+            return Self.page(LoginPage.render(problem: "Wrong token."), status: .unauthorized)
+        case .admitted:
+            let session = sessions.create()
+            streams.end(sessions: session.evicted)
+            var response = Response(status: .seeOther, headers: [.location: "/"])
+            response.headers[.setCookie] = cookie(session.id, maxAge: sessions.lifetimeSeconds)
             return response
         }
-        // A login form is a few hundred bytes; anything larger is not one.
-        let body = try await request.body.collect(upTo: 4096)
-        let form = String(buffer: body)
-        let submitted = Self.formValue("token", in: form)
-        guard let token, let submitted, token.matches(Array(submitted.utf8)) else {
-            throttle.withLock { $0.recordFailure(client, now: .now) }
-            return Self.page(LoginPage.render(problem: "Wrong token."), status: .unauthorized)
-        }
-        throttle.withLock { $0.recordSuccess(client) }
-        let session = sessions.create()
-        var response = Response(status: .seeOther, headers: [.location: "/"])
-        response.headers[.setCookie] = cookie(session, maxAge: sessions.lifetimeSeconds)
-        return response
     }
 
-    /// `POST /logout`: ends the session and forgets the cookie.
+    /// `POST /logout`: ends the session and its event streams, and forgets the cookie.
     func logout(_ request: Request) -> Response {
-        if let session = request.cookies[Self.cookieName]?.value { sessions.end(session) }
+        if let session = request.cookies[Self.cookieName]?.value, let admission = sessions.admission(session) {
+            sessions.end(admission.id)
+            streams.end(sessions: [admission.id])
+        }
         var response = Response(status: .seeOther, headers: [.location: "/login"])
         response.headers[.setCookie] = cookie("", maxAge: 0)
         return response
@@ -69,6 +104,12 @@ final class LoginGate: Sendable {
     private func cookie(_ value: String, maxAge: Int) -> String {
         "\(Self.cookieName)=\(value); Path=/; Max-Age=\(maxAge); HttpOnly; SameSite=Strict"
             + (secureCookies ? "; Secure" : "")
+    }
+
+    /// Whole seconds to wait, at least 1 (`Retry-After`).
+    static func seconds(_ duration: Duration) -> String {
+        let (seconds, attoseconds) = duration.components
+        return "\(max(1, seconds + (attoseconds > 0 ? 1 : 0)))"
     }
 
     static func page(_ html: String, status: HTTPResponse.Status = .ok) -> Response {
@@ -92,10 +133,12 @@ final class LoginGate: Sendable {
 
 /// Lets a request through when no login is needed (loopback), or it is logged in.
 ///
-/// Otherwise the API answers 401 and the page sends the browser to the login form. The form and its stylesheet are
-/// always reachable.
+/// Otherwise the API answers 401 (429 while its address guesses too much) and the page sends the browser to the login
+/// form. The form and the files it loads are always reachable.
 struct LoginMiddleware: RouterMiddleware {
     typealias Context = WebRequestContext
+    static let publicPaths: Set<String> = ["/login", "/assets/style.css", "/assets/app.js"]
+
     let gate: LoginGate
     let required: Bool
 
@@ -105,8 +148,22 @@ struct LoginMiddleware: RouterMiddleware {
         next: (Request, Context) async throws -> Response
     ) async throws -> Response {
         let path = request.uri.path
-        guard required, path != "/login", path != "/assets/style.css", !gate.admits(request) else {
+        guard required, !Self.publicPaths.contains(path) else { return try await next(request, context) }
+        switch gate.admission(request, client: context.client) {
+        case .session(let session):
+            return try await RequestScope.$session.withValue(session) { try await next(request, context) }
+        case .bearer:
             return try await next(request, context)
+        case .throttled(let retryAfter):
+            var response = WebErrors.response(
+                .tooManyRequests,
+                code: "too_many_requests",
+                "Too many wrong tokens; try again later."
+            )
+            response.headers[.retryAfter] = LoginGate.seconds(retryAfter)
+            return response
+        case .none, .wrong:
+            break
         }
         if path.hasPrefix("/api/") || path == "/metrics" {
             var response = WebErrors.response(

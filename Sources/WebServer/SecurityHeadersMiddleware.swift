@@ -4,7 +4,9 @@ import Hummingbird
 /// Sets the headers that make the page safe to open on every response, errors included.
 ///
 /// A strict Content-Security-Policy (scripts and styles from this server's own files only: nothing inline, nothing
-/// fetched elsewhere), no MIME sniffing, no framing, no referrer leaving the hub, nothing cached.
+/// fetched elsewhere), no MIME sniffing, no framing, no referrer leaving the hub, nothing cached. The referrer policy
+/// is `same-origin`, not `no-referrer`: under the latter a browser sends `Origin: null` with the page's own login form,
+/// which could then not be told from another site's (``CrossSiteCheck``).
 struct SecurityHeadersMiddleware<Context: RequestContext>: RouterMiddleware {
     static var contentSecurityPolicy: String {
         "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; connect-src 'self'; "
@@ -30,7 +32,7 @@ struct SecurityHeadersMiddleware<Context: RequestContext>: RouterMiddleware {
         headers[.contentSecurityPolicy] = contentSecurityPolicy
         headers[.xContentTypeOptions] = "nosniff"
         headers[.xFrameOptions] = "DENY"
-        headers[.referrerPolicy] = "no-referrer"
+        headers[.referrerPolicy] = "same-origin"
         headers[.crossOriginOpenerPolicy] = "same-origin"
         if headers[.cacheControl] == nil { headers[.cacheControl] = "no-store" }
     }

@@ -75,13 +75,25 @@ struct WebAPIHandler: APIProtocol {
     }
 
     func getEvents(_ input: Operations.getEvents.Input) async throws -> Operations.getEvents.Output {
-        .ok(
-            .init(
-                body: .text_event_hyphen_stream(
-                    HTTPBody(streams.makeStream(), length: .unknown, iterationBehavior: .single)
-                )
+        let connection = RequestScope.connection
+        do {
+            let stream = try streams.makeStream(
+                client: connection?.client ?? ClientAddress("unknown"),
+                session: RequestScope.session,
+                closed: connection?.closed
             )
-        )
+            return .ok(
+                .init(body: .text_event_hyphen_stream(HTTPBody(stream, length: .unknown, iterationBehavior: .single)))
+            )
+        } catch .tooManyFromAddress(let limit) {
+            return .tooManyRequests(
+                Self.error("too_many_requests", "This address has \(limit) event streams open already; close one.")
+            )
+        } catch .tooMany(let limit) {
+            return .serviceUnavailable(
+                Self.error("unavailable", "The hub has \(limit) event streams open already; try again later.")
+            )
+        }
     }
 
     func getMetrics(_ input: Operations.getMetrics.Input) async throws -> Operations.getMetrics.Output {

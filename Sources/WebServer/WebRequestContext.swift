@@ -11,6 +11,6 @@ struct WebRequestContext: RequestContext, RemoteAddressRequestContext {
         remoteAddress = source.channel.remoteAddress
     }
 
-    /// The client's IP address as text (no port): what failed logins are counted by.
-    var clientAddress: String { remoteAddress?.ipAddress ?? "unknown" }
+    /// Who the client is, as failed logins are counted: its IPv4 address or its IPv6 /64.
+    var client: ClientAddress { ClientAddress(remoteAddress) }
 }

@@ -19,8 +19,10 @@ struct WebRoutes {
         let router = Router(context: WebRequestContext.self)
         router.add(middleware: SecurityHeadersMiddleware())
         router.add(middleware: ReadOnlyMiddleware())
-        let gate = LoginGate(configuration: configuration)
+        router.add(middleware: CrossSiteMiddleware())
+        let gate = LoginGate(configuration: configuration, streams: streams)
         router.add(middleware: LoginMiddleware(gate: gate, required: configuration.requiresLogin))
+        router.add(middleware: MalformedRequestMiddleware())
 
         router.get("/") { _, _ in try await page() }
         router.get("/assets/app.js") { _, _ in asset(PageScript.source, type: "text/javascript; charset=utf-8") }
@@ -29,7 +31,7 @@ struct WebRoutes {
             configuration.requiresLogin
                 ? LoginGate.page(LoginPage.render()) : Response(status: .seeOther, headers: [.location: "/"])
         }
-        router.post("/login") { request, context in try await gate.login(request, client: context.clientAddress) }
+        router.post("/login") { request, context in try await gate.login(request, client: context.client) }
         router.post("/logout") { request, _ in gate.logout(request) }
 
         let api = WebAPIHandler(responder: responder, streams: streams, configuration: configuration)

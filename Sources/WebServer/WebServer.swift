@@ -18,6 +18,10 @@ import Synchronization
 public final class WebServer: Service, Sendable {
     private let responder: ControlResponder
     private let logger: Logger
+    /// Gives freed memory back to the kernel after a burst of event streams ended.
+    ///
+    /// The daemon passes its allocator trim.
+    private let releaseMemory: @Sendable () -> Void
     private let updates: AsyncStream<WebConfiguration>
     private let continuation: AsyncStream<WebConfiguration>.Continuation
     /// The address the running listener is bound to (its real port when `web.listen` asked for port 0).
@@ -25,8 +29,14 @@ public final class WebServer: Service, Sendable {
     /// Nil when off.
     private let bound = Mutex<SocketAddress?>(nil)
 
-    public init(configuration: WebConfiguration, responder: ControlResponder, logger: Logger) {
+    public init(
+        configuration: WebConfiguration,
+        responder: ControlResponder,
+        logger: Logger,
+        releaseMemory: @escaping @Sendable () -> Void = {}
+    ) {
         self.responder = responder
+        self.releaseMemory = releaseMemory
         var logger = logger
         logger[metadataKey: "component"] = "web"
         self.logger = logger
@@ -89,15 +99,30 @@ public final class WebServer: Service, Sendable {
             )
             return nil
         }
-        let streams = EventStreams(responder: responder, limit: configuration.maximumEventBacklogBytes)
+        let streams = EventStreams(
+            responder: responder,
+            limits: .init(
+                perAddress: configuration.maximumEventStreamsPerAddress,
+                total: configuration.maximumEventStreams,
+                backlogBytes: configuration.maximumEventBacklogBytes,
+                heartbeat: configuration.eventHeartbeat
+            ),
+            releaseMemory: releaseMemory
+        )
         let server: any Service
         let started = AsyncStream<Bool>.makeStream()
+        let hosts = HostCheck(listen: listen, serverNames: configuration.serverNames)
         do {
             let routes = WebRoutes(configuration: configuration, responder: responder, streams: streams)
             // Built again for the first request, not kept from start: an idle hub that nobody opens the page on
             // never touches the router's types, whose set-up would otherwise stay resident.
             let responder = LazyResponder { try routes.router().buildResponder() }
-            let builder = try Self.serverBuilder(configuration)
+            let builder = try Self.serverBuilder(
+                configuration,
+                counts: ConnectionCounts(
+                    limitPerAddress: configuration.maximumConnectionsPerAddress
+                )
+            )
             // HummingbirdCore's server as it is, without Application's once-a-second Date-header timer: an idle
             // hub stays idle with the page on (the Date header is optional for a server without a clock it trusts).
             server = try builder.buildServer(
@@ -110,18 +135,34 @@ public final class WebServer: Service, Sendable {
                 logger: logger,
                 responder: { request, writer, channel in
                     let context = WebRequestContext(source: .init(channel: channel, logger: logger))
-                    let response: Response
-                    do {
-                        response = try await responder.get().respond(to: request, context: context)
-                    } catch {
-                        var failed = WebErrors.response(
-                            .internalServerError,
-                            code: "unavailable",
-                            "The request failed."
+                    var response: Response
+                    switch hosts.verdict(host: request.head.authority, local: channel.localAddress) {
+                    case .allowed:
+                        let connection = RequestScope.Connection(
+                            client: ClientAddress(channel.remoteAddress),
+                            closed: channel.closeFuture
                         )
-                        SecurityHeadersMiddleware<WebRequestContext>.apply(to: &failed.headers)
-                        response = failed
+                        do {
+                            response = try await RequestScope.$connection.withValue(connection) {
+                                try await responder.get().respond(to: request, context: context)
+                            }
+                        } catch {
+                            response = WebErrors.response(
+                                .internalServerError,
+                                code: "unavailable",
+                                "The request failed."
+                            )
+                        }
+                    case .missing:
+                        response = WebErrors.response(.badRequest, code: "bad_request", "The request names no Host.")
+                    case .misdirected:
+                        response = WebErrors.response(
+                            .misdirectedRequest,
+                            code: "misdirected_request",
+                            "This server does not answer for that Host (web.server_names lists the names it does)."
+                        )
                     }
+                    SecurityHeadersMiddleware<WebRequestContext>.apply(to: &response.headers)
                     try await writer.write(response: response.head, body: response.body)
                 },
                 onServerRunning: { channel in
@@ -165,18 +206,29 @@ public final class WebServer: Service, Sendable {
                 "tls": "\(configuration.tls != nil)",
             ]
         )
+        if configuration.requiresLogin, configuration.tls == nil {
+            logger.warning(
+                "web server on a network address without TLS: the login token and session cookies cross the network in clear; set web.tls_certificate and web.tls_key"
+            )
+        }
         return RunningListener(group: group, task: task, streams: streams)
     }
 
-    private static func serverBuilder(_ configuration: WebConfiguration) throws -> HTTPServerBuilder {
-        let http = HTTPServerBuilder.http1()
+    private static func serverBuilder(
+        _ configuration: WebConfiguration,
+        counts: ConnectionCounts
+    ) throws -> HTTPServerBuilder {
+        let requestTimeout = configuration.requestTimeout
+        let idleTimeout = configuration.idleTimeout
+        let http = HTTPServerBuilder.http1(
+            configuration: .init(
+                additionalChannelHandlers: [
+                    ConnectionGuard(counts: counts, requestTimeout: requestTimeout, idleTimeout: idleTimeout)
+                ]
+            )
+        )
         guard let files = configuration.tls else { return http }
-        let certificates = try NIOSSLCertificate.fromPEMFile(files.certificate).map {
-            NIOSSLCertificateSource.certificate($0)
-        }
-        let key = try NIOSSLPrivateKey(file: files.key, format: .pem)
-        let tls = TLSConfiguration.makeServerConfiguration(certificateChain: certificates, privateKey: .privateKey(key))
-        return try .tls(http, tlsConfiguration: tls)
+        return try .tls(http, tlsConfiguration: try files.serverConfiguration())
     }
 }
 

@@ -120,6 +120,8 @@ import WorkoutdTesting
             #expect(reply.header("Content-Security-Policy")?.contains("unsafe-inline") == false, "\(path)")
             #expect(reply.header("X-Content-Type-Options") == "nosniff", "\(path)")
             #expect(reply.header("X-Frame-Options") == "DENY", "\(path)")
+            // Not no-referrer: the page's own login form must carry its Origin (no referrer leaves the hub).
+            #expect(reply.header("Referrer-Policy") == "same-origin", "\(path)")
         }
         let page = try await RawHTTP.send(.GET, web.baseURL + "/")
         // No inline script or style: the CSP would refuse it, and the page must not need it.

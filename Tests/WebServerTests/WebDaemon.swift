@@ -17,17 +17,22 @@ final class WebDaemon: @unchecked Sendable {
     let configFile: String
     let socket: String
     let daemon: DaemonProcess
+    /// The address requests go to (the listener's, or 127.0.0.1 for one on every address).
+    let host: String
     private(set) var port: Int?
 
     /// `web` is the `web:` section's body (YAML, indented two spaces).
     ///
-    /// The listener's port is read from the log.
+    /// The listener's port is read from the log. A `launcher` runs the daemon (`ip netns exec`), reached at `host`.
     init(
         devices: [String] = [],
         web: String = "  listen: 127.0.0.1:0\n",
         environment: [String: String] = [:],
-        expectListening: Bool = true
+        expectListening: Bool = true,
+        launcher: [String] = [],
+        host: String = "127.0.0.1"
     ) throws {
+        self.host = host
         directory = FileManager.default.temporaryDirectory.appendingPathComponent("web-\(UUID().uuidString.prefix(8))")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         configFile = directory.appendingPathComponent("workoutd.yaml").path
@@ -39,7 +44,8 @@ final class WebDaemon: @unchecked Sendable {
                 directory.appendingPathComponent("state").path,
             ] + devices.flatMap { ["--device", $0] },
             environment: environment,
-            unsetting: ["WORKOUTD_WEB_LISTEN"]
+            unsetting: ["WORKOUTD_WEB_LISTEN"],
+            launcher: launcher
         )
         try daemon.waitForLog("configuration reload armed")
         if expectListening { port = try listeningPort(occurrence: 1) }
@@ -47,6 +53,34 @@ final class WebDaemon: @unchecked Sendable {
 
     static func configuration(_ web: String) -> String {
         "log_level: info\ndiscovery:\n  enabled: false\nweb:\n" + web
+    }
+
+    /// A hub on a LAN: a daemon in `namespace`, listening on its inner address, with a login token.
+    ///
+    /// The IPv6 address with `ipv6`; the token is `WebLoginTests`', in a 0600 file.
+    static func onLAN(_ namespace: NetworkNamespace, ipv6: Bool = false) throws -> WebDaemon {
+        let host = ipv6 ? namespace.inside6 : namespace.inside
+        let listen = ipv6 ? "\"[\(host)]:0\"" : "\(host):0"
+        return try WebDaemon(
+            web: "  listen: \(listen)\n  token_file: \(try WebLoginTests.tokenFile())\n",
+            launcher: namespace.launcher,
+            host: host
+        )
+    }
+
+    /// `workoutd check-config` of a configuration with this `web:` section, run to its exit.
+    static func checkConfig(_ web: String) throws -> DaemonProcess {
+        let config = FileManager.default.temporaryDirectory.appendingPathComponent(
+            "web-check-\(UUID().uuidString.prefix(8)).yaml"
+        ).path
+        try configuration(web).write(toFile: config, atomically: true, encoding: .utf8)
+        defer { try? FileManager.default.removeItem(atPath: config) }
+        let check = try DaemonProcess(
+            arguments: ["check-config", "--config", config],
+            unsetting: ["WORKOUTD_WEB_LISTEN"]
+        )
+        try check.waitForExit()
+        return check
     }
 
     /// The port of the `occurrence`-th "web server listening" line.
@@ -80,7 +114,26 @@ final class WebDaemon: @unchecked Sendable {
         }
     }
 
-    var baseURL: String { "http://127.0.0.1:\(port ?? 0)" }
+    var baseURL: String { "http://\(hostHeader)" }
+
+    /// `host:port` as a `Host` header names the listener.
+    var hostHeader: String { "\(host.contains(":") ? "[\(host)]" : host):\(port ?? 0)" }
+
+    /// The daemon's resident memory now (`VmRSS` of /proc/<pid>/status), in bytes.
+    var residentBytes: Int {
+        let status =
+            (try? String(contentsOfFile: "/proc/\(daemon.process.processIdentifier)/status", encoding: .utf8)) ?? ""
+        let line = status.split(separator: "\n").first { $0.hasPrefix("VmRSS:") } ?? ""
+        return (Int(line.split(separator: " ").dropFirst().first ?? "") ?? 0) * 1024
+    }
+
+    /// Event streams the daemon has open now (`eventSubscribers` of `workoutctl status`).
+    func eventSubscribers() throws -> Int {
+        guard let status = try ctlJSON(["status"], as: StatusReport.self).first else {
+            throw TestingError("workoutctl status printed nothing")
+        }
+        return status.eventSubscribers
+    }
 
     /// The generated client, with `middlewares` (e.g. a session cookie) in front of the transport.
     func client(middlewares: [any ClientMiddleware] = []) throws -> Client {

@@ -15,12 +15,17 @@ import WorkoutdTesting
 
     /// A daemon listening on every address, with the token in a 0600 file.
     static func daemon() throws -> WebDaemon {
+        try WebDaemon(web: "  listen: 0.0.0.0:0\n  token_file: \(try tokenFile())\n")
+    }
+
+    /// A 0600 file holding `token`.
+    static func tokenFile(_ token: String = token) throws -> String {
         let file = FileManager.default.temporaryDirectory.appendingPathComponent(
             "web-token-\(UUID().uuidString.prefix(8))"
         ).path
         try (token + "\n").write(toFile: file, atomically: true, encoding: .utf8)
         chmod(file, 0o600)
-        return try WebDaemon(web: "  listen: 0.0.0.0:0\n  token_file: \(file)\n")
+        return file
     }
 
     @Test func nothingIsServedWithoutALogin() async throws {

@@ -1,3 +1,5 @@
+import Foundation
+import NIOCore
 import Testing
 
 @testable import WebServer
@@ -9,40 +11,101 @@ import Testing
     @Test func theThrottleLocksAClientOutAfterItsAttemptsAndLetsItBackLater() {
         var throttle = LoginThrottle(attempts: 3, lockout: .seconds(60))
         let start = ContinuousClock.now
-        for _ in 0..<2 { throttle.recordFailure("10.0.0.9", now: start) }
-        #expect(throttle.check("10.0.0.9", now: start) == .allowed)
-        throttle.recordFailure("10.0.0.9", now: start)
-        #expect(throttle.check("10.0.0.9", now: start + .seconds(1)) == .refused(retryAfter: .seconds(59)))
-        #expect(throttle.check("10.0.0.7", now: start + .seconds(1)) == .allowed)
-        #expect(throttle.check("10.0.0.9", now: start + .seconds(60)) == .allowed)
+        let client = ClientAddress("10.0.0.9")
+        for _ in 0..<3 { #expect(throttle.judge(client, correct: false, now: start) == .wrong) }
+        #expect(throttle.judge(client, correct: true, now: start + .seconds(1)) == .refused(retryAfter: .seconds(59)))
+        #expect(throttle.judge(ClientAddress("10.0.0.7"), correct: false, now: start + .seconds(1)) == .wrong)
+        #expect(throttle.judge(client, correct: false, now: start + .seconds(60)) == .wrong)
         // After the lockout the count starts again: one more failure is not a new lockout.
-        throttle.recordFailure("10.0.0.9", now: start + .seconds(61))
-        #expect(throttle.check("10.0.0.9", now: start + .seconds(61)) == .allowed)
+        #expect(throttle.judge(client, correct: true, now: start + .seconds(61)) == .admitted)
     }
 
-    @Test func theThrottleRemembersABoundedNumberOfClients() {
-        var throttle = LoginThrottle(attempts: 1, lockout: .seconds(60), capacity: 2)
+    @Test func aLockoutOutlastsAnyChurnOfAddresses() {
+        var throttle = LoginThrottle(attempts: 1, lockout: .seconds(60), globalAttempts: 10_000, capacity: 2)
         let now = ContinuousClock.now
-        throttle.recordFailure("a", now: now)
-        throttle.recordFailure("b", now: now + .seconds(1))
-        throttle.recordFailure("c", now: now + .seconds(2))
-        #expect(throttle.check("a", now: now + .seconds(3)) == .allowed)
-        #expect(throttle.check("c", now: now + .seconds(3)) != .allowed)
+        #expect(throttle.judge(ClientAddress("a"), correct: false, now: now) == .wrong)
+        // The table is full of one lockout and one quiet client: new clients push out the quiet one only.
+        for n in 0..<1030 {
+            _ = throttle.judge(ClientAddress("churn-\(n)"), correct: false, now: now + .milliseconds(n))
+        }
+        #expect(throttle.judge(ClientAddress("a"), correct: true, now: now + .seconds(30)) != .admitted)
+        #expect(throttle.judge(ClientAddress("a"), correct: true, now: now + .seconds(61)) == .admitted)
+    }
+
+    @Test func failuresFromEveryAddressTogetherAreLimited() {
+        var throttle = LoginThrottle(attempts: 5, lockout: .seconds(60), globalAttempts: 3)
+        let now = ContinuousClock.now
+        for n in 0..<3 { #expect(throttle.judge(ClientAddress("c\(n)"), correct: false, now: now) == .wrong) }
+        #expect(
+            throttle.judge(ClientAddress("fresh"), correct: true, now: now + .seconds(1))
+                == .refused(retryAfter: .seconds(59))
+        )
+        #expect(throttle.judge(ClientAddress("fresh"), correct: true, now: now + .seconds(60)) == .admitted)
+    }
+
+    @Test func anIPv6ClientIsItsSlash64() throws {
+        func client(_ text: String) throws -> ClientAddress {
+            ClientAddress(try SocketAddress(ipAddress: text, port: 1))
+        }
+        #expect(try client("2001:db8:1:2::1") == client("2001:db8:1:2:ffff:1:2:3"))
+        #expect(try client("2001:db8:1:2::1") != client("2001:db8:1:3::1"))
+        #expect(try client("::ffff:192.0.2.7") == client("192.0.2.7"))
+        #expect(try client("192.0.2.7") != client("192.0.2.8"))
+        #expect(try client("2001:db8:1:2::1").description == "2001:db8:1:2::/64")
+    }
+
+    @Test func weakTokensAreToldApart() {
+        #expect(TokenStrength.problem(with: String(repeating: "a", count: 16))?.contains("repeated") == true)
+        #expect(TokenStrength.problem(with: "0123456789abcdef0123456789abcde") != nil)  // 124 bits of hex
+        #expect(TokenStrength.problem(with: "3f9a1c0e7b2d4856a0c9e1f3b7d52a68") == nil)  // 128
+        #expect(TokenStrength.problem(with: "0123456789abcdef0123456789abcdef") != nil)  // 16 digits twice
+        #expect(TokenStrength.problem(with: "correct-horse-battery-staple-42") == nil)
+        #expect(TokenStrength.problem(with: "xyzxyzxyzxyzxyzxyzxyzxyzxyzxyzxyzxyzxyz") != nil)
+        #expect(TokenStrength.problem(with: String(repeating: "ab1", count: 200)) != nil)
+    }
+
+    @Test func hostsAreAnsweredOnlyWhenTheyNameTheServer() throws {
+        let check = HostCheck(listen: ListenAddress(host: "0.0.0.0", port: 8470), serverNames: ["Hub.Gym.Lan."])
+        let lan = try SocketAddress(ipAddress: "192.0.2.7", port: 8470)
+        let loopback = try SocketAddress(ipAddress: "127.0.0.1", port: 8470)
+        let mapped = try SocketAddress(ipAddress: "::ffff:192.0.2.7", port: 8470)
+        #expect(check.verdict(host: "192.0.2.7:8470", local: lan) == .allowed)
+        #expect(check.verdict(host: "192.0.2.7", local: mapped) == .allowed)
+        #expect(check.verdict(host: "hub.gym.lan", local: lan) == .allowed)
+        #expect(check.verdict(host: "localhost:8470", local: loopback) == .allowed)
+        #expect(check.verdict(host: "localhost:8470", local: lan) == .misdirected)
+        #expect(check.verdict(host: "evil.example", local: loopback) == .misdirected)
+        #expect(check.verdict(host: "192.0.2.8", local: lan) == .misdirected)
+        #expect(check.verdict(host: nil, local: lan) == .missing)
+        #expect(check.verdict(host: "a:b:c", local: lan) == .missing)
+    }
+
+    @Test func anOriginIsComparedWithTheHostItNames() throws {
+        let host = try #require(HostHeader("127.0.0.1:8470"))
+        #expect(CrossSiteCheck.sameAuthority(origin: "http://127.0.0.1:8470", host: host))
+        #expect(!CrossSiteCheck.sameAuthority(origin: "http://127.0.0.1:8471", host: host))
+        #expect(!CrossSiteCheck.sameAuthority(origin: "https://evil.example", host: host))
+        #expect(!CrossSiteCheck.sameAuthority(origin: "null", host: host))
+        #expect(CrossSiteCheck.sameAuthority(origin: "https://hub", host: try #require(HostHeader("HUB:443"))))
+        #expect(try #require(HostHeader("[::1]:80")).name == "::1")
     }
 
     @Test func sessionsExpire() {
         let sessions = WebSessions(lifetime: .seconds(60), capacity: 2)
         let now = ContinuousClock.now
-        let id = sessions.create(now: now)
+        let id = sessions.create(now: now).id
         #expect(id.count == 64)
         #expect(sessions.isValid(id, now: now + .seconds(59)))
         #expect(!sessions.isValid(id, now: now + .seconds(60)))
         #expect(!sessions.isValid(id, now: now))
-        let a = sessions.create(now: now)
+        let a = sessions.create(now: now).id
         let b = sessions.create(now: now + .seconds(1))
         let c = sessions.create(now: now + .seconds(2))
+        // The third pushed the oldest out, and says so, so its event streams can be ended.
+        #expect(b.evicted.isEmpty && c.evicted == [a])
+        let (bID, cID) = (b.id, c.id)
         #expect(!sessions.isValid(a, now: now + .seconds(3)))
-        #expect(sessions.isValid(b, now: now + .seconds(3)) && sessions.isValid(c, now: now + .seconds(3)))
+        #expect(sessions.isValid(bID, now: now + .seconds(3)) && sessions.isValid(cID, now: now + .seconds(3)))
     }
 
     @Test func tokensMatchExactly() {

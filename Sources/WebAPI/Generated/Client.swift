@@ -27,7 +27,8 @@ import WorkoutProtocol
 /// The hub's HTTP API (`web.listen`): read-only, the same facts as `workoutctl`, answered from the same model
 /// as the control socket. On a loopback address no login is needed; on any other address every request needs a
 /// session cookie from `POST /login` (the page's form) or `Authorization: Bearer <token>` with the token from
-/// the credential `web.token_credential` names. Dates are ISO 8601 (UTC, whole seconds). Errors are
+/// the credential `web.token_credential` names; wrong tokens are throttled (429). Only requests whose `Host`
+/// names the server are answered (421 otherwise). Dates are ISO 8601 (UTC, whole seconds). Errors are
 /// `{"error":{"code":"…","message":"…"}}`.
 ///
 public struct Client: APIProtocol {
@@ -433,7 +434,9 @@ public struct Client: APIProtocol {
     ///
     /// Each event is one `data:` line holding the control socket's event line, `{"event":{…}}` (its `seq` numbers
     /// every event the daemon produced; a gap means events were missed, e.g. by a client too slow to keep up,
-    /// which is then disconnected). A comment line (`: ready`) is sent first, once the subscription is in place.
+    /// which is then disconnected). A comment line (`: ready`) is sent first, once the subscription is in place,
+    /// and a comment line (`: heartbeat`) every 15 seconds. The stream ends when its session is logged out or
+    /// expires. Streams are limited per client address (429) and in total (503).
     ///
     ///
     /// - Remark: HTTP `GET /api/events`.
@@ -482,6 +485,50 @@ public struct Client: APIProtocol {
                         preconditionFailure("bestContentType chose an invalid content type.")
                     }
                     return .ok(.init(body: body))
+                case 429:
+                    let contentType = converter.extractContentTypeIfPresent(in: response.headerFields)
+                    let body: Components.Responses._Error.Body
+                    let chosenContentType = try converter.bestContentType(
+                        received: contentType,
+                        options: [
+                            "application/json"
+                        ]
+                    )
+                    switch chosenContentType {
+                    case "application/json":
+                        body = try await converter.getResponseBodyAsJSON(
+                            Components.Schemas.ErrorReply.self,
+                            from: responseBody,
+                            transforming: { value in
+                                .json(value)
+                            }
+                        )
+                    default:
+                        preconditionFailure("bestContentType chose an invalid content type.")
+                    }
+                    return .tooManyRequests(.init(body: body))
+                case 503:
+                    let contentType = converter.extractContentTypeIfPresent(in: response.headerFields)
+                    let body: Components.Responses._Error.Body
+                    let chosenContentType = try converter.bestContentType(
+                        received: contentType,
+                        options: [
+                            "application/json"
+                        ]
+                    )
+                    switch chosenContentType {
+                    case "application/json":
+                        body = try await converter.getResponseBodyAsJSON(
+                            Components.Schemas.ErrorReply.self,
+                            from: responseBody,
+                            transforming: { value in
+                                .json(value)
+                            }
+                        )
+                    default:
+                        preconditionFailure("bestContentType chose an invalid content type.")
+                    }
+                    return .serviceUnavailable(.init(body: body))
                 default:
                     let contentType = converter.extractContentTypeIfPresent(in: response.headerFields)
                     let body: Components.Responses._Error.Body

@@ -438,7 +438,9 @@ fileprivate extension UniversalServer where APIHandler: APIProtocol {
     ///
     /// Each event is one `data:` line holding the control socket's event line, `{"event":{…}}` (its `seq` numbers
     /// every event the daemon produced; a gap means events were missed, e.g. by a client too slow to keep up,
-    /// which is then disconnected). A comment line (`: ready`) is sent first, once the subscription is in place.
+    /// which is then disconnected). A comment line (`: ready`) is sent first, once the subscription is in place,
+    /// and a comment line (`: heartbeat`) every 15 seconds. The stream ends when its session is logged out or
+    /// expires. Streams are limited per client address (429) and in total (503).
     ///
     ///
     /// - Remark: HTTP `GET /api/events`.
@@ -477,6 +479,42 @@ fileprivate extension UniversalServer where APIHandler: APIProtocol {
                             value,
                             headerFields: &response.headerFields,
                             contentType: "text/event-stream"
+                        )
+                    }
+                    return (response, body)
+                case let .tooManyRequests(value):
+                    suppressUnusedWarning(value)
+                    var response = HTTPTypes.HTTPResponse(soar_statusCode: 429)
+                    suppressMutabilityWarning(&response)
+                    let body: OpenAPIRuntime.HTTPBody
+                    switch value.body {
+                    case let .json(value):
+                        try converter.validateAcceptIfPresent(
+                            "application/json",
+                            in: request.headerFields
+                        )
+                        body = try converter.setResponseBodyAsJSON(
+                            value,
+                            headerFields: &response.headerFields,
+                            contentType: "application/json; charset=utf-8"
+                        )
+                    }
+                    return (response, body)
+                case let .serviceUnavailable(value):
+                    suppressUnusedWarning(value)
+                    var response = HTTPTypes.HTTPResponse(soar_statusCode: 503)
+                    suppressMutabilityWarning(&response)
+                    let body: OpenAPIRuntime.HTTPBody
+                    switch value.body {
+                    case let .json(value):
+                        try converter.validateAcceptIfPresent(
+                            "application/json",
+                            in: request.headerFields
+                        )
+                        body = try converter.setResponseBodyAsJSON(
+                            value,
+                            headerFields: &response.headerFields,
+                            contentType: "application/json; charset=utf-8"
                         )
                     }
                     return (response, body)

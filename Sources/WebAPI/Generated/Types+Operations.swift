@@ -104,7 +104,9 @@ public enum Operations {
                     }
                 }
             }
-            /// The request failed; `code` is one of the control socket's error codes or `bad_request`.
+            /// The request failed; `code` is one of the control socket's error codes, `bad_request` (a malformed
+            /// parameter, named in the message), `unauthorized`, `too_many_requests` or `misdirected_request`.
+            ///
             ///
             /// - Remark: Generated from `#/paths//api/status/get(getStatus)/responses/default`.
             ///
@@ -233,7 +235,9 @@ public enum Operations {
                     }
                 }
             }
-            /// The request failed; `code` is one of the control socket's error codes or `bad_request`.
+            /// The request failed; `code` is one of the control socket's error codes, `bad_request` (a malformed
+            /// parameter, named in the message), `unauthorized`, `too_many_requests` or `misdirected_request`.
+            ///
             ///
             /// - Remark: Generated from `#/paths//api/devices/get(getDevices)/responses/default`.
             ///
@@ -412,7 +416,9 @@ public enum Operations {
                     }
                 }
             }
-            /// The request failed; `code` is one of the control socket's error codes or `bad_request`.
+            /// The request failed; `code` is one of the control socket's error codes, `bad_request` (a malformed
+            /// parameter, named in the message), `unauthorized`, `too_many_requests` or `misdirected_request`.
+            ///
             ///
             /// - Remark: Generated from `#/paths//api/workouts/get(getWorkouts)/responses/400`.
             ///
@@ -435,7 +441,9 @@ public enum Operations {
                     }
                 }
             }
-            /// The request failed; `code` is one of the control socket's error codes or `bad_request`.
+            /// The request failed; `code` is one of the control socket's error codes, `bad_request` (a malformed
+            /// parameter, named in the message), `unauthorized`, `too_many_requests` or `misdirected_request`.
+            ///
             ///
             /// - Remark: Generated from `#/paths//api/workouts/get(getWorkouts)/responses/default`.
             ///
@@ -582,7 +590,9 @@ public enum Operations {
                     }
                 }
             }
-            /// The request failed; `code` is one of the control socket's error codes or `bad_request`.
+            /// The request failed; `code` is one of the control socket's error codes, `bad_request` (a malformed
+            /// parameter, named in the message), `unauthorized`, `too_many_requests` or `misdirected_request`.
+            ///
             ///
             /// - Remark: Generated from `#/paths//api/shares/get(getShares)/responses/default`.
             ///
@@ -636,7 +646,9 @@ public enum Operations {
     ///
     /// Each event is one `data:` line holding the control socket's event line, `{"event":{…}}` (its `seq` numbers
     /// every event the daemon produced; a gap means events were missed, e.g. by a client too slow to keep up,
-    /// which is then disconnected). A comment line (`: ready`) is sent first, once the subscription is in place.
+    /// which is then disconnected). A comment line (`: ready`) is sent first, once the subscription is in place,
+    /// and a comment line (`: heartbeat`) every 15 seconds. The stream ends when its session is logged out or
+    /// expires. Streams are limited per client address (429) and in total (503).
     ///
     ///
     /// - Remark: HTTP `GET /api/events`.
@@ -716,7 +728,59 @@ public enum Operations {
                     }
                 }
             }
-            /// The request failed; `code` is one of the control socket's error codes or `bad_request`.
+            /// The request failed; `code` is one of the control socket's error codes, `bad_request` (a malformed
+            /// parameter, named in the message), `unauthorized`, `too_many_requests` or `misdirected_request`.
+            ///
+            ///
+            /// - Remark: Generated from `#/paths//api/events/get(getEvents)/responses/429`.
+            ///
+            /// HTTP response code: `429 tooManyRequests`.
+            case tooManyRequests(Components.Responses._Error)
+            /// The associated value of the enum case if `self` is `.tooManyRequests`.
+            ///
+            /// - Throws: An error if `self` is not `.tooManyRequests`.
+            /// - SeeAlso: `.tooManyRequests`.
+            public var tooManyRequests: Components.Responses._Error {
+                get throws {
+                    switch self {
+                    case let .tooManyRequests(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "tooManyRequests",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// The request failed; `code` is one of the control socket's error codes, `bad_request` (a malformed
+            /// parameter, named in the message), `unauthorized`, `too_many_requests` or `misdirected_request`.
+            ///
+            ///
+            /// - Remark: Generated from `#/paths//api/events/get(getEvents)/responses/503`.
+            ///
+            /// HTTP response code: `503 serviceUnavailable`.
+            case serviceUnavailable(Components.Responses._Error)
+            /// The associated value of the enum case if `self` is `.serviceUnavailable`.
+            ///
+            /// - Throws: An error if `self` is not `.serviceUnavailable`.
+            /// - SeeAlso: `.serviceUnavailable`.
+            public var serviceUnavailable: Components.Responses._Error {
+                get throws {
+                    switch self {
+                    case let .serviceUnavailable(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "serviceUnavailable",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// The request failed; `code` is one of the control socket's error codes, `bad_request` (a malformed
+            /// parameter, named in the message), `unauthorized`, `too_many_requests` or `misdirected_request`.
+            ///
             ///
             /// - Remark: Generated from `#/paths//api/events/get(getEvents)/responses/default`.
             ///
@@ -851,7 +915,9 @@ public enum Operations {
                     }
                 }
             }
-            /// The request failed; `code` is one of the control socket's error codes or `bad_request`.
+            /// The request failed; `code` is one of the control socket's error codes, `bad_request` (a malformed
+            /// parameter, named in the message), `unauthorized`, `too_many_requests` or `misdirected_request`.
+            ///
             ///
             /// - Remark: Generated from `#/paths//metrics/get(getMetrics)/responses/default`.
             ///

@@ -49,7 +49,9 @@ public protocol APIProtocol: Sendable {
     ///
     /// Each event is one `data:` line holding the control socket's event line, `{"event":{…}}` (its `seq` numbers
     /// every event the daemon produced; a gap means events were missed, e.g. by a client too slow to keep up,
-    /// which is then disconnected). A comment line (`: ready`) is sent first, once the subscription is in place.
+    /// which is then disconnected). A comment line (`: ready`) is sent first, once the subscription is in place,
+    /// and a comment line (`: heartbeat`) every 15 seconds. The stream ends when its session is logged out or
+    /// expires. Streams are limited per client address (429) and in total (503).
     ///
     ///
     /// - Remark: HTTP `GET /api/events`.
@@ -108,7 +110,9 @@ extension APIProtocol {
     ///
     /// Each event is one `data:` line holding the control socket's event line, `{"event":{…}}` (its `seq` numbers
     /// every event the daemon produced; a gap means events were missed, e.g. by a client too slow to keep up,
-    /// which is then disconnected). A comment line (`: ready`) is sent first, once the subscription is in place.
+    /// which is then disconnected). A comment line (`: ready`) is sent first, once the subscription is in place,
+    /// and a comment line (`: heartbeat`) every 15 seconds. The stream ends when its session is logged out or
+    /// expires. Streams are limited per client address (429) and in total (503).
     ///
     ///
     /// - Remark: HTTP `GET /api/events`.

@@ -47,6 +47,8 @@ enum ConfigurationKeys {
         .init("web.tls_key", .string, .live),
         .init("web.token_credential", .string, .live),
         .init("web.token_file", .string, .live),
+        .init("web.server_names", .list, .live),
+        .init("web.session_lifetime_s", .integer, .live),
         .init("clock.assume_synchronized", .boolean, .restart),
     ]
 

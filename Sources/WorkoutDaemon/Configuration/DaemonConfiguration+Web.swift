@@ -21,7 +21,7 @@ extension DaemonConfiguration {
         let key = try reader.string("web.tls_key").flatMap { $0.isEmpty ? nil : $0 }
         switch (certificate, key) {
         case (let certificate?, let key?):
-            web.tls = .init(certificate: certificate, key: key)
+            web.tls = try readTLSFiles(certificate: certificate, key: key)
         case (nil, nil):
             break
         case (nil, _?):
@@ -30,6 +30,16 @@ extension DaemonConfiguration {
             throw ConfigurationError(key: "web.tls_key", problem: "must be set with web.tls_certificate")
         }
         web.token = try readWebToken(reader)
+        web.serverNames = try reader.strings("web.server_names") ?? []
+        for name in web.serverNames where name.isEmpty || name.utf8.count > 253 || name.contains(where: \.isWhitespace)
+        {
+            throw ConfigurationError(key: "web.server_names", problem: "'\(name)' is not a host name")
+        }
+        let lifetime = try reader.integer(
+            "web.session_lifetime_s",
+            default: Int(web.sessionLifetime / .seconds(1))
+        ) { (1...31 * 86_400).contains($0) ? nil : "must be 1 to 2678400 (31 days)" }
+        web.sessionLifetime = .seconds(lifetime)
         if web.requiresLogin, web.token == nil, let listen = web.listen {
             throw ConfigurationError(
                 key: "web.listen",
@@ -40,9 +50,36 @@ extension DaemonConfiguration {
         return web
     }
 
-    /// The login token: the first line of the credential `web.token_credential` names, or of the file.
+    /// The certificate chain and private key, read now, and checked.
     ///
-    /// The file is `web.token_file` (0600).
+    /// A reload that finds them changed restarts the listener with them. The key's file must be private (0600 or 0400),
+    /// as the token's is.
+    private static func readTLSFiles(certificate: String, key: String) throws -> WebConfiguration.TLSFiles {
+        let certificateText: String
+        let keyText: String
+        do {
+            certificateText = try PrivateFile.read(certificate, requirePrivate: false)
+        } catch {
+            throw ConfigurationError(key: "web.tls_certificate", problem: error.description)
+        }
+        do {
+            keyText = try PrivateFile.read(key, requirePrivate: true)
+        } catch {
+            throw ConfigurationError(key: "web.tls_key", problem: error.description)
+        }
+        let files = WebConfiguration.TLSFiles(
+            certificate: certificate,
+            key: key,
+            certificatePEM: Array(certificateText.utf8),
+            keyPEM: Array(keyText.utf8)
+        )
+        if let problem = files.problem() { throw ConfigurationError(key: problem.key, problem: problem.message) }
+        return files
+    }
+
+    /// The login token.
+    ///
+    /// The first line of the credential `web.token_credential` names, or of `web.token_file` (0600).
     private static func readWebToken(_ reader: ConfigurationReader) throws -> WebToken? {
         let credential = try reader.string("web.token_credential").flatMap { $0.isEmpty ? nil : $0 }
         let file = try reader.string("web.token_file").flatMap { $0.isEmpty ? nil : $0 }
@@ -76,27 +113,29 @@ extension DaemonConfiguration {
         }
         let text: String
         do {
-            text = try PrivateFile.read(path, requirePrivate: key == "web.token_file")
+            text = try PrivateFile.read(
+                path,
+                requirePrivate: key == "web.token_file",
+                credentialKey: "web.token_credential"
+            )
         } catch {
             throw ConfigurationError(key: key, problem: error.description)
         }
         let token = String(text.split(separator: "\n", omittingEmptySubsequences: false).first ?? "")
             .trimmingCharacters(in: .whitespaces)
-        // A short token can be guessed even through the login throttle.
-        guard token.utf8.count >= 16 else {
-            throw ConfigurationError(
-                key: key,
-                problem: "the token in \(path) is shorter than 16 characters (e.g. openssl rand -hex 24 > file)"
-            )
+        // A weak token can be guessed even through the login throttle.
+        if let problem = TokenStrength.problem(with: token) {
+            throw ConfigurationError(key: key, problem: "\(problem) (in \(path))")
         }
         return WebToken(token)
     }
 }
 
 extension ReloadHook {
-    /// `web.*`: the server starts, stops or moves to the new address.
+    /// `web.*`.
     ///
-    /// The token and TLS files are read again.
+    /// The server starts, stops or moves to the new address; the token and TLS files are read again, and a certificate
+    /// or key whose contents changed restarts the listener with them.
     static func web(_ server: WebServer) -> ReloadHook {
         ReloadHook(name: "web") { configuration in
             { server.update(configuration.web) }

@@ -117,7 +117,9 @@ enum Daemon {
             services.append(control)
         }
         // Also when `web.listen` is off: a reload that turns it on starts it.
-        let web = WebServer(configuration: config.web, responder: responder, logger: logger)
+        let web = WebServer(configuration: config.web, responder: responder, logger: logger) {
+            AllocatorTrim.trim()
+        }
         services.append(web)
         reloader.register(.web(web))
         // After `serial`, so shutdown (in reverse order) stops discovering before the devices drain.

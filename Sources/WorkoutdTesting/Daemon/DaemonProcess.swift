@@ -20,8 +20,15 @@ public final class DaemonProcess: @unchecked Sendable {
     public static let defaultEnvironment = ["WORKOUTD_LIMITS_COMMANDS_PER_SECOND": "0", "WORKOUTD_WEB_LISTEN": "off"]
 
     /// Starts `workoutd` with `arguments` (and extra environment) and returns once it is running. `unsetting`
-    /// names defaults to leave out, so the configuration file decides (e.g. `WORKOUTD_WEB_LISTEN`).
-    public init(arguments: [String], environment: [String: String] = [:], unsetting: Set<String> = []) throws {
+    /// names defaults to leave out, so the configuration file decides (e.g. `WORKOUTD_WEB_LISTEN`). A `launcher`
+    /// runs the daemon (`["/usr/sbin/ip", "netns", "exec", name]`: in a network namespace), and must exec it,
+    /// so the process is the daemon's.
+    public init(
+        arguments: [String],
+        environment: [String: String] = [:],
+        unsetting: Set<String> = [],
+        launcher: [String] = []
+    ) throws {
         let binary = try Self.binaryPath()
         logPath =
             FileManager.default.temporaryDirectory
@@ -31,8 +38,8 @@ public final class DaemonProcess: @unchecked Sendable {
         else { throw TestingError("cannot create \(logPath)") }
         self.arguments = arguments
         process = Process()
-        process.executableURL = URL(fileURLWithPath: binary)
-        process.arguments = arguments
+        process.executableURL = URL(fileURLWithPath: launcher.first ?? binary)
+        process.arguments = launcher.isEmpty ? arguments : Array(launcher.dropFirst()) + [binary] + arguments
         var env = ProcessInfo.processInfo.environment.filter {
             !$0.key.hasPrefix("WORKOUTD_") && $0.key != "NOTIFY_SOCKET" && $0.key != "JOURNAL_STREAM"
         }
