@@ -1,7 +1,7 @@
 /// The login form shown on a non-loopback address before anything else.
 enum LoginPage {
     static func render(problem: String? = nil) -> String {
-        var html = PageLayout.head(title: "workoutd — log in")
+        var html = PageLayout.head(title: "workoutd — log in", script: false)
         html += #"<main class="login"><h1>workoutd</h1>"#
         if let problem { html += #"<p class="notice bad" id="login-problem">\#(HTMLText.escaped(problem))</p>"# }
         html += #"""

@@ -1,5 +1,6 @@
 import ControlPlane
 import ControlProtocol
+import Foundation
 import OpenAPIRuntime
 import WebAPI
 import WorkoutEngine
@@ -28,26 +29,24 @@ struct WebAPIHandler: APIProtocol {
     func getWorkouts(_ input: Operations.getWorkouts.Input) async throws -> Operations.getWorkouts.Output {
         let query = input.query
         let limit = query.limit ?? configuration.defaultPageSize
-        guard (1...configuration.maximumPageSize).contains(limit) else {
-            return .badRequest(
-                Self.error("bad_request", "limit must be 1 to \(configuration.maximumPageSize); got \(limit)")
-            )
-        }
-        if let before = query.before, before < 1 {
-            return .badRequest(Self.error("bad_request", "before must be a workout id (1 or more); got \(before)"))
-        }
-        if let device = query.device, device.isEmpty || device.utf8.count > 256 {
-            return .badRequest(Self.error("bad_request", "device must be 1 to 256 bytes"))
+        if let problem = Self.problem(
+            limit: limit,
+            most: configuration.maximumPageSize,
+            before: query.before,
+            device: query.device
+        ) {
+            return .badRequest(Self.error("bad_request", problem))
         }
         // One more than the page: whether a next page exists, without a second query.
         let asked = WorkoutQuery(
             startedFrom: query.since,
             startedBefore: query.until,
             beforeID: query.before,
-            limit: limit + 1
+            limit: limit + 1,
+            activeOnly: query.active ?? false
         )
         do {
-            var workouts = try await responder.workouts(asked, device: query.device)
+            var workouts = try await responder.workouts(asked, matching: query.device)
             var next: Int64?
             if workouts.count > limit {
                 workouts.removeLast(workouts.count - limit)
@@ -57,6 +56,39 @@ struct WebAPIHandler: APIProtocol {
         } catch {
             return .default(statusCode: 503, Self.error(error))
         }
+    }
+
+    func getWorkoutsCSV(_ input: Operations.getWorkoutsCSV.Input) async throws -> Operations.getWorkoutsCSV.Output {
+        let query = input.query
+        if let problem = Self.problem(limit: query.limit ?? 1, most: .max, before: query.before, device: query.device) {
+            return .badRequest(Self.error("bad_request", problem))
+        }
+        let pages = CSVPages(
+            responder: responder,
+            query: WorkoutQuery(
+                startedFrom: query.since,
+                startedBefore: query.until,
+                beforeID: query.before,
+                activeOnly: query.active ?? false
+            ),
+            device: query.device,
+            limit: query.limit,
+            pageSize: configuration.maximumPageSize
+        )
+        // The first page is read here, so a store that cannot be read is a 503, not a cut-off file.
+        do {
+            try await pages.readFirst()
+        } catch {
+            return .default(statusCode: 503, Self.error(error))
+        }
+        let chunks = AsyncThrowingStream<ArraySlice<UInt8>, any Error> { try await pages.next().map { $0[...] } }
+        let body = HTTPBody(chunks, length: .unknown, iterationBehavior: .single)
+        return .ok(
+            .init(
+                headers: .init(Content_hyphen_Disposition: #"attachment; filename="workouts.csv""#),
+                body: .csv(body)
+            )
+        )
     }
 
     func getShares(_ input: Operations.getShares.Input) async throws -> Operations.getShares.Output {
@@ -98,6 +130,14 @@ struct WebAPIHandler: APIProtocol {
 
     func getMetrics(_ input: Operations.getMetrics.Input) async throws -> Operations.getMetrics.Output {
         .ok(.init(body: .plainText(HTTPBody(responder.metrics().text))))
+    }
+
+    /// What is wrong with the paging and device parameters a workouts query shares; nil when nothing is.
+    private static func problem(limit: Int, most: Int, before: Int64?, device: String?) -> String? {
+        if !(1...most).contains(limit) { return "limit must be 1 to \(most); got \(limit)" }
+        if let before, before < 1 { return "before must be a workout id (1 or more); got \(before)" }
+        if let device, device.isEmpty || device.utf8.count > 256 { return "device must be 1 to 256 bytes" }
+        return nil
     }
 
     private static func error(_ error: ControlError) -> Components.Responses._Error {

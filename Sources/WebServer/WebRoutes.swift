@@ -1,5 +1,6 @@
 import ControlPlane
 import ControlProtocol
+import Foundation
 import Hummingbird
 import OpenAPIHummingbird
 import OpenAPIRuntime
@@ -48,22 +49,30 @@ struct WebRoutes {
             return WebErrors.response(.serviceUnavailable, code: error.code.rawValue, error.message)
         }
         let devices = await responder.devices()
-        var active: [String: WorkoutRecord] = [:]
-        for device in devices.devices where device.refused == nil {
-            if let latest = try? await responder.workouts(WorkoutQuery(limit: 1), device: device.identity).first,
-                latest.endedAt == nil
-            {
-                active[device.identity] = latest
-            }
-        }
-        let recent = (try? await responder.workouts(WorkoutQuery(limit: 20), device: nil)) ?? []
+        let active = (try? await responder.workouts(WorkoutQuery(activeOnly: true), matching: nil)) ?? []
+        let recent = (try? await responder.workouts(WorkoutQuery(limit: 20), matching: nil)) ?? []
         let shares = (try? await responder.shares(limit: 20).shares) ?? []
+        let now = Date()
+        let calendar = PageTime.calendar()
+        var today = 0
+        var week = 0
+        if let weekStart = calendar.dateInterval(of: .weekOfYear, for: now)?.start {
+            let dayStart = calendar.startOfDay(for: now)
+            let since = min(weekStart, dayStart)
+            let started = (try? await responder.workouts(WorkoutQuery(startedFrom: since), matching: nil)) ?? []
+            today = started.filter { $0.startedAt >= dayStart }.count
+            week = started.filter { $0.startedAt >= weekStart }.count
+        }
         let html = StatusPage(
             status: status,
             devices: devices,
             activeWorkouts: active,
             recentWorkouts: recent,
-            shares: shares
+            shares: shares,
+            workoutsToday: today,
+            workoutsThisWeek: week,
+            now: now,
+            requiresLogin: configuration.requiresLogin
         ).render()
         return LoginGate.page(html)
     }

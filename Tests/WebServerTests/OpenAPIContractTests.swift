@@ -24,7 +24,7 @@ import Testing
         let paths = document.split(separator: "\n").compactMap { line -> String? in
             line.hasPrefix("  /") && line.hasSuffix(":") ? String(line.dropFirst(2).dropLast()) : nil
         }
-        #expect(operations.count == 6)
+        #expect(operations.count == 7)
         #expect(paths.count == operations.count)
         for operation in operations {
             #expect(server.contains("func \(operation)(") || server.contains("server.\(operation)"), "\(operation)")

@@ -2,6 +2,7 @@ import Foundation
 import NIOCore
 import Testing
 
+@testable import ControlProtocol
 @testable import WebServer
 
 /// The web server's parts without I/O.
@@ -88,6 +89,25 @@ import Testing
         #expect(!CrossSiteCheck.sameAuthority(origin: "null", host: host))
         #expect(CrossSiteCheck.sameAuthority(origin: "https://hub", host: try #require(HostHeader("HUB:443"))))
         #expect(try #require(HostHeader("[::1]:80")).name == "::1")
+    }
+
+    @Test func csvFieldsAreQuotedAndNeutralised() {
+        #expect(WorkoutCSV.field("Main hall") == "Main hall")
+        #expect(WorkoutCSV.field("a,b") == #""a,b""#)
+        #expect(WorkoutCSV.field(#"say "hi""#) == #""say ""hi""""#)
+        #expect(WorkoutCSV.field("=1+1") == "'=1+1")
+        #expect(WorkoutCSV.field("-5") == "'-5")
+        #expect(WorkoutCSV.field("@x,y") == #""'@x,y""#)
+        #expect(WorkoutCSV.field("\tx") == "'\tx")
+        #expect(WorkoutCSV.field("line\nbreak") == "\"line\nbreak\"")
+    }
+
+    @Test func durationsAreSaidAsPeopleSayThem() {
+        #expect(PageTime.spoken(seconds: 42.9) == "42 s")
+        #expect(PageTime.spoken(seconds: 12 * 60 + 5) == "12 min")
+        #expect(PageTime.spoken(seconds: 3600 + 2 * 60) == "1 h 02 min")
+        let zone = TimeZone(identifier: "Europe/Berlin") ?? .gmt
+        #expect(PageTime.format(Date(timeIntervalSince1970: 1_795_852_356), timeZone: zone) == "2026-11-28 08:52")
     }
 
     @Test func sessionsExpire() {

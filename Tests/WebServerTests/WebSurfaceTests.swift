@@ -46,7 +46,8 @@ import WorkoutdTesting
     @Test(arguments: [
         ("/api/workouts?limit=abc", "limit"), ("/api/workouts?since=garbage", "since"),
         ("/api/workouts?until=2026-13-45", "until"), ("/api/workouts?before=x", "before"),
-        ("/api/shares?limit=1.5", "limit"),
+        ("/api/workouts?active=maybe", "active"), ("/api/shares?limit=1.5", "limit"),
+        ("/api/workouts.csv?since=yesterday", "since"),
     ])
     func aMalformedParameterIsABadRequestNamingIt(path: String, parameter: String) async throws {
         let web = try WebDaemon()

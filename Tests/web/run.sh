@@ -4,10 +4,12 @@
 #
 #   bash Tests/web/run.sh [path/to/workoutd]
 #
-# Screenshots (desktop and phone widths) land in .build/web-screenshots/ (CI artifacts).
+# Screenshots: the page at 1280×900 and 390×844 in docs/images/ (web-page.png, web-page-phone.png, shown by the
+# README and docs/web.md), and whole pages at both widths in .build/web-screenshots/ (CI artifacts).
 set -euo pipefail
 repo=$(cd "$(dirname "$0")/../.." && pwd)
 workoutd=${1:-$repo/.build/debug/workoutd}
+workoutctl=$(dirname "$workoutd")/workoutctl
 python=/usr/bin/python3   # Debian's, which has python3-selenium (not a pyenv or venv one)
 for tool in socat chromium chromedriver; do
     command -v "$tool" >/dev/null || { echo "test-web: $tool missing (apt-get install socat chromium chromium-driver python3-selenium)" >&2; exit 1; }
@@ -25,31 +27,35 @@ cleanup() {
 }
 trap cleanup EXIT
 
-# A daemon with `web:` lines ($2) on the pty pair $1 (A served, B the wearable's side); sets $port.
+# A daemon with `web:` lines ($2) serving $3 wearables (default 1), each on a pty pair: $name-A<n> served,
+# $name-B<n> the wearable's side; sets $port.
 start_daemon() {
-    local name=$1 web=$2
+    local name=$1 web=$2 count=${3:-1} devices=()
     port=
-    socat pty,raw,echo=0,link="$work/$name-A" pty,raw,echo=0,link="$work/$name-B" >/dev/null 2>"$work/$name-socat.log" &
-    pids+=($!)
-    for _ in $(seq 100); do [ -e "$work/$name-A" ] && [ -e "$work/$name-B" ] && break; sleep 0.05; done
+    for n in $(seq "$count"); do
+        socat pty,raw,echo=0,link="$work/$name-A$n" pty,raw,echo=0,link="$work/$name-B$n" >/dev/null 2>"$work/$name-socat$n.log" &
+        pids+=($!)
+        for _ in $(seq 100); do [ -e "$work/$name-A$n" ] && [ -e "$work/$name-B$n" ] && break; sleep 0.05; done
+        devices+=(--device "$work/$name-A$n")
+    done
     mkdir -m 700 "$work/$name-state"
     printf 'log_level: info\ndiscovery:\n  enabled: false\nweb:\n%b' "$web" > "$work/$name.yaml"
-    "$workoutd" --config "$work/$name.yaml" --device "$work/$name-A" --state-dir "$work/$name-state" \
+    "$workoutd" --config "$work/$name.yaml" "${devices[@]}" --state-dir "$work/$name-state" \
         --control-socket "$work/$name.sock" >/dev/null 2>"$work/$name.log" &
     pids+=($!)
     for _ in $(seq 400); do
         port=$(sed -n 's/.*web server listening address=[^ ]*:\([0-9]*\) .*/\1/p' "$work/$name.log" | head -n 1)
-        [ -n "$port" ] && grep -q "device connected" "$work/$name.log" && break
+        [ -n "$port" ] && [ "$(grep -c "device connected" "$work/$name.log")" -ge "$count" ] && break
         sleep 0.05
     done
     [ -n "$port" ] || { echo "test-web: $name did not start:" >&2; cat "$work/$name.log" >&2; exit 1; }
 }
 
-start_daemon local '  listen: 127.0.0.1:0\n'
+start_daemon local '  listen: 127.0.0.1:0\n' 2
 loopback_port=$port
 # Another hub on every address, with a login token: reached by this machine's own non-loopback address when it
 # has one (else 127.0.0.1: the rule follows the listen address, so the login is required there too).
-token=$(head -c 24 /dev/urandom | od -An -tx1 | tr -d ' \n')
+token=$(head -c 32 /dev/urandom | od -An -tx1 | tr -d ' \n')
 printf '%s\n' "$token" > "$work/token"
 chmod 600 "$work/token"
 start_daemon lan "  listen: 0.0.0.0:0\n  token_file: $work/token\n"
@@ -57,7 +63,8 @@ network_port=$port
 network_host=$(hostname -I 2>/dev/null | tr ' ' '\n' | grep -E '^[0-9]+\.' | grep -v '^127\.' | head -n 1 || true)
 
 "$python" "$repo/Tests/web/browser_test.py" \
-    --url "http://127.0.0.1:$loopback_port" --wearable "$work/local-B" \
-    --network-url "http://${network_host:-127.0.0.1}:$network_port" --network-wearable "$work/lan-B" --token "$token" \
-    --screenshots "$screenshots" || { echo "--- daemon log:"; cat "$work/local.log"; exit 1; }
+    --url "http://127.0.0.1:$loopback_port" --wearable "$work/local-B1" --second-wearable "$work/local-B2" \
+    --workoutctl "$workoutctl" --socket "$work/local.sock" --serial "$work/local-A1" \
+    --network-url "http://${network_host:-127.0.0.1}:$network_port" --network-wearable "$work/lan-B1" --token "$token" \
+    --screenshots "$screenshots" --images "$repo/docs/images" || { echo "--- daemon log:"; cat "$work/local.log"; exit 1; }
 echo "test-web: passed; screenshots in $screenshots"

@@ -79,6 +79,17 @@ extension APIProtocol {
         )
         try transport.register(
             {
+                try await server.getWorkoutsCSV(
+                    request: $0,
+                    body: $1,
+                    metadata: $2
+                )
+            },
+            method: .get,
+            path: server.apiPathComponentsWithServerPrefix("/api/workouts.csv")
+        )
+        try transport.register(
+            {
                 try await server.getShares(
                     request: $0,
                     body: $1,
@@ -264,28 +275,35 @@ fileprivate extension UniversalServer where APIHandler: APIProtocol {
                         style: .form,
                         explode: true,
                         name: "device",
-                        as: Swift.String.self
+                        as: Components.Parameters.device.self
                     ),
                     since: try converter.getOptionalQueryItemAsURI(
                         in: request.soar_query,
                         style: .form,
                         explode: true,
                         name: "since",
-                        as: Foundation.Date.self
+                        as: Components.Parameters.since.self
                     ),
                     until: try converter.getOptionalQueryItemAsURI(
                         in: request.soar_query,
                         style: .form,
                         explode: true,
                         name: "until",
-                        as: Foundation.Date.self
+                        as: Components.Parameters.until.self
+                    ),
+                    active: try converter.getOptionalQueryItemAsURI(
+                        in: request.soar_query,
+                        style: .form,
+                        explode: true,
+                        name: "active",
+                        as: Components.Parameters.active.self
                     ),
                     before: try converter.getOptionalQueryItemAsURI(
                         in: request.soar_query,
                         style: .form,
                         explode: true,
                         name: "before",
-                        as: Swift.Int64.self
+                        as: Components.Parameters.before.self
                     ),
                     limit: try converter.getOptionalQueryItemAsURI(
                         in: request.soar_query,
@@ -318,6 +336,146 @@ fileprivate extension UniversalServer where APIHandler: APIProtocol {
                             value,
                             headerFields: &response.headerFields,
                             contentType: "application/json; charset=utf-8"
+                        )
+                    }
+                    return (response, body)
+                case let .badRequest(value):
+                    suppressUnusedWarning(value)
+                    var response = HTTPTypes.HTTPResponse(soar_statusCode: 400)
+                    suppressMutabilityWarning(&response)
+                    let body: OpenAPIRuntime.HTTPBody
+                    switch value.body {
+                    case let .json(value):
+                        try converter.validateAcceptIfPresent(
+                            "application/json",
+                            in: request.headerFields
+                        )
+                        body = try converter.setResponseBodyAsJSON(
+                            value,
+                            headerFields: &response.headerFields,
+                            contentType: "application/json; charset=utf-8"
+                        )
+                    }
+                    return (response, body)
+                case let .`default`(statusCode, value):
+                    suppressUnusedWarning(value)
+                    var response = HTTPTypes.HTTPResponse(soar_statusCode: statusCode)
+                    suppressMutabilityWarning(&response)
+                    let body: OpenAPIRuntime.HTTPBody
+                    switch value.body {
+                    case let .json(value):
+                        try converter.validateAcceptIfPresent(
+                            "application/json",
+                            in: request.headerFields
+                        )
+                        body = try converter.setResponseBodyAsJSON(
+                            value,
+                            headerFields: &response.headerFields,
+                            contentType: "application/json; charset=utf-8"
+                        )
+                    }
+                    return (response, body)
+                }
+            }
+        )
+    }
+    /// The same workouts as `/api/workouts` takes filters for, as CSV (what `workoutctl workouts --csv` prints).
+    ///
+    /// RFC 4180 CSV in UTF-8: a header row (`id,device,device_name,location,intensity_level,started_at,ended_at,
+    /// duration_seconds,wearable_date`), then one row per workout, newest first, lines ending in CRLF. Times are
+    /// ISO 8601 in the hub's time zone with their offset. A cell that starts with `=`, `+`, `-`, `@`, a tab or a
+    /// carriage return gets a leading `'`, so a spreadsheet shows it as text rather than running it as a formula.
+    /// Without `limit`, every matching workout (older ones follow `before` as in `/api/workouts`).
+    ///
+    ///
+    /// - Remark: HTTP `GET /api/workouts.csv`.
+    /// - Remark: Generated from `#/paths//api/workouts.csv/get(getWorkoutsCSV)`.
+    func getWorkoutsCSV(
+        request: HTTPTypes.HTTPRequest,
+        body: OpenAPIRuntime.HTTPBody?,
+        metadata: OpenAPIRuntime.ServerRequestMetadata
+    ) async throws -> (HTTPTypes.HTTPResponse, OpenAPIRuntime.HTTPBody?) {
+        try await handle(
+            request: request,
+            requestBody: body,
+            metadata: metadata,
+            forOperation: Operations.getWorkoutsCSV.id,
+            using: {
+                APIHandler.getWorkoutsCSV($0)
+            },
+            deserializer: { request, requestBody, metadata in
+                let query: Operations.getWorkoutsCSV.Input.Query = .init(
+                    device: try converter.getOptionalQueryItemAsURI(
+                        in: request.soar_query,
+                        style: .form,
+                        explode: true,
+                        name: "device",
+                        as: Components.Parameters.device.self
+                    ),
+                    since: try converter.getOptionalQueryItemAsURI(
+                        in: request.soar_query,
+                        style: .form,
+                        explode: true,
+                        name: "since",
+                        as: Components.Parameters.since.self
+                    ),
+                    until: try converter.getOptionalQueryItemAsURI(
+                        in: request.soar_query,
+                        style: .form,
+                        explode: true,
+                        name: "until",
+                        as: Components.Parameters.until.self
+                    ),
+                    active: try converter.getOptionalQueryItemAsURI(
+                        in: request.soar_query,
+                        style: .form,
+                        explode: true,
+                        name: "active",
+                        as: Components.Parameters.active.self
+                    ),
+                    before: try converter.getOptionalQueryItemAsURI(
+                        in: request.soar_query,
+                        style: .form,
+                        explode: true,
+                        name: "before",
+                        as: Components.Parameters.before.self
+                    ),
+                    limit: try converter.getOptionalQueryItemAsURI(
+                        in: request.soar_query,
+                        style: .form,
+                        explode: true,
+                        name: "limit",
+                        as: Swift.Int.self
+                    )
+                )
+                let headers: Operations.getWorkoutsCSV.Input.Headers = .init(accept: try converter.extractAcceptHeaderIfPresent(in: request.headerFields))
+                return Operations.getWorkoutsCSV.Input(
+                    query: query,
+                    headers: headers
+                )
+            },
+            serializer: { output, request in
+                switch output {
+                case let .ok(value):
+                    suppressUnusedWarning(value)
+                    var response = HTTPTypes.HTTPResponse(soar_statusCode: 200)
+                    suppressMutabilityWarning(&response)
+                    try converter.setHeaderFieldAsURI(
+                        in: &response.headerFields,
+                        name: "Content-Disposition",
+                        value: value.headers.Content_hyphen_Disposition
+                    )
+                    let body: OpenAPIRuntime.HTTPBody
+                    switch value.body {
+                    case let .csv(value):
+                        try converter.validateAcceptIfPresent(
+                            "text/csv",
+                            in: request.headerFields
+                        )
+                        body = try converter.setResponseBodyAsBinary(
+                            value,
+                            headerFields: &response.headerFields,
+                            contentType: "text/csv"
                         )
                     }
                     return (response, body)

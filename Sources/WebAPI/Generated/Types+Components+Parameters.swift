@@ -25,5 +25,26 @@ import ControlProtocol
 import WorkoutProtocol
 extension Components {
     /// Types generated from the `#/components/parameters` section of the OpenAPI document.
-    public enum Parameters {}
+    public enum Parameters {
+        /// Only devices whose serial (identity), node or name contains this, letters in any case.
+        ///
+        /// - Remark: Generated from `#/components/parameters/device`.
+        public typealias device = Swift.String
+        /// Only workouts started at or after this time.
+        ///
+        /// - Remark: Generated from `#/components/parameters/since`.
+        public typealias since = Foundation.Date
+        /// Only workouts started before this time.
+        ///
+        /// - Remark: Generated from `#/components/parameters/until`.
+        public typealias until = Foundation.Date
+        /// Only workouts still running (`true`).
+        ///
+        /// - Remark: Generated from `#/components/parameters/active`.
+        public typealias active = Swift.Bool
+        /// The page after the one whose `next` this is (a workout id; only smaller ids follow).
+        ///
+        /// - Remark: Generated from `#/components/parameters/before`.
+        public typealias before = Swift.Int64
+    }
 }

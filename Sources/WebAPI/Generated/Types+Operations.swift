@@ -296,22 +296,26 @@ public enum Operations {
         public struct Input: Sendable, Hashable {
             /// - Remark: Generated from `#/paths/api/workouts/GET/query`.
             public struct Query: Sendable, Hashable {
-                /// Only this device (its identity or node).
+                /// Only devices whose serial (identity), node or name contains this, letters in any case.
                 ///
                 /// - Remark: Generated from `#/paths/api/workouts/GET/query/device`.
-                public var device: Swift.String?
+                public var device: Components.Parameters.device?
                 /// Only workouts started at or after this time.
                 ///
                 /// - Remark: Generated from `#/paths/api/workouts/GET/query/since`.
-                public var since: Foundation.Date?
+                public var since: Components.Parameters.since?
                 /// Only workouts started before this time.
                 ///
                 /// - Remark: Generated from `#/paths/api/workouts/GET/query/until`.
-                public var until: Foundation.Date?
+                public var until: Components.Parameters.until?
+                /// Only workouts still running (`true`).
+                ///
+                /// - Remark: Generated from `#/paths/api/workouts/GET/query/active`.
+                public var active: Components.Parameters.active?
                 /// The page after the one whose `next` this is (a workout id; only smaller ids follow).
                 ///
                 /// - Remark: Generated from `#/paths/api/workouts/GET/query/before`.
-                public var before: Swift.Int64?
+                public var before: Components.Parameters.before?
                 /// Workouts per page.
                 ///
                 /// - Remark: Generated from `#/paths/api/workouts/GET/query/limit`.
@@ -319,21 +323,24 @@ public enum Operations {
                 /// Creates a new `Query`.
                 ///
                 /// - Parameters:
-                ///   - device: Only this device (its identity or node).
+                ///   - device: Only devices whose serial (identity), node or name contains this, letters in any case.
                 ///   - since: Only workouts started at or after this time.
                 ///   - until: Only workouts started before this time.
+                ///   - active: Only workouts still running (`true`).
                 ///   - before: The page after the one whose `next` this is (a workout id; only smaller ids follow).
                 ///   - limit: Workouts per page.
                 public init(
-                    device: Swift.String? = nil,
-                    since: Foundation.Date? = nil,
-                    until: Foundation.Date? = nil,
-                    before: Swift.Int64? = nil,
+                    device: Components.Parameters.device? = nil,
+                    since: Components.Parameters.since? = nil,
+                    until: Components.Parameters.until? = nil,
+                    active: Components.Parameters.active? = nil,
+                    before: Components.Parameters.before? = nil,
                     limit: Swift.Int? = nil
                 ) {
                     self.device = device
                     self.since = since
                     self.until = until
+                    self.active = active
                     self.before = before
                     self.limit = limit
                 }
@@ -488,6 +495,253 @@ public enum Operations {
             }
             public static var allCases: [Self] {
                 [
+                    .json
+                ]
+            }
+        }
+    }
+    /// The same workouts as `/api/workouts` takes filters for, as CSV (what `workoutctl workouts --csv` prints).
+    ///
+    /// RFC 4180 CSV in UTF-8: a header row (`id,device,device_name,location,intensity_level,started_at,ended_at,
+    /// duration_seconds,wearable_date`), then one row per workout, newest first, lines ending in CRLF. Times are
+    /// ISO 8601 in the hub's time zone with their offset. A cell that starts with `=`, `+`, `-`, `@`, a tab or a
+    /// carriage return gets a leading `'`, so a spreadsheet shows it as text rather than running it as a formula.
+    /// Without `limit`, every matching workout (older ones follow `before` as in `/api/workouts`).
+    ///
+    ///
+    /// - Remark: HTTP `GET /api/workouts.csv`.
+    /// - Remark: Generated from `#/paths//api/workouts.csv/get(getWorkoutsCSV)`.
+    public enum getWorkoutsCSV {
+        public static let id: Swift.String = "getWorkoutsCSV"
+        public struct Input: Sendable, Hashable {
+            /// - Remark: Generated from `#/paths/api/workouts.csv/GET/query`.
+            public struct Query: Sendable, Hashable {
+                /// Only devices whose serial (identity), node or name contains this, letters in any case.
+                ///
+                /// - Remark: Generated from `#/paths/api/workouts.csv/GET/query/device`.
+                public var device: Components.Parameters.device?
+                /// Only workouts started at or after this time.
+                ///
+                /// - Remark: Generated from `#/paths/api/workouts.csv/GET/query/since`.
+                public var since: Components.Parameters.since?
+                /// Only workouts started before this time.
+                ///
+                /// - Remark: Generated from `#/paths/api/workouts.csv/GET/query/until`.
+                public var until: Components.Parameters.until?
+                /// Only workouts still running (`true`).
+                ///
+                /// - Remark: Generated from `#/paths/api/workouts.csv/GET/query/active`.
+                public var active: Components.Parameters.active?
+                /// The page after the one whose `next` this is (a workout id; only smaller ids follow).
+                ///
+                /// - Remark: Generated from `#/paths/api/workouts.csv/GET/query/before`.
+                public var before: Components.Parameters.before?
+                /// At most this many workouts; all when absent.
+                ///
+                /// - Remark: Generated from `#/paths/api/workouts.csv/GET/query/limit`.
+                public var limit: Swift.Int?
+                /// Creates a new `Query`.
+                ///
+                /// - Parameters:
+                ///   - device: Only devices whose serial (identity), node or name contains this, letters in any case.
+                ///   - since: Only workouts started at or after this time.
+                ///   - until: Only workouts started before this time.
+                ///   - active: Only workouts still running (`true`).
+                ///   - before: The page after the one whose `next` this is (a workout id; only smaller ids follow).
+                ///   - limit: At most this many workouts; all when absent.
+                public init(
+                    device: Components.Parameters.device? = nil,
+                    since: Components.Parameters.since? = nil,
+                    until: Components.Parameters.until? = nil,
+                    active: Components.Parameters.active? = nil,
+                    before: Components.Parameters.before? = nil,
+                    limit: Swift.Int? = nil
+                ) {
+                    self.device = device
+                    self.since = since
+                    self.until = until
+                    self.active = active
+                    self.before = before
+                    self.limit = limit
+                }
+            }
+            public var query: Operations.getWorkoutsCSV.Input.Query
+            /// - Remark: Generated from `#/paths/api/workouts.csv/GET/header`.
+            public struct Headers: Sendable, Hashable {
+                public var accept: [OpenAPIRuntime.AcceptHeaderContentType<Operations.getWorkoutsCSV.AcceptableContentType>]
+                /// Creates a new `Headers`.
+                ///
+                /// - Parameters:
+                ///   - accept:
+                public init(accept: [OpenAPIRuntime.AcceptHeaderContentType<Operations.getWorkoutsCSV.AcceptableContentType>] = .defaultValues()) {
+                    self.accept = accept
+                }
+            }
+            public var headers: Operations.getWorkoutsCSV.Input.Headers
+            /// Creates a new `Input`.
+            ///
+            /// - Parameters:
+            ///   - query:
+            ///   - headers:
+            public init(
+                query: Operations.getWorkoutsCSV.Input.Query = .init(),
+                headers: Operations.getWorkoutsCSV.Input.Headers = .init()
+            ) {
+                self.query = query
+                self.headers = headers
+            }
+        }
+        @frozen public enum Output: Sendable, Hashable {
+            public struct Ok: Sendable, Hashable {
+                /// - Remark: Generated from `#/paths/api/workouts.csv/GET/responses/200/headers`.
+                public struct Headers: Sendable, Hashable {
+                    /// `attachment; filename="workouts.csv"`
+                    ///
+                    /// - Remark: Generated from `#/paths/api/workouts.csv/GET/responses/200/headers/Content-Disposition`.
+                    public var Content_hyphen_Disposition: Swift.String?
+                    /// Creates a new `Headers`.
+                    ///
+                    /// - Parameters:
+                    ///   - Content_hyphen_Disposition: `attachment; filename="workouts.csv"`
+                    public init(Content_hyphen_Disposition: Swift.String? = nil) {
+                        self.Content_hyphen_Disposition = Content_hyphen_Disposition
+                    }
+                }
+                /// Received HTTP response headers
+                public var headers: Operations.getWorkoutsCSV.Output.Ok.Headers
+                /// - Remark: Generated from `#/paths/api/workouts.csv/GET/responses/200/content`.
+                @frozen public enum Body: Sendable, Hashable {
+                    /// - Remark: Generated from `#/paths/api/workouts.csv/GET/responses/200/content/text\/csv`.
+                    case csv(OpenAPIRuntime.HTTPBody)
+                    /// The associated value of the enum case if `self` is `.csv`.
+                    ///
+                    /// - Throws: An error if `self` is not `.csv`.
+                    /// - SeeAlso: `.csv`.
+                    public var csv: OpenAPIRuntime.HTTPBody {
+                        get throws {
+                            switch self {
+                            case let .csv(body):
+                                return body
+                            }
+                        }
+                    }
+                }
+                /// Received HTTP response body
+                public var body: Operations.getWorkoutsCSV.Output.Ok.Body
+                /// Creates a new `Ok`.
+                ///
+                /// - Parameters:
+                ///   - headers: Received HTTP response headers
+                ///   - body: Received HTTP response body
+                public init(
+                    headers: Operations.getWorkoutsCSV.Output.Ok.Headers = .init(),
+                    body: Operations.getWorkoutsCSV.Output.Ok.Body
+                ) {
+                    self.headers = headers
+                    self.body = body
+                }
+            }
+            /// The CSV document, offered as the file `workouts.csv`.
+            ///
+            /// - Remark: Generated from `#/paths//api/workouts.csv/get(getWorkoutsCSV)/responses/200`.
+            ///
+            /// HTTP response code: `200 ok`.
+            case ok(Operations.getWorkoutsCSV.Output.Ok)
+            /// The associated value of the enum case if `self` is `.ok`.
+            ///
+            /// - Throws: An error if `self` is not `.ok`.
+            /// - SeeAlso: `.ok`.
+            public var ok: Operations.getWorkoutsCSV.Output.Ok {
+                get throws {
+                    switch self {
+                    case let .ok(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "ok",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// The request failed; `code` is one of the control socket's error codes, `bad_request` (a malformed
+            /// parameter, named in the message), `unauthorized`, `too_many_requests` or `misdirected_request`.
+            ///
+            ///
+            /// - Remark: Generated from `#/paths//api/workouts.csv/get(getWorkoutsCSV)/responses/400`.
+            ///
+            /// HTTP response code: `400 badRequest`.
+            case badRequest(Components.Responses._Error)
+            /// The associated value of the enum case if `self` is `.badRequest`.
+            ///
+            /// - Throws: An error if `self` is not `.badRequest`.
+            /// - SeeAlso: `.badRequest`.
+            public var badRequest: Components.Responses._Error {
+                get throws {
+                    switch self {
+                    case let .badRequest(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "badRequest",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// The request failed; `code` is one of the control socket's error codes, `bad_request` (a malformed
+            /// parameter, named in the message), `unauthorized`, `too_many_requests` or `misdirected_request`.
+            ///
+            ///
+            /// - Remark: Generated from `#/paths//api/workouts.csv/get(getWorkoutsCSV)/responses/default`.
+            ///
+            /// HTTP response code: `default`.
+            case `default`(statusCode: Swift.Int, Components.Responses._Error)
+            /// The associated value of the enum case if `self` is `.`default``.
+            ///
+            /// - Throws: An error if `self` is not `.`default``.
+            /// - SeeAlso: `.`default``.
+            public var `default`: Components.Responses._Error {
+                get throws {
+                    switch self {
+                    case let .`default`(_, response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "default",
+                            response: self
+                        )
+                    }
+                }
+            }
+        }
+        @frozen public enum AcceptableContentType: AcceptableProtocol {
+            case csv
+            case json
+            case other(Swift.String)
+            public init?(rawValue: Swift.String) {
+                switch rawValue.lowercased() {
+                case "text/csv":
+                    self = .csv
+                case "application/json":
+                    self = .json
+                default:
+                    self = .other(rawValue)
+                }
+            }
+            public var rawValue: Swift.String {
+                switch self {
+                case let .other(string):
+                    return string
+                case .csv:
+                    return "text/csv"
+                case .json:
+                    return "application/json"
+                }
+            }
+            public static var allCases: [Self] {
+                [
+                    .csv,
                     .json
                 ]
             }

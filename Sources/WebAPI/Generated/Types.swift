@@ -40,6 +40,18 @@ public protocol APIProtocol: Sendable {
     /// - Remark: HTTP `GET /api/workouts`.
     /// - Remark: Generated from `#/paths//api/workouts/get(getWorkouts)`.
     func getWorkouts(_ input: Operations.getWorkouts.Input) async throws -> Operations.getWorkouts.Output
+    /// The same workouts as `/api/workouts` takes filters for, as CSV (what `workoutctl workouts --csv` prints).
+    ///
+    /// RFC 4180 CSV in UTF-8: a header row (`id,device,device_name,location,intensity_level,started_at,ended_at,
+    /// duration_seconds,wearable_date`), then one row per workout, newest first, lines ending in CRLF. Times are
+    /// ISO 8601 in the hub's time zone with their offset. A cell that starts with `=`, `+`, `-`, `@`, a tab or a
+    /// carriage return gets a leading `'`, so a spreadsheet shows it as text rather than running it as a formula.
+    /// Without `limit`, every matching workout (older ones follow `before` as in `/api/workouts`).
+    ///
+    ///
+    /// - Remark: HTTP `GET /api/workouts.csv`.
+    /// - Remark: Generated from `#/paths//api/workouts.csv/get(getWorkoutsCSV)`.
+    func getWorkoutsCSV(_ input: Operations.getWorkoutsCSV.Input) async throws -> Operations.getWorkoutsCSV.Output
     /// Shares with their delivery state, newest first.
     ///
     /// - Remark: HTTP `GET /api/shares`.
@@ -89,6 +101,26 @@ extension APIProtocol {
         headers: Operations.getWorkouts.Input.Headers = .init()
     ) async throws -> Operations.getWorkouts.Output {
         try await getWorkouts(Operations.getWorkouts.Input(
+            query: query,
+            headers: headers
+        ))
+    }
+    /// The same workouts as `/api/workouts` takes filters for, as CSV (what `workoutctl workouts --csv` prints).
+    ///
+    /// RFC 4180 CSV in UTF-8: a header row (`id,device,device_name,location,intensity_level,started_at,ended_at,
+    /// duration_seconds,wearable_date`), then one row per workout, newest first, lines ending in CRLF. Times are
+    /// ISO 8601 in the hub's time zone with their offset. A cell that starts with `=`, `+`, `-`, `@`, a tab or a
+    /// carriage return gets a leading `'`, so a spreadsheet shows it as text rather than running it as a formula.
+    /// Without `limit`, every matching workout (older ones follow `before` as in `/api/workouts`).
+    ///
+    ///
+    /// - Remark: HTTP `GET /api/workouts.csv`.
+    /// - Remark: Generated from `#/paths//api/workouts.csv/get(getWorkoutsCSV)`.
+    public func getWorkoutsCSV(
+        query: Operations.getWorkoutsCSV.Input.Query = .init(),
+        headers: Operations.getWorkoutsCSV.Input.Headers = .init()
+    ) async throws -> Operations.getWorkoutsCSV.Output {
+        try await getWorkoutsCSV(Operations.getWorkoutsCSV.Input(
             query: query,
             headers: headers
         ))
