@@ -13,7 +13,7 @@ APT_PACKAGES := socat libudev-dev umockdev libumockdev-dev libsystemd-dev libsql
                 qemu-system-x86 qemu-system-arm qemu-utils mmdebstrap debian-archive-keyring e2fsprogs picocom tmux \
                 postgresql chromium chromium-driver python3-selenium iproute2
 
-.PHONY: help deps build lint format check-warnings test test-swift test-udev test-shell test-systemd test-web test-vm test-vm-arm64 fuzz demo bench soak clean openapi
+.PHONY: help deps build lint format check-warnings test test-swift test-udev test-shell test-systemd test-web web-screenshots test-vm test-vm-arm64 fuzz demo bench soak clean openapi
 
 help:
 	@echo "make deps          install the Debian packages the build and the tests need (root)"
@@ -24,6 +24,7 @@ help:
 	@echo "                   the real-systemd test (root), a 60 s fuzz run and the VM test (amd64)"
 	@echo "make test-web      the web page in headless chromium (Selenium) against workoutd on socat ptys;"
 	@echo "                   screenshots in .build/web-screenshots/"
+	@echo "make web-screenshots  the same, writing the page's pictures (docs/images/web-page*.png) for the docs"
 	@echo "make openapi       regenerate Sources/WebAPI/Generated from Sources/WebAPI/openapi.yaml"
 	@echo "make test-vm       the package from make deb in a QEMU Debian guest (real kernel, udev, systemd),"
 	@echo "                   serving a USB CDC-ACM gadget on dummy_hcd; power cuts by SIGKILL (root)"
@@ -79,6 +80,10 @@ test-systemd:
 # The browser test: chromium + chromium-driver + python3-selenium (Debian packages).
 test-web:
 	bash Tests/web/run.sh "$$($(SWIFT) build --show-bin-path)/workoutd"
+
+# The same run, writing the desktop and phone pictures the README and docs/web.md show into docs/images/.
+web-screenshots:
+	WEB_IMAGES=docs/images bash Tests/web/run.sh "$$($(SWIFT) build --show-bin-path)/workoutd"
 
 # The generated API sources are checked in; this rebuilds them after a change to the OpenAPI document.
 openapi:

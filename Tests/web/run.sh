@@ -4,8 +4,9 @@
 #
 #   bash Tests/web/run.sh [path/to/workoutd]
 #
-# Screenshots: the page at 1280×900 and 390×844 in docs/images/ (web-page.png, web-page-phone.png, shown by the
-# README and docs/web.md), and whole pages at both widths in .build/web-screenshots/ (CI artifacts).
+# Screenshots: the page at 1280×900 and 390×844 (web-page.png, web-page-phone.png) and whole pages at both widths,
+# all in .build/web-screenshots/ (CI artifacts). WEB_IMAGES=docs/images (make web-screenshots) writes the two
+# viewport pictures the README and docs/web.md show there instead, so a test run leaves the tree clean.
 set -euo pipefail
 repo=$(cd "$(dirname "$0")/../.." && pwd)
 workoutd=${1:-$repo/.build/debug/workoutd}
@@ -18,7 +19,9 @@ done
 
 work=$(mktemp -d "${TMPDIR:-/tmp}/workoutd-web.XXXXXX")
 screenshots=$repo/.build/web-screenshots
-mkdir -p "$screenshots"
+images=${WEB_IMAGES:-$screenshots}
+case $images in /*) ;; *) images=$repo/$images ;; esac
+mkdir -p "$screenshots" "$images"
 pids=()
 cleanup() {
     for pid in "${pids[@]}"; do kill "$pid" 2>/dev/null || true; done
@@ -66,5 +69,5 @@ network_host=$(hostname -I 2>/dev/null | tr ' ' '\n' | grep -E '^[0-9]+\.' | gre
     --url "http://127.0.0.1:$loopback_port" --wearable "$work/local-B1" --second-wearable "$work/local-B2" \
     --workoutctl "$workoutctl" --socket "$work/local.sock" --serial "$work/local-A1" \
     --network-url "http://${network_host:-127.0.0.1}:$network_port" --network-wearable "$work/lan-B1" --token "$token" \
-    --screenshots "$screenshots" --images "$repo/docs/images" || { echo "--- daemon log:"; cat "$work/local.log"; exit 1; }
-echo "test-web: passed; screenshots in $screenshots"
+    --screenshots "$screenshots" --images "$images" || { echo "--- daemon log:"; cat "$work/local.log"; exit 1; }
+echo "test-web: passed; screenshots in $screenshots${WEB_IMAGES:+, pictures in $images}"
