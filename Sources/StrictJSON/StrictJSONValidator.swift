@@ -1,10 +1,24 @@
-/// Why a line is not JSON: what was expected and the byte (counting from 1) where it was not found.
+/// Why a line is not JSON: what was expected, at which byte (counting from 1), and what was there.
 public struct JSONSyntaxError: Error, Hashable, Sendable {
     /// 1-based offset of the offending byte in the line; one past the end when the line stopped short.
     public var byte: Int
     public var expected: String
+    /// What stood at `byte`, printable and short (`'n'`, `U+00E9`, `byte 0xFF`, `the end of the line`).
+    ///
+    /// Nil when `expected` already says it.
+    public var found: String?
 
-    public var description: String { "\(expected) at byte \(byte)" }
+    public init(byte: Int, expected: String, found: String? = nil) {
+        self.byte = byte
+        self.expected = expected
+        self.found = found
+    }
+
+    /// `expected a JSON object at byte 1, found 'n'`.
+    public var description: String {
+        guard let found else { return "\(expected) at byte \(byte)" }
+        return "\(expected) at byte \(byte), found \(found)"
+    }
 }
 
 /// Checks that a line is exactly one JSON text as RFC 8259 defines it.
@@ -56,7 +70,31 @@ private struct Scanner {
     }
 
     private func fail(_ expected: String) -> JSONSyntaxError {
-        JSONSyntaxError(byte: index + 1, expected: expected)
+        JSONSyntaxError(byte: index + 1, expected: expected, found: found)
+    }
+
+    /// The byte at `index` for a message, shown as itself only when it is printable ASCII.
+    ///
+    /// The line is untrusted: anything else is named by its code point or byte value.
+    private var found: String {
+        guard let byte = current else { return "the end of the line" }
+        switch byte {
+        case UInt8(ascii: "'"): return "\"'\""
+        case 0x20...0x7E: return "'\(Character(Unicode.Scalar(byte)))'"
+        case 0..<0x20, 0x7F: return "U+" + Self.hex(UInt32(byte), digits: 4)
+        default:
+            guard let length = Self.utf8SequenceLength(bytes, at: index) else {
+                return "byte 0x" + Self.hex(UInt32(byte), digits: 2)
+            }
+            var value = UInt32(byte) & (length == 2 ? 0x1F : length == 3 ? 0x0F : 0x07)
+            for k in 1..<length { value = value << 6 | UInt32(bytes[index + k] & 0x3F) }
+            return "U+" + Self.hex(value, digits: 4)
+        }
+    }
+
+    private static func hex(_ value: UInt32, digits: Int) -> String {
+        let text = String(value, radix: 16, uppercase: true)
+        return String(repeating: "0", count: max(0, digits - text.count)) + text
     }
 
     private var current: UInt8? { index < bytes.count ? bytes[index] : nil }
@@ -74,7 +112,8 @@ private struct Scanner {
 
     mutating func run() -> JSONSyntaxError? {
         skipWhitespace()
-        if let error = value(expected: "expected a JSON value") { return error }
+        // A command line is an object; a bare value that is valid JSON is refused later, with its own message.
+        if let error = value(expected: "expected a JSON object") { return error }
         while depth > 0 {
             // After a value inside a container: a comma and the next member, or the container's end.
             skipWhitespace()
@@ -113,7 +152,9 @@ private struct Scanner {
         while other >= 0, keys[other].depth == depth {
             if sameKey(keys[other], slot) {
                 index = start - 1
-                return fail("expected each key once (I-JSON), but \"\(text(of: slot))\" repeats")
+                var error = fail("expected each key once (I-JSON), but \"\(text(of: slot))\" repeats")
+                error.found = nil
+                return error
             }
             other -= 1
         }
@@ -161,19 +202,25 @@ private struct Scanner {
         case UInt8(ascii: "\""):
             var escaped = false
             return string(escaped: &escaped)
-        case UInt8(ascii: "t"): return literal("true")
-        case UInt8(ascii: "f"): return literal("false")
-        case UInt8(ascii: "n"): return literal("null")
+        case UInt8(ascii: "t"): return literal("true", orElse: depth == 0 ? expected : nil)
+        case UInt8(ascii: "f"): return literal("false", orElse: depth == 0 ? expected : nil)
+        case UInt8(ascii: "n"): return literal("null", orElse: depth == 0 ? expected : nil)
         case UInt8(ascii: "-"), UInt8(ascii: "0")...UInt8(ascii: "9"): return number()
         default: return fail(expected)
         }
     }
 
-    private mutating func literal(_ word: StaticString) -> JSONSyntaxError? {
+    /// `word`; when it is not there, `orElse` (if given) is reported at the word's first byte instead.
+    ///
+    /// A line that is only a misspelt literal (`not json`) is better told what it should have been.
+    private mutating func literal(_ word: StaticString, orElse: String?) -> JSONSyntaxError? {
         let count = word.utf8CodeUnitCount
+        let start = index
         for offset in 0..<count {
             guard current == word.utf8Start[offset] else {
-                return fail("expected '\(word)'")
+                guard let orElse else { return fail("expected '\(word)'") }
+                index = start
+                return fail(orElse)
             }
             index += 1
         }
