@@ -35,7 +35,11 @@ extension DecodedLine: Decodable {
         } catch {
             id = .failure(Self.unusableID)
         }
-        self.init(id: id) { try Command(from: decoder) }
+        self.init(
+            id: id,
+            found: { path in (try? FoundValue(from: decoder))?.value(at: path) },
+            decodingCommand: { try Command(from: decoder) }
+        )
     }
 
     static let unusableID = ProtocolError(
@@ -56,9 +60,13 @@ extension DecodedLine: Decodable {
     /// The line from its `id` (or why it is unusable) and its command.
     ///
     /// The command is decoded even when the id is unusable, so that a bad command is reported the same way; an unusable
-    /// id is the error otherwise.
-    init(id: Result<CommandID?, ProtocolError>, decodingCommand: () throws -> Command) {
-        let decoded = Result { try decodingCommand() }.mapError { ProtocolError(decoding: $0) }
+    /// id is the error otherwise. `found` gives the line's value at a key path, for the error to quote.
+    init(
+        id: Result<CommandID?, ProtocolError>,
+        found: ([any CodingKey]) -> FoundValue?,
+        decodingCommand: () throws -> Command
+    ) {
+        let decoded = Result { try decodingCommand() }.mapError { ProtocolError(decoding: $0, found: found) }
         lineEnding = .lf
         switch id {
         case .success(let value):
@@ -113,7 +121,11 @@ public struct CommandLineDecoder {
         case let raw?:
             id = CommandID(flatValue: object.value(raw)).map(DecodedLine.checked) ?? .failure(DecodedLine.unusableID)
         }
-        return DecodedLine(id: id) { try Command(wellFormed: object) ?? Command(from: FlatJSONDecoder(object)) }
+        return DecodedLine(
+            id: id,
+            found: { path in path.count == 1 ? object[path[0].stringValue].map(FoundValue.init) : nil },
+            decodingCommand: { try Command(wellFormed: object) ?? Command(from: FlatJSONDecoder(object)) }
+        )
     }
 }
 

@@ -99,6 +99,11 @@ extension ProtocolError {
 
     /// Maps a decoding failure to the reply's code and field, using the error's coding path.
     public init(decoding error: any Error) {
+        self.init(decoding: error, found: { _ in nil })
+    }
+
+    /// The same, with the value the line held at a key path (`found`) quoted in a type error.
+    init(decoding error: any Error, found: ([any CodingKey]) -> FoundValue?) {
         switch error {
         case let unknown as UnknownCommandError:
             self.init(
@@ -108,13 +113,13 @@ extension ProtocolError {
                     "'command_type' must be one of \(CommandType.allCases.map(\.rawValue).joined(separator: ", ")); got '\(unknown.commandType.truncatedForMessage)'."
             )
         case let error as DecodingError:
-            self.init(decodingError: error)
+            self.init(decodingError: error, found: found)
         default:
             self.init(code: .malformedJSON, message: "The line is not valid JSON: send one JSON object per line.")
         }
     }
 
-    private init(decodingError error: DecodingError) {
+    private init(decodingError error: DecodingError, found: ([any CodingKey]) -> FoundValue?) {
         switch error {
         case .keyNotFound(let key, let context):
             let path = (context.codingPath + [key]).dottedPath
@@ -129,6 +134,7 @@ extension ProtocolError {
             }
         case .typeMismatch(let type, let context), .valueNotFound(let type, let context):
             let path = context.codingPath.dottedPath
+            let got = found(context.codingPath).map { "; got \($0.description)" } ?? ""
             if path.isEmpty {
                 self.init(
                     code: .malformedJSON,
@@ -138,10 +144,10 @@ extension ProtocolError {
                 self.init(
                     code: .unknownCommand,
                     field: path,
-                    message: "'command_type' must be a string naming a command."
+                    message: "'command_type' must be a string naming a command\(got)."
                 )
             } else {
-                self.init(code: .invalidField, field: path, message: "'\(path)' must be \(Self.describe(type)).")
+                self.init(code: .invalidField, field: path, message: "'\(path)' must be \(Self.describe(type))\(got).")
             }
         case .dataCorrupted(let context):
             let path = context.codingPath.dottedPath
