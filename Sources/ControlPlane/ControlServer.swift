@@ -12,8 +12,8 @@ import Synchronization
 /// See `docs/control-protocol.md`.
 ///
 /// Runs until graceful shutdown, then closes every client and removes the socket file, so
-/// `workoutctl` can tell a stopped daemon from a hung one. If the socket cannot be bound the daemon
-/// keeps serving its devices; the error is logged.
+/// `workoutctl` can tell a stopped daemon from a hung one. The daemon binds it with ``listen()`` before it
+/// starts serving, and stops when that fails; a server run without it binds in ``run()`` and only logs a failure.
 public final class ControlServer: Service, Sendable {
     private let options: ControlServerOptions
     /// Answers the requests; also what a reload updates.
@@ -21,6 +21,8 @@ public final class ControlServer: Service, Sendable {
     private let group: any EventLoopGroup
     private let logger: Logger
     private let clients = Mutex<[ObjectIdentifier: any Channel]>([:])
+    /// The socket bound by ``listen()``, which ``run()`` then serves.
+    private let listening = Mutex<(any Channel)?>(nil)
 
     public init(options: ControlServerOptions, responder: ControlResponder, group: any EventLoopGroup, logger: Logger) {
         self.options = options
@@ -31,10 +33,20 @@ public final class ControlServer: Service, Sendable {
         self.logger = logger
     }
 
+    /// Binds the socket now, so that a daemon which cannot have one stops before it says it is ready.
+    public func listen() async throws(ControlSocketError) {
+        let channel = try await bind()
+        listening.withLock { $0 = channel }
+    }
+
     public func run() async throws {
         let server: any Channel
         do {
-            server = try await bind()
+            if let bound = listening.withLock({ $0 }) {
+                server = bound
+            } else {
+                server = try await bind()
+            }
         } catch {
             logger.error(
                 "control socket unavailable; workoutctl will not reach this daemon",
@@ -52,29 +64,33 @@ public final class ControlServer: Service, Sendable {
         unlink(options.path)
     }
 
-    private func bind() async throws -> any Channel {
+    private func bind() async throws(ControlSocketError) -> any Channel {
         let path = options.path
-        try FileManager.default.createDirectory(
-            atPath: URL(fileURLWithPath: path).deletingLastPathComponent().path,
-            withIntermediateDirectories: true
-        )
+        try Self.makeDirectories(for: path)
         // A socket file nobody answers on is stale (a crash) and is replaced; a live one is another daemon's.
         if let other = try? await ClientBootstrap(group: group).connect(unixDomainSocketPath: path).get() {
             try? await other.close()
-            throw ControlSocketInUse(path: path)
+            throw ControlSocketError(path: path, cause: .inUse)
         }
-        let channel = try await ServerBootstrap(group: group)
-            .serverChannelOption(.backlog, value: 64)
-            .childChannelOption(ChannelOptions.writeBufferWaterMark, value: .init(low: 32 * 1024, high: 64 * 1024))
-            .childChannelInitializer { [self] channel in
-                channel.eventLoop.makeCompletedFuture { try self.configure(channel) }
-            }
-            .bind(unixDomainSocketPath: path, cleanupExistingSocketFile: true)
-            .get()
+        let channel: any Channel
+        do {
+            channel = try await ServerBootstrap(group: group)
+                .serverChannelOption(.backlog, value: 64)
+                .childChannelOption(ChannelOptions.writeBufferWaterMark, value: .init(low: 32 * 1024, high: 64 * 1024))
+                .childChannelInitializer { [self] channel in
+                    channel.eventLoop.makeCompletedFuture { try self.configure(channel) }
+                }
+                .bind(unixDomainSocketPath: path, cleanupExistingSocketFile: true)
+                .get()
+        } catch let error as IOError {
+            throw ControlSocketError(path: path, cause: .system(error.errnoCode))
+        } catch {
+            throw ControlSocketError(path: path, cause: .other("\(error)"))
+        }
         guard chmod(path, mode_t(options.mode)) == 0 else {
-            let error = String(cString: strerror(errno))
+            let reason = errno
             try? await channel.close()
-            throw ControlSocketModeError(path: path, reason: error)
+            throw ControlSocketError(path: path, cause: .mode(reason))
         }
         // Group members must be able to connect at all; SO_PEERCRED still decides what they may do. Under the
         // packaged unit the daemon's primary group is the readers' (Group=workoutd), so the socket is theirs
@@ -90,6 +106,17 @@ public final class ControlServer: Service, Sendable {
             )
         }
         return channel
+    }
+
+    /// Creates the socket's missing parent directories, as `mkdir -p` does.
+    private static func makeDirectories(for path: String) throws(ControlSocketError) {
+        var prefix = path.hasPrefix("/") ? "" : "."
+        for component in path.split(separator: "/").dropLast() {
+            prefix += "/" + component
+            if mkdir(prefix, 0o755) != 0, errno != EEXIST {
+                throw ControlSocketError(path: path, cause: .directory(prefix, errno))
+            }
+        }
     }
 
     private static func fileGroup(of path: String) -> gid_t? {
@@ -145,15 +172,49 @@ private final class RefusingHandler: ChannelInboundHandler {
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {}
 }
 
-/// Another process already answers on the control socket path (a second daemon).
-struct ControlSocketInUse: Error, CustomStringConvertible {
-    var path: String
-    var description: String { "another process is listening on \(path)" }
-}
+/// Why the control socket could not be made, in plain words and with what to do about it.
+public struct ControlSocketError: Error, CustomStringConvertible {
+    public enum Cause: Sendable {
+        /// Another process already answers on the path (a second daemon).
+        case inUse
+        /// A parent directory could not be created: which one, and `errno`.
+        case directory(String, Int32)
+        /// `bind` failed with this `errno`.
+        case system(Int32)
+        /// The socket was bound but its permissions could not be set (`errno`).
+        case mode(Int32)
+        case other(String)
+    }
 
-/// The socket was bound but its permissions could not be set.
-struct ControlSocketModeError: Error, CustomStringConvertible {
-    var path: String
-    var reason: String
-    var description: String { "cannot set the mode of \(path): \(reason)" }
+    public var path: String
+    public var cause: Cause
+
+    /// `cannot create control socket /run/workoutd/control.sock: permission denied (…what to do…)`.
+    public var description: String {
+        let fix =
+            "run as the daemon's user, or set control_socket (--control-socket) to a path this user may create, or none"
+        switch cause {
+        case .inUse:
+            return
+                "cannot create control socket \(path): address in use by another workoutd (a process answers there); stop it, or give this daemon its own control_socket (--control-socket)"
+        case .directory(let directory, let code):
+            return
+                "cannot create control socket \(path): cannot create directory \(directory): \(Self.words(code)); \(fix)"
+        case .system(let code) where code == EADDRINUSE:
+            return
+                "cannot create control socket \(path): address in use by another workoutd; stop it, or give this daemon its own control_socket (--control-socket)"
+        case .system(let code):
+            return "cannot create control socket \(path): \(Self.words(code)); \(fix)"
+        case .mode(let code):
+            return "cannot set the mode of control socket \(path): \(Self.words(code))"
+        case .other(let text):
+            return "cannot create control socket \(path): \(text); \(fix)"
+        }
+    }
+
+    /// `strerror` in lower case, to read inside a sentence: `permission denied`.
+    static func words(_ code: Int32) -> String {
+        let text = String(cString: strerror(code))
+        return text.prefix(1).lowercased() + text.dropFirst()
+    }
 }

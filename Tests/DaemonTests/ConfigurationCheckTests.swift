@@ -41,6 +41,14 @@ import WorkoutdTesting
             "shares:\n  twitter:\n    sinc: spool\n",
             ":3: configuration key 'shares.twitter.sinc': unknown key; did you mean 'shares.twitter.sink'?"
         ),
+        (
+            "listen: 0.0.0.0:8470\n",
+            ":1: configuration key 'listen': unknown key; did you mean 'web.listen' (check its indentation)?"
+        ),
+        (
+            "web:\n  baud: 9600\n",
+            ":2: configuration key 'web.baud': unknown key; did you mean 'serial.baud' (check its indentation)?"
+        ),
         ("devices: 5\n", ":1: configuration key 'devices': must be a list (e.g. [a, b]); got '5'"),
         ("serial:\n  baud: fast\n", ":2: configuration key 'serial.baud': must be an integer; got 'fast'"),
         (
@@ -115,6 +123,7 @@ import WorkoutdTesting
         }
         #expect(result.output.contains("73 the state directory is in use"))
         #expect(result.output.contains("78 the configuration is"))
+        #expect(result.output.contains("73 also when the control socket"))
     }
 }
 

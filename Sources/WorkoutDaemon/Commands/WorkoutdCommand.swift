@@ -1,4 +1,5 @@
 import ArgumentParser
+import ControlPlane
 import ControlProtocol
 import Foundation
 import Logging
@@ -14,8 +15,9 @@ public struct WorkoutdCommand: AsyncParsableCommand {
             Without a subcommand, workoutd runs the daemon (`serve`); its flags:
             \(Serve.optionsHelp)
             Exit status: 0 stopped cleanly; 64 bad usage; 73 the state directory is in use by another \
-            process, is not the daemon's own (owner, mode, a symlinked lock) or its database cannot be used; 78 the configuration is invalid (the message names the \
-            file, line and key).
+            process, is not the daemon's own (owner, mode, a symlinked lock) or its database cannot be used; 78 the \
+            configuration is invalid (the message names the file, line and key). 73 also when the control socket \
+            cannot be created.
             """,
         version: WorkoutdVersion.current,
         subcommands: [Serve.self, CheckConfig.self, Workouts.self, Shares.self],
@@ -74,7 +76,7 @@ struct Serve: AsyncParsableCommand {
     func run() async throws {
         let allocatorLimits = AllocatorLimits.apply(environment: ProcessInfo.processInfo.environment)
         let configuration: DaemonConfiguration
-        do {
+        do throws(ConfigurationErrors) {
             configuration = try await DaemonConfiguration.load(
                 file: config,
                 environment: ProcessInfo.processInfo.environment,
@@ -86,11 +88,11 @@ struct Serve: AsyncParsableCommand {
                     inMemory: inMemory
                 )
             )
-        } catch let error as ConfigurationError {
-            // Run by ExecReload, this is the line an operator finds with `journalctl -p err`: the `<3>`
-            // prefix gives it the error priority, as the daemon's own log lines carry theirs.
+        } catch {
+            // Run by ExecReload, these are the lines an operator finds with `journalctl -p err`: the `<3>`
+            // prefix gives them the error priority, as the daemon's own log lines carry theirs.
             let priority = JournalStream.isConnected(fileDescriptor: STDERR_FILENO) ? "<3>" : ""
-            FileHandle.standardError.write(Data("\(priority)workoutd: \(error)\n".utf8))
+            FileHandle.standardError.write(Data(error.lines(priority: priority).utf8))
             throw ExitCode(ConfigurationError.exitStatus)
         }
         let forJournal = JournalStream.isConnected(fileDescriptor: STDERR_FILENO)
@@ -123,6 +125,9 @@ struct Serve: AsyncParsableCommand {
             // A damaged or foreign database is never overwritten: say which file and stop.
             logger.critical("\(error)")
             throw ExitCode(Self.storageExitStatus)
+        } catch let error as ControlSocketError {
+            logger.critical("\(error)")
+            throw ExitCode(Self.storageExitStatus)
         }
     }
 }
@@ -136,23 +141,34 @@ struct CheckConfig: AsyncParsableCommand {
         discussion: "systemctl reload runs this first, so a broken file is refused before the daemon is signalled."
     )
 
-    @Option(name: .long, help: "YAML configuration file (default: \(DaemonConfiguration.defaultFile)).")
+    @Option(name: .long, help: "YAML configuration file (default: \(DaemonConfiguration.defaultFile) if present).")
     var config: String?
 
     func run() async throws {
-        do {
+        // As the daemon reads it: the default file when it exists, else the defaults and the environment alone.
+        let file =
+            config
+            ?? (FileManager.default.fileExists(atPath: DaemonConfiguration.defaultFile)
+                ? DaemonConfiguration.defaultFile : nil)
+        do throws(ConfigurationErrors) {
             _ = try await DaemonConfiguration.load(
-                file: config ?? DaemonConfiguration.defaultFile,
+                file: file,
                 environment: ProcessInfo.processInfo.environment,
                 overrides: .init()
             )
-        } catch let error as ConfigurationError {
-            // Run by ExecReload, this is the line an operator finds with `journalctl -p err`: the `<3>`
-            // prefix gives it the error priority, as the daemon's own log lines carry theirs.
+        } catch {
+            // Run by ExecReload, these are the lines an operator finds with `journalctl -p err`: the `<3>`
+            // prefix gives them the error priority, as the daemon's own log lines carry theirs.
             let priority = JournalStream.isConnected(fileDescriptor: STDERR_FILENO) ? "<3>" : ""
-            FileHandle.standardError.write(Data("\(priority)workoutd: \(error)\n".utf8))
+            FileHandle.standardError.write(Data(error.lines(priority: priority).utf8))
             throw ExitCode(ConfigurationError.exitStatus)
         }
-        print("workoutd: configuration \(config ?? DaemonConfiguration.defaultFile) is valid")
+        if let file {
+            print("workoutd: configuration \(file) is valid")
+        } else {
+            print(
+                "workoutd: no configuration file (\(DaemonConfiguration.defaultFile) does not exist); the defaults and WORKOUTD_* variables are valid"
+            )
+        }
     }
 }

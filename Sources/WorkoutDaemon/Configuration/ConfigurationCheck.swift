@@ -9,9 +9,13 @@ import Yams
 struct ConfigurationCheck {
     /// Where each key was found in the file, so value errors found later can name their line too.
     private(set) var lines: [String: Int] = [:]
+    /// Every unknown key and value of the wrong shape, in the file's order.
+    private(set) var problems: [ConfigurationError] = []
     let file: String
 
-    /// Checks the YAML `text` read from `file`.
+    /// Checks the YAML `text` read from `file`; collects what is wrong in `problems`.
+    ///
+    /// Throws only when the text is not YAML.
     init(yaml text: String, file: String) throws {
         self.file = file
         let root: Node?
@@ -21,11 +25,12 @@ struct ConfigurationCheck {
             throw ConfigurationError(key: "--config", problem: "\(file) is not valid YAML: \(error)")
         }
         guard let root, root.null == nil else { return }
-        try walk(root, path: "")
+        walk(root, path: "")
     }
 
-    /// Checks that every `WORKOUTD_*` variable names a known key.
-    static func checkEnvironment(_ environment: [String: String]) throws {
+    /// Every `WORKOUTD_*` variable that names no known key.
+    static func checkEnvironment(_ environment: [String: String]) -> [ConfigurationError] {
+        var problems: [ConfigurationError] = []
         let known = Dictionary(
             ConfigurationKeys.expanded.map { (ConfigurationKeys.environmentVariable(for: $0.name), $0.name) }
         ) { first, _ in first }
@@ -35,28 +40,32 @@ struct ConfigurationCheck {
             if let nearest = ConfigurationKeys.nearest(to: variable, among: Array(known.keys)) {
                 problem += "; did you mean \(nearest) (\(known[nearest] ?? ""))?"
             }
-            throw ConfigurationError(key: variable, problem: problem)
+            problems.append(ConfigurationError(key: variable, problem: problem))
         }
+        return problems
     }
 
-    private mutating func walk(_ node: Node, path: String) throws {
+    private mutating func walk(_ node: Node, path: String) {
         guard case .mapping(let mapping) = node else {
-            throw located(path.isEmpty ? "(top level)" : path, node, "must be a section of keys (key: value lines)")
+            problems.append(
+                located(path.isEmpty ? "(top level)" : path, node, "must be a section of keys (key: value lines)")
+            )
+            return
         }
         for (keyNode, value) in mapping {
             let name = keyNode.string ?? ""
             let full = path.isEmpty ? name : path + "." + name
             lines[full] = keyNode.mark?.line
             if case .mapping = value, ConfigurationKeys.isSection(full) {
-                try walk(value, path: full)
+                walk(value, path: full)
             } else if let key = ConfigurationKeys.key(named: full) {
                 // A key that is also a section (`devices`: a list, or `paths:` and `allowed_serials:`).
-                try checkType(value, of: key, name: full)
+                if let problem = checkType(value, of: key, name: full) { problems.append(problem) }
             } else if ConfigurationKeys.isSection(full) {
                 if value.null != nil { continue }
-                try walk(value, path: full)
+                walk(value, path: full)
             } else {
-                throw located(full, keyNode, unknownProblem(name, under: path))
+                problems.append(located(full, keyNode, unknownProblem(name, under: path)))
             }
         }
     }
@@ -69,12 +78,21 @@ struct ConfigurationCheck {
             : "unknown key"
         if let nearest = ConfigurationKeys.nearest(to: name, among: ConfigurationKeys.children(of: section)) {
             problem += "; did you mean '\(section.isEmpty ? nearest : section + "." + nearest)'?"
+        } else if !isService, case let elsewhere = ConfigurationKeys.elsewhere(name, outside: section),
+            !elsewhere.isEmpty
+        {
+            // A key indented under the wrong section, or not indented at all (`listen:` for `web.listen`).
+            let places = elsewhere.map { "'\($0)'" }
+            problem +=
+                places.count == 1
+                ? "; did you mean \(places[0]) (check its indentation)?"
+                : "; did you mean one of \(places.joined(separator: ", ")) (check its indentation)?"
         }
         return problem
     }
 
-    private func checkType(_ value: Node, of key: ConfigurationKey, name: String) throws {
-        if value.null != nil, key.kind != .integer && key.kind != .boolean { return }
+    private func checkType(_ value: Node, of key: ConfigurationKey, name: String) -> ConfigurationError? {
+        if value.null != nil, key.kind != .integer && key.kind != .boolean { return nil }
         let fits: Bool
         switch (key.kind, value) {
         case (.list, .sequence(let items)):
@@ -88,9 +106,7 @@ struct ConfigurationCheck {
         default:
             fits = false
         }
-        if !fits {
-            throw located(name, value, "must be \(key.kind.expectation); got \(Self.describe(value))")
-        }
+        return fits ? nil : located(name, value, "must be \(key.kind.expectation); got \(Self.describe(value))")
     }
 
     private func located(_ key: String, _ node: Node, _ problem: String) -> ConfigurationError {

@@ -16,3 +16,18 @@ struct ConfigurationError: Error, CustomStringConvertible {
     /// The exit status sysexits(3) reserves for configuration errors.
     static let exitStatus: Int32 = 78
 }
+
+/// Every configuration error one run found, in the file's order; thrown when there is at least one.
+struct ConfigurationErrors: Error, CustomStringConvertible {
+    var errors: [ConfigurationError]
+
+    /// One error a line.
+    var description: String { errors.map(\.description).joined(separator: "\n") }
+
+    /// Each error as a line of its own, prefixed `workoutd: `.
+    ///
+    /// `priority` (`<3>` for the journal, or empty) comes first on each line.
+    func lines(priority: String) -> String {
+        errors.map { "\(priority)workoutd: \($0)\n" }.joined()
+    }
+}

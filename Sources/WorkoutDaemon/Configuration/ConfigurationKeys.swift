@@ -84,6 +84,21 @@ enum ConfigurationKeys {
         return names
     }
 
+    /// Keys in other sections whose last part is, or nearly is, `name`: where a mis-indented key belongs.
+    ///
+    /// The closest ones only, at most three.
+    static func elsewhere(_ name: String, outside section: String) -> [String] {
+        let prefix = section.isEmpty ? "" : section + "."
+        let others = expanded.map(\.name).filter { !$0.hasPrefix(prefix) || prefix.isEmpty }
+        let scored = others.compactMap { full -> (String, Int)? in
+            guard full.contains("."), let last = full.split(separator: ".").last else { return nil }
+            let distance = editDistance(name.lowercased(), last.lowercased())
+            return distance <= max(2, name.count / 3) ? (full, distance) : nil
+        }
+        guard let best = scored.map(\.1).min() else { return [] }
+        return Array(scored.filter { $0.1 == best }.map(\.0).prefix(3))
+    }
+
     /// The environment variable that sets `name`.
     ///
     /// `serial.max_line_bytes` → `WORKOUTD_SERIAL_MAX_LINE_BYTES`.

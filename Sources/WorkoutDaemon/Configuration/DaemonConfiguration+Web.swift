@@ -17,8 +17,8 @@ extension DaemonConfiguration {
                 }
             }
         }
-        let certificate = try reader.string("web.tls_certificate").flatMap { $0.isEmpty ? nil : $0 }
-        let key = try reader.string("web.tls_key").flatMap { $0.isEmpty ? nil : $0 }
+        let certificate = try reader.path("web.tls_certificate").flatMap { $0.isEmpty ? nil : $0 }
+        let key = try reader.path("web.tls_key").flatMap { $0.isEmpty ? nil : $0 }
         switch (certificate, key) {
         case (let certificate?, let key?):
             web.tls = try readTLSFiles(certificate: certificate, key: key)
@@ -82,7 +82,7 @@ extension DaemonConfiguration {
     /// The first line of the credential `web.token_credential` names, or of `web.token_file` (0600).
     private static func readWebToken(_ reader: ConfigurationReader) throws -> WebToken? {
         let credential = try reader.string("web.token_credential").flatMap { $0.isEmpty ? nil : $0 }
-        let file = try reader.string("web.token_file").flatMap { $0.isEmpty ? nil : $0 }
+        let file = try reader.path("web.token_file").flatMap { $0.isEmpty ? nil : $0 }
         let key: String
         let path: String
         switch (credential, file) {

@@ -81,46 +81,91 @@ struct DaemonConfiguration: Sendable {
         try await Self.load(file: origin.file, environment: origin.environment, overrides: origin.overrides)
     }
 
+    /// The configuration, or every error found in it (``ConfigurationErrors``), not only the first.
     static func load(
         file: String?,
         environment: [String: String],
         overrides: Overrides
-    ) async throws -> DaemonConfiguration {
-        let check = try check(file: file, environment: environment)
+    ) async throws(ConfigurationErrors) -> DaemonConfiguration {
+        var problems = ConfigurationCheck.checkEnvironment(environment)
+        let check: ConfigurationCheck?
+        let reader: ConfigurationReader
         do {
-            return try await read(file: file, environment: environment, overrides: overrides)
+            check = try self.check(file: file)
+            reader = try await makeReader(file: file, environment: environment)
         } catch let error as ConfigurationError {
-            throw check?.locate(error) ?? error
+            throw ConfigurationErrors(errors: problems + [error])
+        } catch {
+            throw ConfigurationErrors(errors: problems + [ConfigurationError(key: "--config", problem: "\(error)")])
         }
+        problems += check?.problems ?? []
+        var config: DaemonConfiguration?
+        do {
+            config = try read(reader, file: file, environment: environment, overrides: overrides)
+        } catch let error as ConfigurationError {
+            reader.problems.append(error)
+        } catch {
+            reader.problems.append(ConfigurationError(key: "--config", problem: "\(error)"))
+        }
+        // A value the file check already refused (`baud: fast`) is reported once, with its line; so is a key whose
+        // default, read in place of its refused value, then failed a check of its own.
+        for error in reader.problems where !problems.contains(where: { $0.key == error.key }) {
+            problems.append(check?.locate(error) ?? error)
+        }
+        guard problems.isEmpty, let config else {
+            let ordered = problems.enumerated().sorted {
+                ($0.element.line ?? .max, $0.offset) < ($1.element.line ?? .max, $1.offset)
+            }
+            throw ConfigurationErrors(errors: ordered.map(\.element))
+        }
+        return config
     }
 
-    /// Checks the file's keys, types and the `WORKOUTD_*` variables against `ConfigurationKeys`.
+    /// Checks the file's keys and types against `ConfigurationKeys`.
     ///
-    /// Nil when there is no file (the default one may be absent).
-    @discardableResult
-    static func check(file: String?, environment: [String: String]) throws -> ConfigurationCheck? {
-        try ConfigurationCheck.checkEnvironment(environment)
+    /// What is wrong is in the result's `problems`.
+    ///
+    /// Nil when there is no file (the default one may be absent); throws when it cannot be read or is not YAML.
+    static func check(file: String?) throws -> ConfigurationCheck? {
         let path = file ?? defaultFile
         guard file != nil || FileManager.default.fileExists(atPath: path) else { return nil }
         let text: String
         do {
             text = try String(contentsOfFile: path, encoding: .utf8)
         } catch {
-            throw ConfigurationError(key: "--config", problem: "cannot read \(path): \(error.localizedDescription)")
+            throw ConfigurationError(key: "--config", problem: "cannot read \(path): \(Self.reason(error))")
         }
         return try ConfigurationCheck(yaml: text, file: path)
     }
 
+    /// A file error in plain words (`no such file or directory`), without Foundation's error domains.
+    private static func reason(_ error: any Error) -> String {
+        func words(_ code: Int32) -> String {
+            let text = String(cString: strerror(code))
+            return text.prefix(1).lowercased() + text.dropFirst()
+        }
+        let nsError = error as NSError
+        if let underlying = nsError.userInfo[NSUnderlyingErrorKey] as? NSError, underlying.domain == NSPOSIXErrorDomain
+        {
+            return words(Int32(underlying.code))
+        }
+        switch CocoaError.Code(rawValue: nsError.code) {
+        case .fileReadNoSuchFile, .fileNoSuchFile: return words(ENOENT)
+        case .fileReadNoPermission: return words(EACCES)
+        default: return error.localizedDescription
+        }
+    }
+
     private static func read(
+        _ reader: ConfigurationReader,
         file: String?,
         environment: [String: String],
         overrides: Overrides
-    ) async throws -> DaemonConfiguration {
-        let reader = try await makeReader(file: file, environment: environment)
+    ) throws -> DaemonConfiguration {
         var config = DaemonConfiguration()
         // `devices:` is a list of paths, or a section with `paths:` and `allowed_serials:` (both forms may meet:
         // a list in the file and WORKOUTD_DEVICES_PATHS; the paths of both are served).
-        config.devices = (try reader.strings("devices") ?? []) + (try reader.strings("devices.paths") ?? [])
+        config.devices = (try reader.paths("devices") ?? []) + (try reader.paths("devices.paths") ?? [])
         if let allowed = try reader.strings("devices.allowed_serials") {
             if let blank = allowed.first(where: {
                 $0.trimmingCharacters(in: .whitespaces).isEmpty || $0.contains(where: \.isNewline)
@@ -149,7 +194,7 @@ struct DaemonConfiguration: Sendable {
             }
             config.serial.pipeline.replyLineEnding = value
         }
-        config.stateDirectory = try reader.string("state_dir") ?? config.stateDirectory
+        config.stateDirectory = try reader.path("state_dir") ?? config.stateDirectory
         config.logLevel = try parseLogLevel(try reader.string("log_level"), key: "log_level") ?? config.logLevel
         func milliseconds(_ duration: Duration) -> Int { Int(duration / .milliseconds(1)) }
         let initialDelay = try reader.integer(
@@ -199,9 +244,13 @@ struct DaemonConfiguration: Sendable {
         config.replication = try readReplication(reader, storage: config.storage.backend, file: file ?? defaultFile)
         config.web = try readWeb(reader)
 
+        let controlSocketKey = overrides.controlSocket == nil ? "control_socket" : "--control-socket"
         config.controlSocket = try parseControlSocket(
-            overrides.controlSocket ?? reader.string("control_socket"),
-            key: overrides.controlSocket == nil ? "control_socket" : "--control-socket"
+            HomeDirectory.expandIfSet(
+                overrides.controlSocket ?? reader.string("control_socket"),
+                key: controlSocketKey
+            ),
+            key: controlSocketKey
         )
         if let group = try reader.string("control_socket_group") {
             config.controlSocketGroup = group.isEmpty ? nil : group
@@ -212,8 +261,10 @@ struct DaemonConfiguration: Sendable {
             overrides: overrides
         )
 
-        config.devices += overrides.devices
-        if let stateDirectory = overrides.stateDirectory { config.stateDirectory = stateDirectory }
+        config.devices += try overrides.devices.map { try HomeDirectory.expand($0, key: "--device") }
+        if let stateDirectory = overrides.stateDirectory {
+            config.stateDirectory = try HomeDirectory.expand(stateDirectory, key: "--state-dir")
+        }
         if let level = try parseLogLevel(overrides.logLevel, key: "--log-level") { config.logLevel = level }
         return config
     }
@@ -287,7 +338,7 @@ struct DaemonConfiguration: Sendable {
                 problem: "must be set: /etc/machine-id is missing or empty"
             )
         }
-        let passwordFile = try reader.string("replication.password_file")
+        let passwordFile = try reader.path("replication.password_file")
         var replication: ReplicationConfiguration
         do {
             replication = try ReplicationConfiguration(url: url, passwordFile: passwordFile, hubID: hubID)
@@ -392,11 +443,29 @@ struct DaemonConfiguration: Sendable {
 }
 
 /// Typed reads over a `ConfigReader` that report the key of a value that does not parse.
-struct ConfigurationReader {
+///
+/// A number or flag that does not parse is noted in `problems` and read as its default, so the rest of the
+/// configuration is still checked and every mistake is reported in one run.
+final class ConfigurationReader {
     let reader: ConfigReader
+    var problems: [ConfigurationError] = []
+
+    init(reader: ConfigReader) {
+        self.reader = reader
+    }
 
     func string(_ key: String) throws -> String? {
         reader.string(forKey: ConfigKey(key))
+    }
+
+    /// A path: `~` and `~/…` expanded to the daemon user's home (see ``HomeDirectory``).
+    func path(_ key: String) throws -> String? {
+        try HomeDirectory.expandIfSet(string(key), key: key)
+    }
+
+    /// A list of paths, each expanded as ``path(_:)`` does.
+    func paths(_ key: String) throws -> [String]? {
+        try strings(key)?.map { try HomeDirectory.expand($0, key: key) }
     }
 
     func strings(_ key: String) throws -> [String]? {
@@ -413,7 +482,9 @@ struct ConfigurationReader {
         switch raw.lowercased() {
         case "true", "yes", "on", "1": return true
         case "false", "no", "off", "0": return false
-        default: throw ConfigurationError(key: key, problem: "must be true or false; got '\(raw)'")
+        default:
+            problems.append(ConfigurationError(key: key, problem: "must be true or false; got '\(raw)'"))
+            return defaultValue
         }
     }
 
@@ -425,10 +496,12 @@ struct ConfigurationReader {
     ) throws -> T {
         guard let raw = reader.string(forKey: ConfigKey(key)) else { return defaultValue }
         guard let value = T(raw.trimmingCharacters(in: .whitespaces)) else {
-            throw ConfigurationError(key: key, problem: "must be an integer; got '\(raw)'")
+            problems.append(ConfigurationError(key: key, problem: "must be an integer; got '\(raw)'"))
+            return defaultValue
         }
         if let problem = validate(value) {
-            throw ConfigurationError(key: key, problem: "\(problem); got \(value)")
+            problems.append(ConfigurationError(key: key, problem: "\(problem); got \(value)"))
+            return defaultValue
         }
         return value
     }

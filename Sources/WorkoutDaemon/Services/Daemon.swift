@@ -114,6 +114,8 @@ enum Daemon {
             group: MultiThreadedEventLoopGroup.singleton,
             logger: logger
         ) {
+            // Bound before anything is served: a daemon that workoutctl cannot reach stops here, not after `ready`.
+            try await control.listen()
             services.append(control)
         }
         // Also when `web.listen` is off: a reload that turns it on starts it.
