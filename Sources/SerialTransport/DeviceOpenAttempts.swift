@@ -15,6 +15,8 @@ struct DeviceOpenAttempts {
     private var attempt = 0
     private var firstFailure: ContinuousClock.Instant?
     private var refusalReported = false
+    /// Whether this run's first refusal (EACCES, EPERM) was logged at warning, with how to fix it.
+    private var refusalWarned = false
     /// The reason the node last could not be opened, and how many attempts in a row failed for it.
     private var lastFailure: String?
     private var repeats = 0
@@ -44,6 +46,15 @@ struct DeviceOpenAttempts {
             logger.error("giving up on device: \(error)", metadata: ["after": "\(now - since)"])
             return .giveUp
         }
+        // A refusal is a setting to fix, not udev settling: said at once, and once, with the fix.
+        let warn = OpenFailurePolicy.isRefusal(error.errno) && !refusalWarned && !report
+        if warn {
+            refusalWarned = true
+            logger.warning(
+                "device refuses to open: \(error.summary)",
+                metadata: ["error": "\(error)", "hint": "\(OpenFailurePolicy.hint(errno: error.errno))"]
+            )
+        }
         if report {
             refusalReported = true
             logger.error(
@@ -54,7 +65,7 @@ struct DeviceOpenAttempts {
         // `retry_in` is the delay the reconnect policy in force gave this retry.
         let retryIn = "\(Int((delay / .milliseconds(1)).rounded()))ms"
         if error.summary != lastFailure {
-            if !report {
+            if !report && !warn {
                 var metadata: Logger.Metadata = ["error": "\(error)", "retry_in": "\(retryIn)"]
                 if let lastFailure { metadata["previous"] = "\(lastFailure) (\(repeats) times)" }
                 logger.notice("device not openable yet; retrying", metadata: metadata)
@@ -77,7 +88,7 @@ struct DeviceOpenAttempts {
 
     /// After the node opened: a new run starts. Returns the failures before it ("reason (N times)"), if any.
     mutating func opened(logger: Logger) -> String? {
-        if refusalReported { logger.notice("device opens again after being refused") }
+        if refusalReported || refusalWarned { logger.notice("device opens again after being refused") }
         let failedOpens = lastFailure.map { "\($0) (\(repeats) times)" }
         self = DeviceOpenAttempts()
         return failedOpens

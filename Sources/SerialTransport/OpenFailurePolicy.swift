@@ -44,6 +44,16 @@ public struct OpenFailurePolicy: Sendable {
 
     static func isRefusal(_ errno: Int32) -> Bool { errno == EPERM || errno == EACCES }
 
+    /// The group the udev rule gives a wearable's node; the daemon's user must be in it to open the node.
+    public static let wearableGroup = "workoutd-wearable"
+
+    /// The name of the user the daemon runs as, for a command to paste; its uid when it has no name.
+    static var daemonUser: String {
+        let uid = geteuid()
+        guard let entry = getpwuid(uid), let name = entry.pointee.pw_name else { return "\(uid)" }
+        return String(cString: name)
+    }
+
     /// The likely cause of a refusal, for the log line an administrator reads.
     public static func hint(errno: Int32) -> String {
         switch errno {
@@ -52,8 +62,11 @@ public struct OpenFailurePolicy: Sendable {
                 + "started, so DeviceAllow=char-ttyACM/char-ttyUSB did not cover its major; load the driver at boot "
                 + "(modules-load.d/workoutd.conf) and run 'systemctl restart workoutd'"
         case EACCES:
-            return "the node's owner and mode do not let the daemon open it: check that the udev rule gives it "
-                + "GROUP=\"dialout\" MODE=\"0660\" ('udevadm info' on the node) and that the daemon is in that group"
+            let user = daemonUser
+            return "the node's owner and mode do not let user \(user) open it: the udev rule (60-workoutd.rules) gives "
+                + "wearables GROUP=\"\(wearableGroup)\" MODE=\"0660\", and the daemon's user must be in that group: "
+                + "'usermod -aG \(wearableGroup) \(user)' and restart workoutd (the packaged unit has "
+                + "SupplementaryGroups=\(wearableGroup)); check the node with 'ls -l' and 'udevadm info'"
         default:
             return "check the node's permissions"
         }

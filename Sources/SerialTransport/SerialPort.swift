@@ -25,6 +25,11 @@ public struct SerialPortError: Error, CustomStringConvertible, Sendable {
     /// Why the node is not served, in a few words for `workoutctl devices`.
     public var summary: String {
         if isHeldByAnotherProgram { return "held by another program" + (holder.map { " (pid \($0))" } ?? "") }
+        if errno == EACCES {
+            let group = OpenFailurePolicy.wearableGroup
+            return "permission denied; the daemon's user needs group \(group) "
+                + "(usermod -aG \(group) \(OpenFailurePolicy.daemonUser), and the udev rule)"
+        }
         return "\(operation) failed: \(String(cString: strerror(errno)))"
     }
 

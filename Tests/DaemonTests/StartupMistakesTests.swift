@@ -135,4 +135,42 @@ import Glibc
         #expect(try wrong.waitForExit() == 78)
         #expect(wrong.log == "workoutd: configuration key 'serial.baud': must be an integer; got 'fast'\n")
     }
+
+    @Test(.enabled(if: geteuid() == 0, "drops to uid 65534, which may not open the test's pty"))
+    func aWearableRefusedForPermissionIsOneWarningAndShownInDevices() throws {
+        let directory = try scratchDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        #expect(chmod(directory.path, 0o777) == 0)
+        let wearable = try SimulatedWearable()
+        let socket = directory.appendingPathComponent("control.sock").path
+        let config = directory.appendingPathComponent("workoutd.yaml").path
+        try "discovery:\n  enabled: false\ncontrol_socket_group: \"\"\n".write(
+            toFile: config,
+            atomically: true,
+            encoding: .utf8
+        )
+        let daemon = try DaemonProcess(
+            arguments: [
+                "--config", config, "--in-memory", "--control-socket", socket, "--device", wearable.devicePath,
+            ],
+            launcher: ["/usr/bin/setpriv", "--reuid=65534", "--regid=65534", "--clear-groups"]
+        )
+        defer { daemon.stop() }
+        try daemon.waitForLog("control socket listening")
+        try daemon.waitForLog("device refuses to open")
+        let user = getpwuid(65534).flatMap { $0.pointee.pw_name.map { String(cString: $0) } } ?? "65534"
+        let fix = "usermod -aG workoutd-wearable \(user)"
+        let warnings = daemon.log.split(separator: "\n").filter { $0.contains("device refuses to open") }
+        #expect(warnings.count == 1, "\(daemon.log)")
+        #expect(warnings.first?.contains(" warning ") == true, "\(daemon.log)")
+        #expect(warnings.first?.contains(fix) == true, "names the group and the command: \(daemon.log)")
+        let devices = try Workoutctl.run(["--socket", socket, "devices"])
+        #expect(devices.status == 0)
+        #expect(
+            devices.stdout.contains(
+                "waiting: permission denied; the daemon's user needs group workoutd-wearable (\(fix)"
+            ),
+            "\(devices.stdout)"
+        )
+    }
 }

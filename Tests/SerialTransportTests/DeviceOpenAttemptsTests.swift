@@ -80,6 +80,11 @@ struct DeviceOpenAttemptsTests {
             )
         }
         #expect(log.lines.filter { $0.level == .error }.count == 1)
+        let warnings = log.lines.filter { $0.level == .warning }
+        #expect(warnings.count == 1, "the first refusal is a warning at once, and only once")
+        #expect(warnings.first?.message.hasPrefix("device refuses to open: permission denied") == true)
+        #expect(warnings.first?.message.contains("usermod -aG workoutd-wearable ") == true)
+        #expect(log.lines.filter { $0.level == .notice }.isEmpty, "no quieter line repeats it")
         _ = attempts.opened(logger: log.logger())
         #expect(log.lines.last?.message == "device opens again after being refused")
         #expect(attempts.pipelineFailed(policy: policy) == .milliseconds(10))

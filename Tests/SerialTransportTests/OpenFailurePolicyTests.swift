@@ -72,6 +72,7 @@ struct OpenFailurePolicyTests {
     @Test("the hint names the cause: the device cgroup for EPERM, the node's mode and group for EACCES")
     func hints() {
         #expect(OpenFailurePolicy.hint(errno: EPERM).contains("DeviceAllow"))
-        #expect(OpenFailurePolicy.hint(errno: EACCES).contains("dialout"))
+        #expect(OpenFailurePolicy.hint(errno: EACCES).contains("GROUP=\"workoutd-wearable\""))
+        #expect(OpenFailurePolicy.hint(errno: EACCES).contains("'usermod -aG workoutd-wearable "))
     }
 }
