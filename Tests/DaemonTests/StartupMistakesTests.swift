@@ -81,6 +81,27 @@ import Glibc
         #expect(FileManager.default.fileExists(atPath: literal) == literalExisted, "no ./~ was made")
     }
 
+    @Test func aTildeInAFileKeyIsReadFromTheHomeDirectory() throws {
+        let home = try scratchDirectory()
+        defer { try? FileManager.default.removeItem(at: home) }
+        let token = home.appendingPathComponent("token").path
+        #expect(
+            FileManager.default.createFile(
+                atPath: token,
+                contents: Data("Zq0vVt3bN8yXw2LkR5mHc7JpA1sDf4Gh6Ue9Io0Tr2E\n".utf8),
+                attributes: [.posixPermissions: 0o600]
+            )
+        )
+        let config = home.appendingPathComponent("workoutd.yaml").path
+        try "web:\n  token_file: ~/token\n".write(toFile: config, atomically: true, encoding: .utf8)
+        let daemon = try DaemonProcess(
+            arguments: ["check-config", "--config", config],
+            environment: ["HOME": home.path]
+        )
+        #expect(try daemon.waitForExit() == 0, "\(daemon.log)")
+        #expect(daemon.log == "workoutd: configuration \(config) is valid\n")
+    }
+
     @Test func aTildeNamingAnotherUserIsRefusedWithTheKey() throws {
         let directory = try scratchDirectory()
         defer { try? FileManager.default.removeItem(at: directory) }

@@ -296,7 +296,12 @@ struct DaemonConfiguration: Sendable {
             let prefix = "shares.\(service.rawValue)"
             let kind = try reader.string("\(prefix).sink")
             let url = try reader.string("\(prefix).url")
-            let command = try reader.strings("\(prefix).command")
+            // The program (the first item) is a path like any other; its arguments are left as written.
+            let command = try reader.strings("\(prefix).command").map { items in
+                try items.enumerated().map { index, item in
+                    index == 0 ? try HomeDirectory.expand(item, key: "\(prefix).command") : item
+                }
+            }
             let timeout: Int? =
                 try reader.string("\(prefix).timeout_ms") == nil
                 ? nil : try reader.integer("\(prefix).timeout_ms", default: 0) { $0 > 0 ? nil : "must be positive" }
