@@ -49,7 +49,7 @@ include mk/arm64.mk
 RELEASE_BIN        = $$($(RELEASE_BUILD) --show-bin-path)
 # Man pages and bash completion, generated from the commands' argument-parser definitions.
 GENERATED         := $(RELEASE_SCRATCH)/generated
-WORKOUTD_VERSION  := $(shell sed -n 's/.*static let current = "\(.*\)"/\1/p' Sources/WorkoutDaemon/Commands/WorkoutdCommand.swift)
+WORKOUTD_VERSION  := $(shell sed -n 's/.*static let current = "\(.*\)"/\1/p' Sources/WorkoutProtocol/WorkoutdVersion.swift)
 # The unit in the repository names the default location; a different BINDIR is substituted on install.
 UNIT_DEFAULT_EXEC := /usr/local/bin/workoutd
 

@@ -1,4 +1,5 @@
 import ArgumentParser
+import WorkoutProtocol
 
 /// `workoutctl`: see and steer the running workoutd through its control socket.
 struct WorkoutctlCommand: ParsableCommand {
@@ -10,6 +11,7 @@ struct WorkoutctlCommand: ParsableCommand {
             Exit status: 0 success; 1 workoutd refused the request, or `send` got an error reply; \
             2 `send` named a device that is not connected; 64 bad usage; 69 workoutd is not running.
             """,
+        version: WorkoutdVersion.current,
         subcommands: [
             StatusCommand.self, DevicesCommand.self, WorkoutsCommand.self, SharesCommand.self,
             EventsCommand.self, SendCommand.self, MetricsCommand.self, LabelCommand.self,

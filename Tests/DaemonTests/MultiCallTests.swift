@@ -1,6 +1,7 @@
 import ControlProtocol
 import Foundation
 import Testing
+import WorkoutProtocol
 import WorkoutdTesting
 
 /// One binary serves both commands.
@@ -41,6 +42,20 @@ import WorkoutdTesting
         let notRunning = try Workoutctl.run(["--socket", absent, "status"], binary: link)
         #expect(notRunning.status != 0)
         #expect(notRunning.stderr == "workoutctl: workoutd is not running (no socket at \(absent))\n")
+    }
+
+    @Test func bothCommandsAnswerVersionWithTheSameVersion() throws {
+        let (link, directory) = try workoutd(linkedAs: "workoutctl")
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let expected = "\(WorkoutdVersion.current)\n"
+        for (name, binary) in [
+            ("workoutd", try DaemonProcess.binaryPath()), ("workoutctl", try Workoutctl.binaryPath()),
+            ("workoutd as workoutctl", link),
+        ] {
+            let version = try Workoutctl.run(["--version"], binary: binary)
+            #expect(version.status == 0, "\(name) --version: \(version.stderr)")
+            #expect(version.stdout == expected, "\(name) --version")
+        }
     }
 
     @Test func workoutdUnderAnyOtherNameIsWorkoutd() throws {

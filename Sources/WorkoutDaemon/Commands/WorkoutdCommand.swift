@@ -4,6 +4,7 @@ import ControlProtocol
 import Foundation
 import Logging
 import SystemdSupport
+import WorkoutProtocol
 import WorkoutStorage
 
 /// `workoutd`: serves wearables on serial devices; subcommands inspect what it stored.
@@ -25,11 +26,6 @@ public struct WorkoutdCommand: AsyncParsableCommand {
     )
 
     public init() {}
-}
-
-/// The version reported by `--version` and the control socket.
-enum WorkoutdVersion {
-    static let current = "0.2.0"
 }
 
 /// Runs the daemon (the default subcommand).

@@ -6,6 +6,7 @@ import Prometheus
 import Replication
 import SerialTransport
 import WorkoutEngine
+import WorkoutProtocol
 
 /// What watches the daemon: metrics, the event stream and the counters behind `workoutctl`.
 ///
