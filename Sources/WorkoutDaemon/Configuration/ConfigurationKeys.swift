@@ -2,54 +2,300 @@ import WorkoutProtocol
 
 /// Every key the daemon understands, in one table.
 ///
-/// The YAML checker, the `WORKOUTD_*` checker and the reload report all read it. Adding a key is one line here (plus
-/// reading it in `DaemonConfiguration.load`).
+/// The YAML checker, the `WORKOUTD_*` checker, the reload report and the manual `workoutd.yaml(5)` all read it.
+/// Adding a key is one entry here (plus reading it in `DaemonConfiguration.load`).
 ///
 /// `shares.*` stands for any share service (`ShareService`); a service not in that list is an error.
 enum ConfigurationKeys {
     static let all: [ConfigurationKey] = [
-        .init("devices", .list, .live),
+        .init(
+            "devices",
+            .list,
+            .live,
+            default: "[]",
+            "Serial devices to serve besides the ones udev finds: ttys, ptys, socat links (--device adds more). May instead be a section holding paths and allowed_serials."
+        ),
         // `devices` may also be a section: `paths` (the list above) and `allowed_serials` (enrolment).
-        .init("devices.paths", .list, .live),
-        .init("devices.allowed_serials", .list, .live),
-        .init("serial.baud", .integer, .live),
-        .init("serial.max_line_bytes", .integer, .live),
-        .init("serial.max_pending_lines", .integer, .live),
-        .init("serial.reply_line_ending", .string, .live),
-        .init("reconnect.initial_delay_ms", .integer, .live),
-        .init("reconnect.max_delay_ms", .integer, .live),
-        .init("discovery.enabled", .boolean, .live),
-        .init("discovery.match", .list, .live),
-        .init("state_dir", .string, .restart),
-        .init("storage.backend", .string, .restart),
-        .init("shares.*.sink", .string, .live),
-        .init("shares.*.url", .string, .live),
-        .init("shares.*.command", .list, .live),
-        .init("shares.*.timeout_ms", .integer, .live),
-        .init("control_socket", .string, .restart),
-        .init("control_socket_group", .string, .restart),
-        .init("log_level", .string, .live),
-        .init("shutdown.drain_timeout_ms", .integer, .restart),
-        .init("replication.postgres_url", .string, .restart),
-        .init("replication.password_file", .string, .live),
-        .init("replication.password_credential", .string, .live),
-        .init("replication.allow_password_without_verified_server", .boolean, .restart),
-        .init("replication.hub_id", .string, .restart),
-        .init("replication.retention_days", .integer, .restart),
-        .init("replication.max_connections", .integer, .restart),
-        .init("limits.commands_per_second", .integer, .live),
-        .init("limits.command_burst", .integer, .live),
-        .init("limits.pending_shares_per_device", .integer, .live),
-        .init("limits.session_idle_timeout_s", .integer, .live),
-        .init("storage.max_database_bytes", .integer, .live),
-        .init("web.listen", .string, .live),
-        .init("web.tls_certificate", .string, .live),
-        .init("web.tls_key", .string, .live),
-        .init("web.token_credential", .string, .live),
-        .init("web.token_file", .string, .live),
-        .init("web.server_names", .list, .live),
-        .init("web.session_lifetime_s", .integer, .live),
-        .init("clock.assume_synchronized", .boolean, .restart),
+        .init(
+            "devices.paths",
+            .list,
+            .live,
+            default: "[]",
+            "The list of paths when devices is a section."
+        ),
+        .init(
+            "devices.allowed_serials",
+            .list,
+            .live,
+            default: "none (every matching device)",
+            "Enrolment: only these identities (ID_SERIAL, as workoutctl devices shows them) are served among the devices udev finds; the others are refused and listed by workoutctl devices --unknown."
+        ),
+        .init(
+            "serial.baud",
+            .integer,
+            .live,
+            default: "115200",
+            "The baud rate ttys are opened at, 9600 to 4000000."
+        ),
+        .init(
+            "serial.max_line_bytes",
+            .integer,
+            .live,
+            default: "4096",
+            "A longer line gets one line_too_long reply and the rest of it is skipped."
+        ),
+        .init(
+            "serial.max_pending_lines",
+            .integer,
+            .live,
+            default: "256",
+            "Lines read but not yet answered before reading pauses (back-pressure)."
+        ),
+        .init(
+            "serial.reply_line_ending",
+            .string,
+            .live,
+            default: "auto",
+            "auto (CRLF after a line ended by CR or CRLF, LF after LF), lf or crlf."
+        ),
+        .init(
+            "reconnect.initial_delay_ms",
+            .integer,
+            .live,
+            default: "50",
+            "The first retry after a configured device disappears; the delay doubles from there."
+        ),
+        .init(
+            "reconnect.max_delay_ms",
+            .integer,
+            .live,
+            default: "2000",
+            "The longest delay between retries."
+        ),
+        .init(
+            "discovery.enabled",
+            .boolean,
+            .live,
+            default: "true",
+            "Find wearables through udev, at start and on hotplug; turning it off releases the devices it found."
+        ),
+        .init(
+            "discovery.match",
+            .list,
+            .live,
+            default: "[\"WORKOUTD_DEVICE=1\"]",
+            "Rules of space-separated PROPERTY=glob conditions on udev properties; a tty matching any rule is served, any other is never opened."
+        ),
+        .init(
+            "state_dir",
+            .string,
+            .restart,
+            default: "/var/lib/workoutd",
+            "Where the database (workoutd.sqlite), its lock and the spooled shares live; owned by the daemon's user, not writable by group or others."
+        ),
+        .init(
+            "storage.backend",
+            .string,
+            .restart,
+            default: "sqlite",
+            "sqlite (durable) or memory (nothing survives a restart)."
+        ),
+        .init(
+            "shares.*.sink",
+            .string,
+            .live,
+            default: "spool",
+            "How the service's shares are delivered: spool (one JSON file per share under state_dir/outbox/service), webhook (url) or exec (command)."
+        ),
+        .init(
+            "shares.*.url",
+            .string,
+            .live,
+            default: "none",
+            "The webhook's URL: the share's JSON is POSTed there, a 2xx is a delivery; redirects are not followed."
+        ),
+        .init(
+            "shares.*.command",
+            .list,
+            .live,
+            default: "none",
+            "The exec sink's command and arguments: the share's JSON on stdin, exit 0 is a delivery."
+        ),
+        .init(
+            "shares.*.timeout_ms",
+            .integer,
+            .live,
+            default: "10000",
+            "How long one webhook request or exec run may take."
+        ),
+        .init(
+            "control_socket",
+            .string,
+            .restart,
+            default: "/run/workoutd/control.sock",
+            "The Unix socket workoutctl talks to; \"\" or none disables it."
+        ),
+        .init(
+            "control_socket_group",
+            .string,
+            .restart,
+            default: "workoutd",
+            "Members of this group may read through the control socket; \"\" means nobody but root and the daemon's user."
+        ),
+        .init(
+            "log_level",
+            .string,
+            .live,
+            default: "info",
+            "trace, debug, info, notice, warning, error or critical."
+        ),
+        .init(
+            "shutdown.drain_timeout_ms",
+            .integer,
+            .restart,
+            default: "5000",
+            "On SIGTERM, how long devices get to take their last replies."
+        ),
+        .init(
+            "replication.postgres_url",
+            .string,
+            .restart,
+            default: "\"\" (off)",
+            "The central PostgreSQL to ship workouts and shares to; sslmode verify-full unless the URL says otherwise (prefer and allow are refused)."
+        ),
+        .init(
+            "replication.password_file",
+            .string,
+            .live,
+            default: "\"\"",
+            "A file whose first line is the password; mode 0600 or 0400. Read again on reload."
+        ),
+        .init(
+            "replication.password_credential",
+            .string,
+            .live,
+            default: "\"\"",
+            "The name of a systemd credential holding the password (LoadCredential=). Read again on reload."
+        ),
+        .init(
+            "replication.allow_password_without_verified_server",
+            .boolean,
+            .restart,
+            default: "false",
+            "Send a cleartext or MD5 password over a link whose server identity was not verified."
+        ),
+        .init(
+            "replication.hub_id",
+            .string,
+            .restart,
+            default: "/etc/machine-id",
+            "This hub's name in the central tables."
+        ),
+        .init(
+            "replication.retention_days",
+            .integer,
+            .restart,
+            default: "0 (keep)",
+            "Prune shipped workouts and shares older than this from SQLite."
+        ),
+        .init(
+            "replication.max_connections",
+            .integer,
+            .restart,
+            default: "2",
+            "Connections to the server, 1 to 8, kept open."
+        ),
+        .init(
+            "limits.commands_per_second",
+            .integer,
+            .live,
+            default: "100",
+            "Per device, a token bucket; over it a command gets rate_limited. 0 turns it off."
+        ),
+        .init(
+            "limits.command_burst",
+            .integer,
+            .live,
+            default: "1000",
+            "Commands a device may send at once after a pause (the bucket's size)."
+        ),
+        .init(
+            "limits.pending_shares_per_device",
+            .integer,
+            .live,
+            default: "1000",
+            "Undelivered shares per device; the next gets too_many_pending_shares. 0 means no limit."
+        ),
+        .init(
+            "limits.session_idle_timeout_s",
+            .integer,
+            .live,
+            default: "3600",
+            "A gone device's session leaves memory after this long unused; 0 keeps it."
+        ),
+        .init(
+            "storage.max_database_bytes",
+            .integer,
+            .live,
+            default: "1073741824 (1 GiB)",
+            "Beyond it start_workout gets storage_full; ends, shares and retries go on. 0 means no budget."
+        ),
+        .init(
+            "web.listen",
+            .string,
+            .live,
+            default: "127.0.0.1:8470",
+            "The web page and HTTP API: host:port, [v6]:port, or off. An address other than loopback needs a token."
+        ),
+        .init(
+            "web.tls_certificate",
+            .string,
+            .live,
+            default: "\"\"",
+            "A PEM certificate chain: HTTPS, with tls_key."
+        ),
+        .init(
+            "web.tls_key",
+            .string,
+            .live,
+            default: "\"\"",
+            "The PEM key for tls_certificate; mode 0600 or 0400."
+        ),
+        .init(
+            "web.token_credential",
+            .string,
+            .live,
+            default: "\"\"",
+            "The name of a systemd credential holding the login token (at least 128 bits of randomness)."
+        ),
+        .init(
+            "web.token_file",
+            .string,
+            .live,
+            default: "\"\"",
+            "Or a file holding the token; mode 0600 or 0400."
+        ),
+        .init(
+            "web.server_names",
+            .list,
+            .live,
+            default: "[]",
+            "Host names the page answers to besides its address; any other Host is answered 421."
+        ),
+        .init(
+            "web.session_lifetime_s",
+            .integer,
+            .live,
+            default: "43200",
+            "How long a login lasts."
+        ),
+        .init(
+            "clock.assume_synchronized",
+            .boolean,
+            .restart,
+            default: "false",
+            "Trust the wall clock without asking (a battery-backed clock, or chrony under ProtectClock=yes)."
+        ),
     ]
 
     /// The wildcard `*` in a key stands for one of these names.
@@ -131,6 +377,8 @@ enum ConfigurationKeys {
 }
 
 /// One configuration key: its dotted name, the shape of its value, and whether SIGHUP applies it.
+///
+/// Its default and meaning are what the manual `workoutd.yaml(5)` shows.
 struct ConfigurationKey: Sendable {
     enum Kind: Sendable {
         case string, integer, boolean, list
@@ -155,10 +403,16 @@ struct ConfigurationKey: Sendable {
     var name: String
     var kind: Kind
     var reload: Reload
+    /// The value in force when neither the file nor the environment sets the key, as the manual shows it.
+    var defaultValue: String
+    /// One or two sentences for the manual, `workoutd.yaml(5)`.
+    var summary: String
 
-    init(_ name: String, _ kind: Kind, _ reload: Reload) {
+    init(_ name: String, _ kind: Kind, _ reload: Reload, default defaultValue: String, _ summary: String) {
         self.name = name
         self.kind = kind
         self.reload = reload
+        self.defaultValue = defaultValue
+        self.summary = summary
     }
 }
