@@ -73,6 +73,7 @@ test-shell:
 	bash Tests/shell/socat-seeds.sh "$$($(SWIFT) build --show-bin-path)/workoutd"
 	python3 Tests/shell/fsync-count.py "$$($(SWIFT) build --show-bin-path)/workoutd"
 	bash Tests/shell/picocom-session.sh "$$($(SWIFT) build --show-bin-path)/workoutd"
+	python3 Tests/shell/man-pages.py "$$($(SWIFT) build --show-bin-path)"
 
 test-systemd:
 	bash Tests/systemd/run.sh
