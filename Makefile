@@ -9,7 +9,7 @@ UDEV_TESTS := DeviceDiscoveryTests
 HEAVY_TESTS := EndToEndTests|DurabilityTests|ReplicationTests
 APT_PACKAGES := socat libudev-dev umockdev libumockdev-dev libsystemd-dev libsqlite3-dev sqlite3 \
                 systemd-container debootstrap valgrind python3 util-linux lld \
-                debhelper dpkg-dev fakeroot lintian help2man strace linux-perf \
+                debhelper dpkg-dev fakeroot lintian strace linux-perf \
                 qemu-system-x86 qemu-system-arm qemu-utils mmdebstrap debian-archive-keyring e2fsprogs picocom tmux \
                 postgresql chromium chromium-driver python3-selenium iproute2
 

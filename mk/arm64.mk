@@ -36,7 +36,7 @@ RELEASE_BUILD     := $(ARM64_RUN) env $(ARM64_PKG_CONFIG) swift build -c release
 GENERATED         := $(RELEASE_SCRATCH)/generated
 # ldd cannot read an AArch64 program here: the dynamic section's NEEDED entries, one a line.
 NEEDED_LIBS        = sh -c 'readelf -d "$$0" | sed -n "s/.*Shared library: \[\(.*\)\]/\1/p"'
-# help2man and the completion generator run the arm64 binary under qemu-user with the sysroot's libraries;
+# The man page and completion generators run the arm64 binary under qemu-user with the sysroot's libraries;
 # -0 sets argv[0], the name that picks the command.
 DOC_WORKOUTD       = $(GENERATED)/qemu/workoutd
 DOC_WORKOUTCTL     = $(GENERATED)/qemu/workoutctl

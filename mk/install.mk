@@ -70,15 +70,12 @@ release-binary:
 	mkdir -p $(GENERATED) && ln -sfn "$$bin" $(GENERATED)/workoutctl
 	$(RELEASE_BINARY_EXTRA)
 
-# Man pages (help2man over each command's --help) and bash completion (argument-parser's own generator).
+# The manuals workoutd(8), workoutctl(1) and workoutd.yaml(5): scripts/man-pages.py writes them from each
+# command tree's own description (every subcommand and option) and from the table of configuration keys the
+# check reads; bash completion from argument-parser's own generator.
 generated-docs: release-binary
 	@mkdir -p $(GENERATED)
-	help2man --no-info --no-discard-stderr --version-string=$(WORKOUTD_VERSION) \
-		--name="serve fitness wearables on serial ttys" --section=1 \
-		--output=$(GENERATED)/workoutd.1 $(DOC_WORKOUTD)
-	help2man --no-info --no-discard-stderr --version-string=$(WORKOUTD_VERSION) \
-		--name="see and steer the running workoutd" --section=1 \
-		--output=$(GENERATED)/workoutctl.1 $(DOC_WORKOUTCTL)
+	python3 scripts/man-pages.py $(GENERATED) $(DOC_WORKOUTD) $(DOC_WORKOUTCTL) $(WORKOUTD_VERSION)
 	@# A completion script is sourced, not run: no #! line (lintian: bash-completion-with-hashbang).
 	$(DOC_WORKOUTD) --generate-completion-script bash | sed '1{/^#!/d}' > $(GENERATED)/workoutd.bash
 	$(DOC_WORKOUTCTL) --generate-completion-script bash | sed '1{/^#!/d}' > $(GENERATED)/workoutctl.bash
@@ -104,8 +101,9 @@ install-files:
 	@test -n "$(WORKOUTD_RULES)" || { echo "install: no udev rule (udev/*.rules or systemd/*.rules)" >&2; exit 1; }
 	install -D -m 0755 "$(RELEASE_BIN)/workoutd" $(DESTDIR)$(BINDIR)/workoutd
 	ln -sfn workoutd $(DESTDIR)$(BINDIR)/workoutctl
-	install -D -m 0644 $(GENERATED)/workoutd.1 $(DESTDIR)$(MANDIR)/man1/workoutd.1
+	install -D -m 0644 $(GENERATED)/workoutd.8 $(DESTDIR)$(MANDIR)/man8/workoutd.8
 	install -D -m 0644 $(GENERATED)/workoutctl.1 $(DESTDIR)$(MANDIR)/man1/workoutctl.1
+	install -D -m 0644 $(GENERATED)/workoutd.yaml.5 $(DESTDIR)$(MANDIR)/man5/workoutd.yaml.5
 	install -D -m 0644 $(GENERATED)/workoutd.bash $(DESTDIR)$(BASHCOMPDIR)/workoutd
 	install -D -m 0644 $(GENERATED)/workoutctl.bash $(DESTDIR)$(BASHCOMPDIR)/workoutctl
 	install -D -m 0644 $(WORKOUTD_MODULES) $(DESTDIR)$(MODULESLOADDIR)/workoutd.conf
@@ -131,7 +129,9 @@ install-files:
 
 uninstall:
 	rm -f $(DESTDIR)$(BINDIR)/workoutd $(DESTDIR)$(BINDIR)/workoutctl
-	rm -f $(DESTDIR)$(MANDIR)/man1/workoutd.1 $(DESTDIR)$(MANDIR)/man1/workoutctl.1
+	@# man1/workoutd.1 is where versions before the section-8 manual put it.
+	rm -f $(DESTDIR)$(MANDIR)/man8/workoutd.8 $(DESTDIR)$(MANDIR)/man1/workoutctl.1 $(DESTDIR)$(MANDIR)/man5/workoutd.yaml.5 \
+		$(DESTDIR)$(MANDIR)/man1/workoutd.1
 	rm -f $(DESTDIR)$(BASHCOMPDIR)/workoutd $(DESTDIR)$(BASHCOMPDIR)/workoutctl
 	rm -f $(DESTDIR)$(MODULESLOADDIR)/workoutd.conf
 	@# The groups stay (as with any package's system groups): files and memberships may still name them.
