@@ -17,7 +17,8 @@ APT_PACKAGES := socat libudev-dev umockdev libumockdev-dev libsystemd-dev libsql
 
 help:
 	@echo "make deps          install the Debian packages the build and the tests need (root)"
-	@echo "make demo          build, start workoutd on a socat pty pair, send the seed commands, show the replies"
+	@echo "make demo          build workoutd and workoutctl, start workoutd on a socat pty pair, send the seed commands,"
+	@echo "                   show the replies and how to run both commands"
 	@echo "make lint          swift-format's lint (.swift-format) and the comment rules over the tree; make format rewrites"
 	@echo "make check-warnings debug (with tests) and release builds; fails on any warning from our code"
 	@echo "make test          warning check, then every test: Swift tests, libudev tests under umockdev, the socat and fsync-count shell tests,"
@@ -103,8 +104,10 @@ test-vm-arm64:
 fuzz:
 	bash scripts/fuzz.sh $${FUZZ_SECONDS:-60}
 
+# Both commands stay in the debug build directory; the demo ends by saying how to run them.
 demo: deps
 	$(SWIFT) build --product workoutd
+	$(SWIFT) build --product workoutctl
 	@bash scripts/demo.sh "$$($(SWIFT) build --show-bin-path)/workoutd"
 
 bench:
