@@ -115,13 +115,14 @@ else
     fail "unit or udev rule missing after make install"
 fi
 
-installed_extras=(usr/local/bin/workoutctl usr/local/share/man/man1/workoutd.1 usr/local/share/man/man1/workoutctl.1
+installed_extras=(usr/local/bin/workoutctl usr/local/share/man/man8/workoutd.8 usr/local/share/man/man1/workoutctl.1
+    usr/local/share/man/man5/workoutd.yaml.5
     usr/local/share/bash-completion/completions/workoutd usr/local/share/bash-completion/completions/workoutctl
     usr/local/lib/modules-load.d/workoutd.conf)
 missing_extras=$(for file in "${installed_extras[@]}"; do [[ -s "$merged/$file" ]] || echo "/$file"; done)
 if [[ -z "$missing_extras" ]] && "$merged/usr/local/bin/workoutctl" --help >/dev/null \
     && grep -q '^cdc_acm$' "$merged/usr/local/lib/modules-load.d/workoutd.conf"; then
-    pass "make install put workoutctl, both man pages, both bash completions and modules-load.d/workoutd.conf in place"
+    pass "make install put workoutctl, the three man pages, both bash completions and modules-load.d/workoutd.conf in place"
 else
     fail "make install is missing: $(tr '\n' ' ' <<<"$missing_extras")"
 fi
@@ -407,7 +408,8 @@ fi
 # --- make uninstall -------------------------------------------------------------------------------------
 if make_target uninstall \
     && [[ ! -e "$merged/usr/local/bin/workoutd" && ! -e "$merged/usr/local/lib/systemd/system/workoutd.service" ]] \
-    && [[ ! -e "$merged/usr/local/bin/workoutctl" && ! -e "$merged/usr/local/share/man/man1/workoutd.1" ]] \
+    && [[ ! -e "$merged/usr/local/bin/workoutctl" && ! -e "$merged/usr/local/share/man/man8/workoutd.8" ]] \
+    && [[ ! -e "$merged/usr/local/share/man/man5/workoutd.yaml.5" ]] \
     && [[ ! -e "$merged/usr/local/lib/modules-load.d/workoutd.conf" ]] \
     && ! ls "$merged/usr/local/lib/udev/rules.d/"*.rules >/dev/null 2>&1 \
     && cmp -s "$work/edited.yaml" "$merged/etc/workoutd/workoutd.yaml"; then

@@ -314,6 +314,12 @@ def phase_install(args):
     check("1.unit-no-dropins", dropins == "", f"DropInPaths={dropins}")
     verify = run("dpkg -V workoutd", check_rc=False)
     check("1.package-unchanged", verify.strip() == "", f"dpkg -V: {verify.strip()}")
+    listed = run("dpkg -L workoutd", check_rc=False).split()
+    manuals = ["man8/workoutd.8", "man1/workoutctl.1", "man5/workoutd.yaml.5"]
+    absent = [m for m in manuals if not any(f.startswith(f"/usr/share/man/{m}") for f in listed)]
+    check("1.manuals-packaged", absent == [], f"not in the package: {absent}")
+    versions = {run(f"{c} --version", check_rc=False).strip() for c in ("workoutd", "workoutctl")}
+    check("1.version", len(versions) == 1 and "" not in versions, f"--version: {versions}")
 
     load_gadget_modules()
     w1 = Gadget("w1", "WRB-0001")
