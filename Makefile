@@ -36,7 +36,7 @@ help:
 	@echo "make install       release binaries, unit, udev rule, modules-load.d entry, man pages, bash completion,"
 	@echo "                   /etc/workoutd/workoutd.yaml (PREFIX, DESTDIR); make uninstall removes them"
 	@echo "make deb           the Debian package, dist/workoutd_<version>_<arch>.deb (debian/, debhelper)"
-	@echo "make deb ARCH=arm64 the arm64 package, cross-built here (root; a cached build root, README)"
+	@echo "make deb ARCH=arm64 the arm64 package, cross-built here (root; a cached build root, docs/operations.md)"
 	@echo "make test-vm-arm64 the VM test with the arm64 package in a trixie arm64 guest (qemu-system-aarch64, TCG)"
 
 deps:
@@ -59,7 +59,7 @@ format:
 check-warnings:
 	SWIFT=$(SWIFT) CHECK_WARNINGS_RELEASE_BUILD="$(RELEASE_BUILD)" bash scripts/check-warnings.sh
 
-# test-vm-arm64 last: on a machine that has its build root, build directory and guest image cached (README,
+# test-vm-arm64 last: on a machine that has its build root, build directory and guest image cached (docs/operations.md,
 # "How the arm64 package is built") it adds minutes; a cold machine makes them first, which takes far longer.
 test: lint check-warnings test-swift test-udev test-shell test-web test-systemd fuzz test-vm test-vm-arm64
 

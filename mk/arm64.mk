@@ -5,7 +5,7 @@
 # /opt/swift has x86_64 runtime libraries only, so the arm64 binary is built by Debian's swiftlang (sid) against
 # a Debian trixie arm64 sysroot, in a root that scripts/arm64-toolchain.sh makes once and caches
 # (WORKOUTD_ARM64_CACHE, default /var/cache/workoutd-arm64), keyed on that script and the package versions.
-# Every step that needs the root runs through scripts/arm64-run.sh. README: "How the arm64 package is built".
+# Every step that needs the root runs through scripts/arm64-run.sh. docs/operations.md: "How the arm64 package is built".
 
 ifeq ($(ARCH),arm64)
 ifneq ($(shell uname -m),aarch64)

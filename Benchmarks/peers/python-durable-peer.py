@@ -2,7 +2,7 @@
 """The Python durable peer: the reference workoutd's storage figures are measured against (`make bench`, part
 `sdcard`). A plain daemon on one tty, standard `sqlite3` module, WAL with synchronous=FULL (every commit fsyncs
 the WAL before the reply goes out), one transaction per read batch, one row per workout. It answers
-start_workout / end_workout / share_workout with workoutd's reply lines (README "Replies"); anything else gets
+start_workout / end_workout / share_workout with workoutd's reply lines (docs/protocol.md "Replies"); anything else gets
 an error reply. Single-threaded, no timers: it sleeps in read(2) while nothing arrives.
 
 Usage: Benchmarks/peers/python-durable-peer.py DEVICE STATE_DIR

@@ -266,7 +266,7 @@ struct UntrustedTextTests {
 
     // MARK: Both paths on random text
 
-    /// The forbidden scalars as README lists them, written out again.
+    /// The forbidden scalars as docs/protocol.md lists them, written out again.
     ///
     /// So the tests do not check the code against itself.
     static func isForbidden(_ scalar: Unicode.Scalar) -> Bool {
