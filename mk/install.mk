@@ -49,11 +49,14 @@ include mk/arm64.mk
 RELEASE_BIN        = $$($(RELEASE_BUILD) --show-bin-path)
 # Man pages and bash completion, generated from the commands' argument-parser definitions.
 GENERATED         := $(RELEASE_SCRATCH)/generated
+# The version is set in one place, WorkoutdVersion.current; the package's version, the top entry of
+# debian/changelog, must equal it (check-version).
 WORKOUTD_VERSION  := $(shell sed -n 's/.*static let current = "\(.*\)"/\1/p' Sources/WorkoutProtocol/WorkoutdVersion.swift)
+CHANGELOG_VERSION  = $(shell head -n 1 debian/changelog | cut -d ' ' -f 2 | tr -d '()')
 # The unit in the repository names the default location; a different BINDIR is substituted on install.
 UNIT_DEFAULT_EXEC := /usr/local/bin/workoutd
 
-.PHONY: release-binary generated-docs install install-files uninstall deb
+.PHONY: release-binary generated-docs install install-files uninstall deb check-version print-version
 
 # Builds the release binary and refuses one that would need the Swift toolchain's shared libraries.
 # workoutd runs workoutctl's commands when invoked under that name (Sources/workoutd/MultiCallEntry.swift):
@@ -152,7 +155,7 @@ uninstall:
 
 # The Debian package (debian/): dpkg-buildpackage runs debian/rules, which builds through the targets
 # above into the same release scratch path; the .deb lands in dist/.
-deb:
+deb: check-version
 	@mkdir -p dist
 	@# What an earlier run left: dh skips the steps its logs record, and would package stale files.
 	rm -rf debian/workoutd debian/.debhelper debian/files debian/*.substvars debian/*.debhelper \
@@ -160,3 +163,16 @@ deb:
 	dpkg-buildpackage -us -uc -b --no-pre-clean --buildinfo-option=-udist --changes-option=-udist \
 		$(DEB_ARCH_FLAGS)
 	@ls dist/*.deb
+
+# A release sets WorkoutdVersion.current and adds the matching entry to debian/changelog (and a section to
+# CHANGELOG.md).
+check-version:
+	@if [ "$(CHANGELOG_VERSION)" != "$(WORKOUTD_VERSION)" ]; then \
+		echo "check-version: WorkoutdVersion.current says $(WORKOUTD_VERSION) but debian/changelog's top entry is" \
+			"$(CHANGELOG_VERSION); add a debian/changelog entry for $(WORKOUTD_VERSION) (dch -v $(WORKOUTD_VERSION))" >&2; \
+		exit 1; \
+	fi
+	@echo "check-version: $(WORKOUTD_VERSION) in WorkoutdVersion.current and debian/changelog"
+
+print-version:
+	@echo $(WORKOUTD_VERSION)

@@ -51,7 +51,7 @@ import class WorkoutctlCommands.ControlConnection
                 )
             }
         )
-        #expect(rows["version"] == "0.2.0")
+        #expect(rows["version"] == WorkoutdVersion.current)
         #expect(rows["devices"] == "1 connected, 1 attached")
         #expect(rows["commands"] == "5")
         #expect(rows["errors"] == "1")
