@@ -7,9 +7,10 @@ UDEV_TESTS := DeviceDiscoveryTests
 # The end-to-end and crash tests drive daemons hard (a gigabyte without a newline, kill -9 under load): they
 # run after the rest rather than beside it, so their load does not starve the other tests' waits.
 HEAVY_TESTS := EndToEndTests|DurabilityTests|ReplicationTests
-APT_PACKAGES := socat libudev-dev umockdev libumockdev-dev libsystemd-dev libsqlite3-dev sqlite3 \
-                systemd-container debootstrap valgrind python3 util-linux lld \
-                debhelper dpkg-dev fakeroot lintian strace linux-perf \
+# The one package list: `make deps` installs it, and so does CI (.ci/run).
+APT_PACKAGES := make gcc socat libudev-dev umockdev libumockdev-dev libsystemd-dev libsqlite3-dev sqlite3 \
+                systemd-container debootstrap valgrind python3 util-linux lld openssl \
+                debhelper dpkg-dev fakeroot lintian man-db groff-base strace linux-perf \
                 qemu-system-x86 qemu-system-arm qemu-utils mmdebstrap debian-archive-keyring e2fsprogs picocom tmux \
                 postgresql chromium chromium-driver python3-selenium iproute2
 

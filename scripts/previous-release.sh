@@ -3,7 +3,14 @@
 # from the commit that release was made from, then cached by that commit in $WORKOUTD_VM_CACHE/previous-release.
 # Prints the .deb's path. The release is named here, not found: "previous" is what users have installed.
 #
-# Usage: scripts/previous-release.sh    Environment: WORKOUTD_VM_CACHE (default /var/cache/workoutd-vm)
+# On a cold machine it shares this clone's release scratch path: both releases require the same dependencies, so
+# pinned to this clone's resolved versions they are compiled once for both, and the previous release compiles only
+# its own modules. This clone's next release build then compiles its own modules again, never the dependencies.
+#
+# Usage: scripts/previous-release.sh
+# Environment: WORKOUTD_VM_CACHE (default /var/cache/workoutd-vm),
+#              WORKOUTD_PREVIOUS_RELEASE_SCRATCH (default: this clone's .build-release; "own" for a scratch path of
+#              the worktree's own, which compiles every dependency again)
 set -euo pipefail
 
 # workoutd 0.1.0: the first release (the landing that shipped the arm64 package and the web page).
@@ -30,8 +37,15 @@ git -C "$repo" cat-file -e "$commit^{commit}" 2>/dev/null \
 tree="$(mktemp -d "${TMPDIR:-/var/tmp}/workoutd-$version.XXXXXX")"
 trap 'git -C "$repo" worktree remove --force "$tree" >/dev/null 2>&1 || rm -rf "$tree"' EXIT
 git -C "$repo" worktree add --detach "$tree" "$commit" >/dev/null
-log "building workoutd $version from $commit (once; about 15 minutes on 2 cores)"
-make -C "$tree" deb >&2
+scratch="${WORKOUTD_PREVIOUS_RELEASE_SCRATCH:-$repo/.build-release}"
+if [[ "$scratch" == own ]]; then
+    scratch="$tree/.build-release"
+elif [[ -f "$repo/Package.resolved" ]]; then
+    # The same dependency versions as this clone's build, so the shared scratch path keeps its checkouts.
+    cp "$repo/Package.resolved" "$tree/Package.resolved"
+fi
+log "building workoutd $version from $commit in $scratch (once)"
+RELEASE_SCRATCH="$scratch" make -C "$tree" deb >&2
 mkdir -p "$cache"
 cp "$tree/dist/workoutd_${version}_amd64.deb" "$deb.partial"
 mv "$deb.partial" "$deb"
