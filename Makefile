@@ -14,7 +14,7 @@ APT_PACKAGES := make gcc socat libudev-dev umockdev libumockdev-dev libsystemd-d
                 qemu-system-x86 qemu-system-arm qemu-utils mmdebstrap debian-archive-keyring e2fsprogs picocom tmux \
                 postgresql chromium chromium-driver python3-selenium iproute2
 
-.PHONY: help deps build lint format check-warnings test test-swift test-udev test-shell test-systemd test-web web-screenshots test-vm test-vm-arm64 fuzz demo bench soak clean openapi
+.PHONY: help deps build lint format check-warnings test test-swift test-udev test-shell test-systemd test-web web-screenshots test-vm test-vm-arm64 fuzz demo bench bench-check soak clean openapi
 
 help:
 	@echo "make deps          install the Debian packages the build and the tests need (root)"
@@ -30,7 +30,9 @@ help:
 	@echo "make openapi       regenerate Sources/WebAPI/Generated from Sources/WebAPI/openapi.yaml"
 	@echo "make test-vm       the package from make deb in a QEMU Debian guest (real kernel, udev, systemd),"
 	@echo "                   serving a USB CDC-ACM gadget on dummy_hcd; power cuts by SIGKILL (root)"
-	@echo "make bench         release benchmarks, written to docs/benchmarks.md"
+	@echo "make bench         release benchmarks, recorded in Benchmarks/Results; docs/benchmarks.md is generated from them"
+	@echo "make bench-check   the benchmark parts that have floors (Benchmarks/Thresholds/*.json); fails on any miss"
+	@echo "                   (BENCH_PARTS=\"idle startup\" for some of them)"
 	@echo "make fuzz          fuzz for FUZZ_SECONDS (default 60)"
 	@echo "make soak          long run with unplugs and hostile input (SOAK_SECONDS, default 600)"
 	@echo "make soak SOAK=long   hours (SOAK_SECONDS=7200): replication with outages, reloads, per-hour drift"
@@ -113,6 +115,12 @@ demo: deps
 
 bench:
 	bash Benchmarks/bench.sh
+
+# The parts with floors (one thresholds file each), then every floor of those parts against what they measured.
+BENCH_PARTS ?= $(shell python3 Benchmarks/bench_floors.py parts)
+bench-check:
+	bash Benchmarks/bench.sh $(BENCH_PARTS)
+	python3 Benchmarks/bench_floors.py check $(BENCH_PARTS)
 
 soak:
 	bash Benchmarks/soak.sh

@@ -25,6 +25,7 @@ let package = Package(
         .executableTarget(
             name: "HotplugBenchmark",
             dependencies: [
+                "BenchmarkSupport",
                 .product(name: "DeviceDiscovery", package: "workoutd"),
                 .product(name: "WorkoutdTesting", package: "workoutd"),
                 .product(name: "SerialTransport", package: "workoutd"),

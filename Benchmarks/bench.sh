@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# `make bench`: runs every benchmark part and records its figures in docs/benchmarks.md.
+# `make bench`: runs every benchmark part and records its figures in Benchmarks/Results (docs/benchmarks.md is
+# generated from them).
 #
 #   bash Benchmarks/bench.sh            every part in Benchmarks/parts, in name order
 #   bash Benchmarks/bench.sh pty ...    only the named parts
@@ -8,7 +9,8 @@
 # `bash Benchmarks/bench-build.sh PRODUCT...` (the drivers' package Benchmarks/ and workoutd, in "$BENCH_SCRATCH"),
 # measures, prints its markdown, and records it
 # with `bash Benchmarks/bench-record.sh NAME TITLE FILE` (its own section; other sections stay as they are).
-# A part fails only when it could not measure; a missed floor is a figure (MISS), not a failure.
+# A part fails only when it could not measure; a missed floor is a figure (MISS), not a failure: `make bench-check`
+# (Benchmarks/bench_floors.py check) fails on one, against the floors in Benchmarks/Thresholds/PART.json.
 set -euo pipefail
 
 root=$(cd "$(dirname "$0")/.." && pwd)

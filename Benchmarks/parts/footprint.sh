@@ -40,22 +40,30 @@ peer="python3 $root/Benchmarks/peers/python-durable-peer.py {device} {state}"
 (cd Benchmarks/probes && python3 footprint.py "$workoutd" "$load" 15 60) > "$work/workoutd.json"
 (cd Benchmarks/probes && python3 footprint.py "$peer" "$load" 15 60) > "$work/peer.json"
 
-python3 - "$installed" "$listing" "$work/workoutd.json" "$work/peer.json" "$load" > "$work/section.md" <<'PY'
+PYTHONPATH="$root/Benchmarks" python3 - "$installed" "$listing" "$work/workoutd.json" "$work/peer.json" "$load" > "$work/section.md" <<'PY'
 import json, sys
+import bench_floors as floors
 installed, listing, ours, peer, load = int(sys.argv[1]), sys.argv[2].rstrip(", "), json.load(open(sys.argv[3])), json.load(open(sys.argv[4])), int(sys.argv[5])
 mib = lambda kib: kib / 1024
-verdict = lambda ok: "PASS" if ok else "MISS"
+verdict = floors.verdict
+bound = lambda metric: floors.bound("footprint", metric)
 idle, after = ours["idle"]["rss_kib"], ours["after"]["rss_kib"]
+floors.write_results("footprint", {
+    "installed_mb": installed / 1e6,
+    "rss_idle_mib": mib(idle),
+    "rss_after_load_minus_idle_mib": mib(after - idle),
+})
 print("| figure | workoutd | Python durable peer | floor | |")
 print("|---|---:|---:|---|---|")
-print(f"| installed binaries, stripped ({listing}) | {installed / 1e6:.1f} MB | – | ≤ 90 MB | {verdict(installed <= 90e6)} |")
+print(f"| installed binaries, stripped ({listing}) | {installed / 1e6:.1f} MB | – | ≤ {bound('installed_mb'):g} MB | {verdict(installed / 1e6 <= bound('installed_mb'))} |")
 def row(label, key, floor, ok):
     o, p = ours[key], peer[key]
     print(f"| {label} | {mib(o['rss_kib']):.1f} MiB (anon {mib(o['anon_kib']):.1f}, file {mib(o['file_kib']):.1f}) "
           f"| {mib(p['rss_kib']):.1f} MiB (anon {mib(p['anon_kib']):.1f}, file {mib(p['file_kib']):.1f}) | {floor} | {verdict(ok) if ok is not None else ''} |")
-row("RSS 15 s after start, one pty, durable store", "idle", "≤ 20 MiB", idle <= 20 * 1024)
+row("RSS 15 s after start, one pty, durable store", "idle", f"≤ {bound('rss_idle_mib'):g} MiB", mib(idle) <= bound("rss_idle_mib"))
 row(f"RSS right after {load:,} durable commands", "loaded", "–", None)
-row("RSS 60 s after that load", "after", "≤ idle + 2 MiB", after <= idle + 2 * 1024)
+row("RSS 60 s after that load", "after", f"≤ idle + {bound('rss_after_load_minus_idle_mib'):g} MiB",
+    mib(after - idle) <= bound("rss_after_load_minus_idle_mib"))
 print(f"| threads / fds at idle | {ours['idle']['threads']} / {ours['idle']['fds']} | {peer['idle']['threads']} / {peer['idle']['fds']} | justified in docs | |")
 PY
 cat "$work/section.md"

@@ -15,9 +15,10 @@ bin=$(bash "$root/Benchmarks/bench-build.sh" HotplugBenchmark)
 work=$(mktemp -d "${TMPDIR:-/tmp}/workoutd-bench.XXXXXX")
 trap 'rm -rf "$work"' EXIT
 
-umockdev-wrapper "$bin/HotplugBenchmark" \
+BENCH_METRICS_FILE="$work/metrics.json" umockdev-wrapper "$bin/HotplugBenchmark" \
     --plugs "${BENCH_PLUGS:-200}" --devices "${BENCH_DEVICES:-16}" --commands "${BENCH_DEVICE_COMMANDS:-20000}" \
     | tee "$work/hotplug.md"
+python3 "$root/Benchmarks/bench_floors.py" record hotplug "$work/metrics.json"
 
 {
     # HotplugBenchmark's rows in three: the latency's p50 / p99 / max in one, the two throughputs in one; its closing
@@ -31,6 +32,6 @@ umockdev-wrapper "$bin/HotplugBenchmark" \
                                                     printf "| commands/s: 1 device / %s | %s / %s | |\n", $1, one, $2; next }
         { print }' "$work/hotplug.md"
     echo "Command: \`make bench\` (\`bash Benchmarks/bench.sh hotplug\`): umockdev mock ttys announced with real uevents to the daemon's"
-    echo "libudev monitor; discovery, device manager and engine (in-memory store) in-process. Floors from issue 3."
+    echo "libudev monitor; discovery, device manager and engine (in-memory store) in-process. Floors: Benchmarks/Thresholds/hotplug.json."
 } > "$work/section.md"
 bash "$root/Benchmarks/bench-record.sh" hotplug "Hotplug: udev add to first ack, 16 devices vs 1" "$work/section.md"

@@ -5,13 +5,15 @@
 # then 64 ptys attached. Wakeups are the kernel's context-switch counters of every thread over the period
 # (Benchmarks/probes/daemon_probe.py); threads and open fds are counted at the end. Needs python3.
 #
-# Environment: BENCH_IDLE_SECONDS (measured period, default 30), BENCH_IDLE_DEVICES ("1 64").
+# Environment: BENCH_IDLE_SECONDS (measured period, default 30), BENCH_IDLE_DEVICES ("1 64"), BENCH_WORKOUTD.
 set -euo pipefail
 
 root=${BENCH_ROOT:-$(cd "$(dirname "$0")/../.." && pwd)}
 cd "$root"
 
-bin=$(bash "$root/Benchmarks/bench-build.sh" workoutd)
+# BENCH_WORKOUTD: a workoutd already built (nothing is built then).
+workoutd=${BENCH_WORKOUTD:-}
+[ -n "$workoutd" ] || workoutd="$(bash "$root/Benchmarks/bench-build.sh" workoutd)/workoutd"
 
 work=$(mktemp -d "${TMPDIR:-/tmp}/workoutd-bench-idle.XXXXXX")
 trap 'rm -rf "$work"' EXIT
@@ -21,30 +23,42 @@ watchdog_sec=${watchdog_sec:-10}
 seconds=${BENCH_IDLE_SECONDS:-30}
 
 for devices in ${BENCH_IDLE_DEVICES:-1 64}; do
-    python3 Benchmarks/probes/daemon_probe.py idle --workoutd "${BENCH_WORKOUTD:-$bin/workoutd}" --config "$work/workoutd.yaml" \
+    python3 Benchmarks/probes/daemon_probe.py idle --workoutd "$workoutd" --config "$work/workoutd.yaml" \
         --state-dir "$work/state-$devices" --devices "$devices" --seconds "$seconds" --watchdog-sec "$watchdog_sec" \
         | tee -a "$work/runs.jsonl"
 done
 
-python3 - "$work/runs.jsonl" > "$work/section.md" <<'PY'
+PYTHONPATH="$root/Benchmarks" python3 - "$work/runs.jsonl" > "$work/section.md" <<'PY'
 import json, sys
+import bench_floors as floors
 runs = [json.loads(line) for line in open(sys.argv[1])]
-floor = 1.5
-print("| devices attached | wakeups/s (floor ≤ 1.5) | | threads at idle | open fds | watchdog pings in the period | wakeups by thread over the period |")
+metrics = {f"wakeups_per_second_{run['devices']}_devices": run["wakeups_per_second"] for run in runs}
+if len(runs) >= 2:
+    one, many = runs[0]["wakeups_per_second"], runs[-1]["wakeups_per_second"]
+    metrics["wakeups_many_over_one_device"] = many / one if one > 0 else (0.0 if many == 0 else float("inf"))
+    metrics["wakeups_many_minus_one_device"] = many - one
+def floor_of(devices):
+    try:
+        return floors.bound("idle", f"wakeups_per_second_{devices}_devices")
+    except KeyError:  # a count the thresholds do not name: the one-device floor
+        return floors.bound("idle", "wakeups_per_second_1_devices")
+print(f"| devices attached | wakeups/s (floor ≤ {floor_of(runs[0]['devices']):g}) | | threads at idle | open fds | watchdog pings in the period | wakeups by thread over the period |")
 print("|---|---|---|---|---|---|---|")
 for run in runs:
-    verdict = "PASS" if run["wakeups_per_second"] <= floor else "MISS"
+    verdict = floors.verdict(run["wakeups_per_second"] <= floor_of(run["devices"]))
     who = ", ".join(f"{name} {count}" for name, count in sorted(run["switches_by_thread"].items(), key=lambda kv: -kv[1]))
     print(f"| {run['devices']} | {run['wakeups_per_second']:.2f} | {verdict} | {run['threads']} | {run['fds']} | "
           f"{run['watchdog_pings']} (WatchdogSec={run['watchdog_sec']}s) | {who} |")
 notes = [f"Each row: {runs[0]['seconds']:.0f} s without traffic, after every device answered one command and 3 s to settle."]
 if len(runs) >= 2:
     one, many = runs[0], runs[-1]
-    verdict = "PASS" if many["wakeups_per_second"] <= max(one["wakeups_per_second"] * 1.1, one["wakeups_per_second"] + 0.2) else "MISS"
+    relative, noise = floors.bound("idle", "wakeups_many_over_one_device"), floors.bound("idle", "wakeups_many_minus_one_device")
+    verdict = floors.verdict(many["wakeups_per_second"] <= max(one["wakeups_per_second"] * relative, one["wakeups_per_second"] + noise))
     notes.append(f"{many['devices']} devices against {one['devices']}: {many['wakeups_per_second']:.2f} vs {one['wakeups_per_second']:.2f} wakeups/s "
-                 f"(floor: no more than one device, within counting noise of 0.2/s): {verdict}.")
+                 f"(floor: no more than one device, within counting noise of {noise:g}/s): {verdict}.")
 print()
 print(" ".join(notes))
+floors.write_results("idle", metrics)
 PY
 cat "$work/section.md"
 {

@@ -51,9 +51,11 @@ else
     programs+=(--subject "workoutd (in-memory store)=${workoutd[*]} --state-dir $work/state --device {device}")
 fi
 
-"$bin/WorkoutdBenchmarks" "${programs[@]}" \
+# The floors: Benchmarks/Thresholds/pty.json; the figures they hold go to Benchmarks/Results/pty.json.
+BENCH_METRICS_FILE="$work/metrics.json" "$bin/WorkoutdBenchmarks" "${programs[@]}" \
     --commands "${BENCH_COMMANDS:-100000}" --rounds "${BENCH_ROUNDS:-3}" \
-    --round-trips "${BENCH_ROUND_TRIPS:-20000}" --warm-up "${BENCH_WARM_UP:-2000}" | tee "$work/pty.md"
+    --round-trips "${BENCH_ROUND_TRIPS:-20000}" --warm-up "${BENCH_WARM_UP:-2000}" --thresholds pty | tee "$work/pty.md"
+python3 "$root/Benchmarks/bench_floors.py" record pty "$work/metrics.json"
 
 {
     # The ratios without a floor are left out: the floors are what this part decides.
@@ -62,7 +64,7 @@ fi
     echo "Command: \`make bench\` (\`bash Benchmarks/bench.sh pty\`); every round starts the program afresh on a new pty. The"
     echo "C echo (the pty's limit) and the echo over NIO (workoutd's transport: the rest is the protocol) answer each line"
     echo "with a fixed reply; the C durable echo appends each read to a file and fdatasyncs it before acking; the Python"
-    echo "durable peer commits sqlite3 rows (synchronous=FULL); both on the daemon's file system (Benchmarks/peers). The"
-    echo "untagged floors are issue 2's (against the C echo) and issue 4's (durable against in-memory)."
+    echo "durable peer commits sqlite3 rows (synchronous=FULL); both on the daemon's file system (Benchmarks/peers). Each"
+    echo "floor names the issue that set it (Benchmarks/Thresholds/pty.json)."
 } > "$work/section.md"
 bash "$root/Benchmarks/bench-record.sh" pty "Serial pipeline through a pty: workoutd vs echo baseline" "$work/section.md"

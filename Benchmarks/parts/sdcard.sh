@@ -30,8 +30,9 @@ export BENCH_SDCARD_STORED=${BENCH_SDCARD_STORED:-0,20000,200000}
     "workoutd=$bin/workoutd serve --config $work/workoutd.yaml --control-socket none --state-dir {state} --device {device}") \
     | tee "$work/table.md"
 
-python3 - "$work/table.md" > "$work/verdict.md" <<'PY'
+PYTHONPATH="$root/Benchmarks" python3 - "$work/table.md" > "$work/verdict.md" <<'PY'
 import sys
+import bench_floors as floors
 rows = {}
 for line in open(sys.argv[1]):
     cells = [c.strip() for c in line.strip().strip("|").split("|")]
@@ -40,16 +41,25 @@ for line in open(sys.argv[1]):
 stored = sorted({key[2] for key in rows})
 ours, peer = rows[("workoutd", "single", stored[0])], rows[("Python durable peer", "single", stored[0])]
 piped = rows[("workoutd", "pipelined", stored[0])]
-verdict = lambda ok: "PASS" if ok else "MISS"
+verdict = floors.verdict
+bound = lambda metric, kind=None: floors.bound("sdcard", metric, kind)
 print()
 print("| floor | workoutd | Python durable peer | |")
 print("|---|---:|---:|---|")
 # One row for every stored count: the table above keeps the first count's rows only.
 kb = lambda program: " / ".join(f"{rows[(program, 'single', n)][0]:.2f}" for n in stored)
-met = all(rows[("workoutd", "single", n)][0] <= rows[("Python durable peer", "single", n)][0] for n in stored)
+over_peer = max(rows[("workoutd", "single", n)][0] / rows[("Python durable peer", "single", n)][0] for n in stored)
+floors.write_results("sdcard", {
+    "kb_per_single_command_over_peer": over_peer,
+    "fsyncs_per_single_command": ours[3],
+    "fsyncs_per_pipelined_command": piped[3],
+})
+met = over_peer <= bound("kb_per_single_command_over_peer")
 print(f"| KB written per single-flight command ≤ the peer's, {' / '.join(str(n) for n in stored)} workouts stored | {kb('workoutd')} | {kb('Python durable peer')} | {verdict(met)} |")
-print(f"| fsync-family calls per single-flight command ≤ 1 (and ≥ 1: acked means synced) | {ours[3]:.3f} | {peer[3]:.3f} | {verdict(0.99 <= ours[3] <= 1.01)} |")
-print(f"| fsync-family calls per pipelined command well below 1 (≤ 0.1) | {piped[3]:.3f} | {rows[('Python durable peer', 'pipelined', stored[0])][3]:.3f} | {verdict(piped[3] <= 0.1)} |")
+single_ok = bound("fsyncs_per_single_command", "min") <= ours[3] <= bound("fsyncs_per_single_command", "max")
+print(f"| fsync-family calls per single-flight command ≤ 1 (and ≥ 1: acked means synced) | {ours[3]:.3f} | {peer[3]:.3f} | {verdict(single_ok)} |")
+piped_floor = bound("fsyncs_per_pipelined_command")
+print(f"| fsync-family calls per pipelined command well below 1 (≤ {piped_floor:g}) | {piped[3]:.3f} | {rows[('Python durable peer', 'pipelined', stored[0])][3]:.3f} | {verdict(piped[3] <= piped_floor)} |")
 PY
 cat "$work/verdict.md"
 {

@@ -34,21 +34,31 @@ for round in $(seq "${BENCH_STARTUP_ROUNDS:-3}"); do
     "${probe[@]}" startup --workoutd "$workoutd" --config "$work/workoutd.yaml" --state-dir "$state" | tee -a "$work/runs.jsonl"
 done
 
-python3 - "$work/seed.json" "$work/runs.jsonl" > "$work/section.md" <<'PY'
+PYTHONPATH="$root/Benchmarks" python3 - "$work/seed.json" "$work/runs.jsonl" > "$work/section.md" <<'PY'
 import json, statistics, sys
+import bench_floors as floors
 seed = json.load(open(sys.argv[1]))
 runs = [json.loads(line) for line in open(sys.argv[2])]
-print("| page cache | runs | exec → READY=1, median (max) | floor ≤ 0.5 s | READY=1 → first reply, median (max) | floor ≤ 0.2 s |")
+ready_floor = floors.bound("startup", "exec_to_ready_median_s_warm")
+reply_floor = floors.bound("startup", "ready_to_first_reply_median_s_warm")
+print(f"| page cache | runs | exec → READY=1, median (max) | floor ≤ {ready_floor:g} s | READY=1 → first reply, median (max) | floor ≤ {reply_floor:g} s |")
 print("|---|---|---|---|---|---|")
+metrics = {}
 for cold in (True, False):
     chosen = [run for run in runs if run["cold"] == cold]
     if not chosen:
         continue
+    cache = "cold" if cold else "warm"
     ready = [run["exec_to_ready"] for run in chosen]
     reply = [run["ready_to_first_reply"] for run in chosen]
-    print(f"| {'cold' if cold else 'warm'} | {len(chosen)} | {statistics.median(ready):.3f} s ({max(ready):.3f}) | "
-          f"{'PASS' if statistics.median(ready) <= 0.5 else 'MISS'} | {statistics.median(reply):.3f} s ({max(reply):.3f}) | "
-          f"{'PASS' if statistics.median(reply) <= 0.2 else 'MISS'} |")
+    metrics[f"exec_to_ready_median_s_{cache}"] = statistics.median(ready)
+    metrics[f"ready_to_first_reply_median_s_{cache}"] = statistics.median(reply)
+    ready_ok = statistics.median(ready) <= floors.bound("startup", f"exec_to_ready_median_s_{cache}")
+    reply_ok = statistics.median(reply) <= floors.bound("startup", f"ready_to_first_reply_median_s_{cache}")
+    print(f"| {cache} | {len(chosen)} | {statistics.median(ready):.3f} s ({max(ready):.3f}) | "
+          f"{floors.verdict(ready_ok)} | {statistics.median(reply):.3f} s ({max(reply):.3f}) | "
+          f"{floors.verdict(reply_ok)} |")
+floors.write_results("startup", metrics)
 print()
 print(f"{seed['workouts']:,} stored workouts, database {seed['bytes'] / 2**20:.1f} MiB.", end=" ")
 PY

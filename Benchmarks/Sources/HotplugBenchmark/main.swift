@@ -1,10 +1,11 @@
 // Hotplug benchmark for `make bench` (run under umockdev-wrapper, release build):
 //  1. latency from the udev `add` event to the first command acknowledged on that device, over
-//     repeated plugs of fresh devices (p50/p99; floor p99 < 50 ms);
+//     repeated plugs of fresh devices (p50/p99; floors in Benchmarks/Thresholds/hotplug.json);
 //  2. aggregate throughput with 16 devices busy at once against one device alone, same run
-//     (floor: ratio >= 0.8).
+//     (the ratio's floor is there too).
 // Everything is real except the hardware: libudev reads umockdev's sysfs, uevents arrive on the
 // monitor socket, nodes are ptys, and the daemon's DiscoveryService/DeviceManager/WorkoutEngine serve them.
+import BenchmarkSupport
 import DeviceDiscovery
 import Foundation
 import Logging
@@ -48,6 +49,7 @@ await manager.drainAll(timeout: .seconds(2))
 try await group.shutdownGracefully()
 
 let report = BenchmarkReport(
+    thresholds: try Thresholds.load(part: "hotplug"),
     plugs: options.plugs,
     latencies: latencies,
     devices: options.devices,
@@ -56,6 +58,7 @@ let report = BenchmarkReport(
     aggregatePerSecond: aggregate
 )
 print(report.markdown)
+try Thresholds.writeMetrics(report.metrics)
 if options.enforceFloors && !report.meetsFloors {
     FileHandle.standardError.write(Data("HotplugBenchmark: a floor was missed\n".utf8))
     exit(1)

@@ -159,7 +159,6 @@ enum ReplicationLag {
     static let pollInterval = Duration.milliseconds(5)
     /// After the load, how long the poller waits for rows still missing before calling them lost.
     static let drainTimeout = Duration.seconds(60)
-    static let p99Ceiling = 1000.0
 
     static func main() async {
         let options: LagOptions
@@ -288,20 +287,28 @@ enum ReplicationLag {
         }
         let p99 = percentile(0.99)
         let rate = Double(commandsSent.load(ordering: .relaxed)) / (milliseconds(elapsed) / 1000)
-        let passed = p99 <= p99Ceiling && lost == 0
+        // The floors: Benchmarks/Thresholds/replication.json.
+        let thresholds = try Thresholds.load(part: "replication")
+        let p99Floors = thresholds.floors(on: "lag_p99_ms")
+        let lostFloors = thresholds.floors(on: "workouts_lost")
+        let lostMet = lostFloors.allSatisfy { $0.isMet(by: Double(lost)) }
+        let passed = p99Floors.allSatisfy { $0.isMet(by: p99) } && lostMet
+        let p99Requirement = p99Floors.map { "\($0.requirement) ms" }.joined(separator: ", ")
+        let lostRequirement = lostFloors.map(\.requirement).joined(separator: ", ")
+        try Thresholds.writeMetrics(["lag_p99_ms": p99, "workouts_lost": Double(lost)])
         print(
             """
             | replication lag (\(options.devices) devices, \(lags.count + lost) workouts) | value | floor | result |
             |---|---:|---:|---|
             | commands/s achieved (target \(options.devices * options.rate)) | \(Int(rate.rounded())) | | |
             | start reply → row in PostgreSQL, p50 | \(format(percentile(0.5))) ms | | |
-            | start reply → row in PostgreSQL, p99 | \(format(p99)) ms | ≤ \(Int(p99Ceiling)) ms | \(passed ? "PASS" : "MISS") |
+            | start reply → row in PostgreSQL, p99 | \(format(p99)) ms | \(p99Requirement) | \(passed ? "PASS" : "MISS") |
             | start reply → row in PostgreSQL, max | \(format(lags[lags.count - 1])) ms | | |
-            | workouts not in PostgreSQL \(Int(milliseconds(drainTimeout) / 1000)) s after the load | \(lost) | 0 | \(lost == 0 ? "PASS" : "MISS") |
+            | workouts not in PostgreSQL \(Int(milliseconds(drainTimeout) / 1000)) s after the load | \(lost) | \(lostRequirement) | \(lostMet ? "PASS" : "MISS") |
             """
         )
         progress(
-            "\(passed ? "PASS" : "MISS") replication lag p99 = \(format(p99)) ms (≤ \(Int(p99Ceiling)) ms), \(lost) lost"
+            "\(passed ? "PASS" : "MISS") replication lag p99 = \(format(p99)) ms (\(p99Requirement)), \(lost) lost"
         )
     }
 

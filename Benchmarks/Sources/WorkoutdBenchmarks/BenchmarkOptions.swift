@@ -25,11 +25,14 @@ struct BenchmarkOptions {
     var throughputRounds = 3
     var roundTrips = 20_000
     var warmUpRoundTrips = 2_000
+    /// The part whose thresholds file holds the floors (`Benchmarks/Thresholds/PART.json`).
+    var thresholdsPart = "pty"
 
     static let usage = """
         usage: WorkoutdBenchmarks --baseline NAME=COMMAND [--reference NAME=COMMAND]... --subject NAME=COMMAND
                                   [--durable NAME=COMMAND]... [--replicated NAME=COMMAND]... [--durable-echo NAME=COMMAND]
                                   [--durable-peer NAME=COMMAND] [--commands N] [--rounds N] [--round-trips N] [--warm-up N]
+                                  [--thresholds PART]
           COMMAND runs under /bin/sh -c; {device} is replaced by the pty's device path, {run} by the
           number of the start (every round and the latency run start the program afresh).
           --replicated   a durable subject with replication on, held to issue 18's floor against the last --durable
@@ -39,6 +42,7 @@ struct BenchmarkOptions {
           --rounds       pipelined rounds per program; the median is reported (default 3)
           --round-trips  single-flight round trips measured after warm-up (default 20000)
           --warm-up      single-flight round trips before measuring (default 2000)
+          --thresholds   the part whose floors apply: Benchmarks/Thresholds/PART.json (default pty)
         """
 
     static func parse(_ arguments: some Sequence<String>) throws(UsageError) -> BenchmarkOptions {
@@ -56,6 +60,7 @@ struct BenchmarkOptions {
             case "--rounds": options.throughputRounds = try CommandLineFlags.positive(value, flag)
             case "--round-trips": options.roundTrips = try CommandLineFlags.positive(value, flag)
             case "--warm-up": options.warmUpRoundTrips = try CommandLineFlags.positive(value, flag)
+            case "--thresholds": options.thresholdsPart = value
             default: throw UsageError("unknown option \(flag)")
             }
         }

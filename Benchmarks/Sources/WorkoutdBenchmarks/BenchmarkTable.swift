@@ -1,34 +1,10 @@
+import BenchmarkSupport
 import Foundation
 
 /// The markdown `make bench` prints and records.
 ///
 /// Figures per program, then each floor with PASS or MISS.
 struct BenchmarkTable {
-    /// workoutd's pipelined throughput at least this share of the echo baseline's.
-    static let throughputFloor = 0.15
-    /// workoutd's p99 single-flight latency at most this multiple of the echo baseline's.
-    static let latencyCeiling = 1.5
-    /// Durable throughput at least this share of the same binary with the in-memory store.
-    static let durableThroughputFloor = 0.5
-    /// Durable throughput with replication on at least this share of the same store with it off.
-    static let replicatedThroughputFloor = 0.9
-    /// workoutd's pipelined throughput at least this share of the echo baseline's (CPU per command).
-    static let reanchoredThroughputFloor = 0.3
-    /// workoutd's single-flight p50 at most this multiple of its own transport's echo.
-    ///
-    /// The transport's echo is the first reference.
-    static let transportP50Ceiling = 1.2
-    /// workoutd's single-flight p99 at most this multiple of its own transport's echo.
-    static let transportP99Ceiling = 1.3
-    /// The durable store's single-flight p50 at most this multiple of the C durable echo's.
-    ///
-    /// It must also stay below the Python durable peer's, and its p99 at most `durableEchoP99Ceiling` times the
-    /// echo's.
-    static let durableEchoP50Ceiling = 1.2
-    static let durableEchoP99Ceiling = 1.5
-    /// Durable pipelined throughput at least this share of the C durable echo's.
-    static let durableEchoThroughputFloor = 0.5
-
     var options: BenchmarkOptions
     var baseline: ProgramFigures
     /// Programs measured like the baseline for comparison, held to nothing.
@@ -44,98 +20,140 @@ struct BenchmarkTable {
     /// The anchors for the first durable subject (``BenchmarkOptions/durableEcho``).
     var durableEcho: ProgramFigures? = nil
     var durablePeer: ProgramFigures? = nil
+    /// The floors the ratios are held to (`Benchmarks/Thresholds/PART.json`).
+    var thresholds: Thresholds
 
-    /// Each floor's verdict, for the summary line.
-    var floors: [(label: String, ratio: Double, requirement: String, passed: Bool)] {
-        var floors: [(String, Double, String, Bool)] = []
+    /// One ratio a floor may hold, under the metric name the thresholds file uses.
+    struct Ratio {
+        var metric: String
+        var label: String
+        var value: Double
+    }
+
+    /// Every ratio with a metric name, in the order the table gives them.
+    var ratios: [Ratio] {
+        var ratios: [Ratio] = []
         guard let reference = subjects.first else { return [] }
         let throughput = reference.throughput.commandsPerSecond / baseline.throughput.commandsPerSecond
-        floors.append(
-            (
-                "throughput \(reference.name) / \(baseline.name)", throughput,
-                "≥ \(Self.throughputFloor)", throughput >= Self.throughputFloor
+        ratios.append(
+            Ratio(
+                metric: "throughput_in_memory_over_echo",
+                label: "throughput \(reference.name) / \(baseline.name)",
+                value: throughput
             )
         )
         let p99 = reference.latency.microseconds(atPercentile: 99) / baseline.latency.microseconds(atPercentile: 99)
-        floors.append(
-            (
-                "p99 latency \(reference.name) / \(baseline.name)", p99,
-                "≤ \(Self.latencyCeiling)", p99 <= Self.latencyCeiling
-            )
-        )
-        floors.append(
-            (
-                "throughput \(reference.name) / \(baseline.name) (issue 17)", throughput,
-                "≥ \(Self.reanchoredThroughputFloor)", throughput >= Self.reanchoredThroughputFloor
+        ratios.append(
+            Ratio(
+                metric: "p99_in_memory_over_echo",
+                label: "p99 latency \(reference.name) / \(baseline.name)",
+                value: p99
             )
         )
         // Latency is also held against the echo over workoutd's own transport, measured as the first reference.
         if let transport = references.first {
-            for (percentile, ceiling) in [(50.0, Self.transportP50Ceiling), (99.0, Self.transportP99Ceiling)] {
+            for percentile in [50.0, 99.0] {
                 let ratio =
                     reference.latency.microseconds(atPercentile: percentile)
                     / transport.latency.microseconds(atPercentile: percentile)
-                floors.append(
-                    (
-                        "p\(Int(percentile)) latency \(reference.name) / \(transport.name)", ratio,
-                        "≤ \(ceiling)", ratio <= ceiling
+                ratios.append(
+                    Ratio(
+                        metric: "p\(Int(percentile))_in_memory_over_transport_echo",
+                        label: "p\(Int(percentile)) latency \(reference.name) / \(transport.name)",
+                        value: ratio
                     )
                 )
             }
         }
         for durable in durableSubjects {
-            let ratio = durable.throughput.commandsPerSecond / reference.throughput.commandsPerSecond
-            floors.append(
-                (
-                    "throughput \(durable.name) / \(reference.name)", ratio,
-                    "≥ \(Self.durableThroughputFloor)", ratio >= Self.durableThroughputFloor
+            ratios.append(
+                Ratio(
+                    metric: "throughput_durable_over_in_memory",
+                    label: "throughput \(durable.name) / \(reference.name)",
+                    value: durable.throughput.commandsPerSecond / reference.throughput.commandsPerSecond
                 )
             )
         }
         if let durable = durableSubjects.first {
-            floors += durableFloors(durable)
+            ratios += durableRatios(durable)
         }
         let unreplicated = durableSubjects.last ?? reference
         for replicated in replicatedSubjects {
-            let ratio = replicated.throughput.commandsPerSecond / unreplicated.throughput.commandsPerSecond
-            floors.append(
-                (
-                    "throughput \(replicated.name) / \(unreplicated.name)", ratio,
-                    "≥ \(Self.replicatedThroughputFloor)", ratio >= Self.replicatedThroughputFloor
+            ratios.append(
+                Ratio(
+                    metric: "throughput_replicated_over_unreplicated",
+                    label: "throughput \(replicated.name) / \(unreplicated.name)",
+                    value: replicated.throughput.commandsPerSecond / unreplicated.throughput.commandsPerSecond
                 )
             )
         }
-        return floors
+        return ratios
     }
 
     /// The durable store against the physical limit of acked-means-durable and the Python peer.
-    private func durableFloors(_ durable: ProgramFigures) -> [(String, Double, String, Bool)] {
-        var floors: [(String, Double, String, Bool)] = []
+    private func durableRatios(_ durable: ProgramFigures) -> [Ratio] {
+        var ratios: [Ratio] = []
         if let echo = durableEcho {
-            for (percentile, ceiling) in [(50.0, Self.durableEchoP50Ceiling), (99.0, Self.durableEchoP99Ceiling)] {
+            for percentile in [50.0, 99.0] {
                 let ratio =
                     durable.latency.microseconds(atPercentile: percentile)
                     / echo.latency.microseconds(atPercentile: percentile)
-                floors.append(
-                    (
-                        "p\(Int(percentile)) latency \(durable.name) / \(echo.name) (issue 31)", ratio, "≤ \(ceiling)",
-                        ratio <= ceiling
+                ratios.append(
+                    Ratio(
+                        metric: "p\(Int(percentile))_durable_over_durable_echo",
+                        label: "p\(Int(percentile)) latency \(durable.name) / \(echo.name)",
+                        value: ratio
                     )
                 )
             }
-            let throughput = durable.throughput.commandsPerSecond / echo.throughput.commandsPerSecond
-            floors.append(
-                (
-                    "throughput \(durable.name) / \(echo.name) (issue 31)", throughput,
-                    "≥ \(Self.durableEchoThroughputFloor)", throughput >= Self.durableEchoThroughputFloor
+            ratios.append(
+                Ratio(
+                    metric: "throughput_durable_over_durable_echo",
+                    label: "throughput \(durable.name) / \(echo.name)",
+                    value: durable.throughput.commandsPerSecond / echo.throughput.commandsPerSecond
                 )
             )
         }
         if let peer = durablePeer {
-            let ratio = durable.latency.microseconds(atPercentile: 50) / peer.latency.microseconds(atPercentile: 50)
-            floors.append(("p50 latency \(durable.name) / \(peer.name) (issue 31)", ratio, "< 1", ratio < 1))
+            ratios.append(
+                Ratio(
+                    metric: "p50_durable_over_python_peer",
+                    label: "p50 latency \(durable.name) / \(peer.name)",
+                    value: durable.latency.microseconds(atPercentile: 50) / peer.latency.microseconds(atPercentile: 50)
+                )
+            )
         }
-        return floors
+        return ratios
+    }
+
+    /// Each floor's verdict, for the table and the summary lines.
+    ///
+    /// One row per ratio and floor set on its metric.
+    var floors: [(label: String, ratio: Double, requirement: String, passed: Bool)] {
+        ratios.flatMap { ratio in
+            thresholds.floors(on: ratio.metric).map { floor in
+                (
+                    ratio.label + (floor.origin.map { " (\($0))" } ?? ""), ratio.value, floor.requirement,
+                    floor.isMet(by: ratio.value)
+                )
+            }
+        }
+    }
+
+    /// The figures recorded for `make bench-check`.
+    ///
+    /// A metric measured more than once (several durable stores) records the value furthest from its floor.
+    var metrics: [String: Double] {
+        var metrics: [String: Double] = [:]
+        for ratio in ratios {
+            guard let previous = metrics[ratio.metric] else {
+                metrics[ratio.metric] = ratio.value
+                continue
+            }
+            let heldFromBelow = thresholds.floors(on: ratio.metric).contains { $0.min != nil }
+            metrics[ratio.metric] = heldFromBelow ? Swift.min(previous, ratio.value) : Swift.max(previous, ratio.value)
+        }
+        return metrics
     }
 
     var markdown: String {

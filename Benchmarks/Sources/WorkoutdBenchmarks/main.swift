@@ -1,7 +1,8 @@
 // `make bench`, pty part: pipelined throughput and single-flight latency of workoutd through a real pty,
-// beside the C echo baseline driven the same way in the same run, with the ratios and the floors.
-// The figures are the product: a missed floor prints MISS but does not fail the run; a wrong or missing
-// reply does (exit 1), since figures from a daemon that answers wrongly mean nothing.
+// beside the C echo baseline driven the same way in the same run, with the ratios and the floors
+// (Benchmarks/Thresholds/PART.json, PART from --thresholds, default pty).
+// The figures are the product: a missed floor prints MISS but does not fail the run (`make bench-check` fails on
+// it); a wrong or missing reply does (exit 1), since figures from a daemon that answers wrongly mean nothing.
 import Foundation
 
 let options: BenchmarkOptions
@@ -62,9 +63,11 @@ do {
         durableSubjects: durable,
         replicatedSubjects: replicated,
         durableEcho: durableEcho,
-        durablePeer: durablePeer
+        durablePeer: durablePeer,
+        thresholds: try Thresholds.load(part: options.thresholdsPart)
     )
     print(table.markdown, terminator: "")
+    try Thresholds.writeMetrics(table.metrics)
     for floor in table.floors {
         progress(
             "\(floor.passed ? "PASS" : "MISS") \(floor.label) = \(String(format: "%.3f", floor.ratio)) (\(floor.requirement))"
