@@ -3,6 +3,7 @@
 // (Benchmarks/Thresholds/PART.json, PART from --thresholds, default pty).
 // The figures are the product: a missed floor prints MISS but does not fail the run (`make bench-check` fails on
 // it); a wrong or missing reply does (exit 1), since figures from a daemon that answers wrongly mean nothing.
+import BenchmarkSupport
 import Foundation
 
 let options: BenchmarkOptions
