@@ -38,14 +38,22 @@ tree="$(mktemp -d "${TMPDIR:-/var/tmp}/workoutd-$version.XXXXXX")"
 trap 'git -C "$repo" worktree remove --force "$tree" >/dev/null 2>&1 || rm -rf "$tree"' EXIT
 git -C "$repo" worktree add --detach "$tree" "$commit" >/dev/null
 scratch="${WORKOUTD_PREVIOUS_RELEASE_SCRATCH:-$repo/.build-release}"
+# SwiftPM keeps its build plan in the scratch path and reuses it for another package built there, which would build
+# this clone's workoutd instead: the plan is dropped before and after (the compiled modules stay, and each package
+# is planned afresh).
+replan() { :; }
 if [[ "$scratch" == own ]]; then
     scratch="$tree/.build-release"
-elif [[ -f "$repo/Package.resolved" ]]; then
+else
+    replan() { rm -f "$scratch"/*.yaml "$scratch"/*/release/description.json; }
     # The same dependency versions as this clone's build, so the shared scratch path keeps its checkouts.
-    cp "$repo/Package.resolved" "$tree/Package.resolved"
+    if [[ -f "$repo/Package.resolved" ]]; then cp "$repo/Package.resolved" "$tree/Package.resolved"; fi
 fi
+trap 'replan; git -C "$repo" worktree remove --force "$tree" >/dev/null 2>&1 || rm -rf "$tree"' EXIT
+replan
 log "building workoutd $version from $commit in $scratch (once)"
 RELEASE_SCRATCH="$scratch" make -C "$tree" deb >&2
+replan
 mkdir -p "$cache"
 cp "$tree/dist/workoutd_${version}_amd64.deb" "$deb.partial"
 mv "$deb.partial" "$deb"
