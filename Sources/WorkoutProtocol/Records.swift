@@ -81,6 +81,53 @@ public struct WorkoutRecord: Hashable, Sendable, Codable {
     }
 }
 
+/// The record's JSON: every field, plus `flags`, so a reader needs no rule of its own to tell them.
+extension WorkoutRecord {
+    enum CodingKeys: String, CodingKey {
+        case id, device, deviceName, location, date, intensityLevel, startedAt, endedAt, durationSeconds
+        case startCommandID, endCommandID, clockMark, startedBoot, endedBoot
+        /// Written, never read: derived from the other fields, so a reader cannot get it out of step.
+        case flags
+    }
+
+    public init(from decoder: any Decoder) throws {
+        let container = try decoder.container(keyedBy: CodingKeys.self)
+        id = try container.decode(Int64.self, forKey: .id)
+        device = try container.decode(DeviceIdentity.self, forKey: .device)
+        deviceName = try container.decodeIfPresent(String.self, forKey: .deviceName)
+        location = try container.decode(String.self, forKey: .location)
+        date = try container.decode(Date.self, forKey: .date)
+        intensityLevel = try container.decode(Int.self, forKey: .intensityLevel)
+        startedAt = try container.decode(Date.self, forKey: .startedAt)
+        endedAt = try container.decodeIfPresent(Date.self, forKey: .endedAt)
+        durationSeconds = try container.decodeIfPresent(Double.self, forKey: .durationSeconds)
+        startCommandID = try container.decodeIfPresent(CommandID.self, forKey: .startCommandID)
+        endCommandID = try container.decodeIfPresent(CommandID.self, forKey: .endCommandID)
+        clockMark = try container.decodeIfPresent(WorkoutClockMark.self, forKey: .clockMark)
+        startedBoot = try container.decodeIfPresent(BootInstant.self, forKey: .startedBoot)
+        endedBoot = try container.decodeIfPresent(BootInstant.self, forKey: .endedBoot)
+    }
+
+    public func encode(to encoder: any Encoder) throws {
+        var container = encoder.container(keyedBy: CodingKeys.self)
+        try container.encode(id, forKey: .id)
+        try container.encode(device, forKey: .device)
+        try container.encodeIfPresent(deviceName, forKey: .deviceName)
+        try container.encode(location, forKey: .location)
+        try container.encode(date, forKey: .date)
+        try container.encode(intensityLevel, forKey: .intensityLevel)
+        try container.encode(startedAt, forKey: .startedAt)
+        try container.encodeIfPresent(endedAt, forKey: .endedAt)
+        try container.encodeIfPresent(durationSeconds, forKey: .durationSeconds)
+        try container.encodeIfPresent(startCommandID, forKey: .startCommandID)
+        try container.encodeIfPresent(endCommandID, forKey: .endCommandID)
+        try container.encodeIfPresent(clockMark, forKey: .clockMark)
+        try container.encodeIfPresent(startedBoot, forKey: .startedBoot)
+        try container.encodeIfPresent(endedBoot, forKey: .endedBoot)
+        try container.encode(flags, forKey: .flags)
+    }
+}
+
 /// A request to share a finished workout, queued durably before the wearable is told `ok`.
 public struct ShareRecord: Hashable, Sendable, Codable {
     public enum Status: String, Hashable, Sendable, Codable {

@@ -39,7 +39,9 @@ extension SQLiteWorkoutStore {
             }
             if let id = query.beforeID { request = request.filter(Column("id") < id) }
             if let limit = query.limit { request = request.limit(max(0, limit)) }
-            return try request.fetchAll(db).map { try $0.record() }
+            var records = try request.fetchAll(db).map { try $0.record() }
+            try WorkoutClockRow.attach(to: &records, in: db)
+            return records
         }
     }
 
