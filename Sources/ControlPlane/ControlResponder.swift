@@ -74,10 +74,11 @@ public final class ControlResponder: Sendable {
                 return try reply(request, try await status(), encoder)
             case .devices:
                 return try reply(request, await devices(), encoder)
-            case .workouts(let device, let limit):
+            case .workouts(let device, let limit, let since, let until):
+                let query = WorkoutQuery(startedFrom: since, startedBefore: until, limit: limit)
                 return try reply(
                     request,
-                    WorkoutList(workouts: try await workouts(WorkoutQuery(limit: limit), device: device)),
+                    WorkoutList(workouts: try await workouts(query, device: device)),
                     encoder
                 )
             case .shares(let limit):
@@ -140,6 +141,10 @@ public final class ControlResponder: Sendable {
             uptimeSeconds: (Date().timeIntervalSince(identity.startedAt) * 1000).rounded() / 1000,
             devicesAttached: devices.count,
             devicesConnected: devices.filter { $0.snapshot.connected }.count,
+            devicesMissing: devices.filter {
+                !$0.snapshot.connected && !FileManager.default.fileExists(atPath: $0.path)
+            }
+            .count,
             activeWorkouts: active,
             queuedShares: queued,
             controlClients: clients.current,

@@ -8,7 +8,10 @@ public typealias ControlRequestID = CommandID
 public enum ControlCall: Hashable, Sendable {
     case status
     case devices
-    case workouts(device: String?, limit: Int?)
+    /// `since` and `until` bound when they started, as the HTTP API's do.
+    ///
+    /// At or after `since`, before `until`.
+    case workouts(device: String?, limit: Int?, since: Date? = nil, until: Date? = nil)
     case shares(limit: Int?)
     /// Runs `line` on the session of `device` as if that device had sent it. Without `create`, `device` must
     /// be connected; with it, a name no device has gets its own session.
@@ -52,7 +55,7 @@ public struct ControlRequest: Hashable, Sendable {
 
 extension ControlRequest: Codable {
     enum CodingKeys: String, CodingKey { case id, method, params }
-    enum ParameterKeys: String, CodingKey { case device, limit, line, create, name }
+    enum ParameterKeys: String, CodingKey { case device, limit, line, create, name, since, until }
 
     public init(from decoder: any Decoder) throws {
         let container = try decoder.container(keyedBy: CodingKeys.self)
@@ -71,7 +74,9 @@ extension ControlRequest: Codable {
         case .workouts:
             call = .workouts(
                 device: try params?.decodeIfPresent(String.self, forKey: .device),
-                limit: try Self.limit(in: params)
+                limit: try Self.limit(in: params),
+                since: try params?.decodeIfPresent(Date.self, forKey: .since),
+                until: try params?.decodeIfPresent(Date.self, forKey: .until)
             )
         case .shares:
             call = .shares(limit: try Self.limit(in: params))
@@ -142,10 +147,12 @@ extension ControlRequest: Codable {
         switch call {
         case .status, .devices, .metrics, .subscribe:
             break
-        case .workouts(let device, let limit):
+        case .workouts(let device, let limit, let since, let until):
             var params = container.nestedContainer(keyedBy: ParameterKeys.self, forKey: .params)
             try params.encodeIfPresent(device, forKey: .device)
             try params.encodeIfPresent(limit, forKey: .limit)
+            try params.encodeIfPresent(since, forKey: .since)
+            try params.encodeIfPresent(until, forKey: .until)
         case .shares(let limit):
             var params = container.nestedContainer(keyedBy: ParameterKeys.self, forKey: .params)
             try params.encodeIfPresent(limit, forKey: .limit)

@@ -9,6 +9,10 @@ public struct StatusReport: Codable, Hashable, Sendable {
     /// Devices attached (configured or discovered), and how many of them are connected right now.
     public var devicesAttached: Int
     public var devicesConnected: Int
+    /// Attached devices not connected because their path does not exist (a configured wearable unplugged).
+    ///
+    /// Nil from a daemon that does not count them.
+    public var devicesMissing: Int?
     public var activeWorkouts: Int
     /// Shares waiting for delivery.
     public var queuedShares: Int
@@ -30,6 +34,7 @@ public struct StatusReport: Codable, Hashable, Sendable {
         uptimeSeconds: Double,
         devicesAttached: Int,
         devicesConnected: Int,
+        devicesMissing: Int? = nil,
         activeWorkouts: Int,
         queuedShares: Int,
         controlClients: Int,
@@ -45,6 +50,7 @@ public struct StatusReport: Codable, Hashable, Sendable {
         self.uptimeSeconds = uptimeSeconds
         self.devicesAttached = devicesAttached
         self.devicesConnected = devicesConnected
+        self.devicesMissing = devicesMissing
         self.activeWorkouts = activeWorkouts
         self.queuedShares = queuedShares
         self.controlClients = controlClients
@@ -75,4 +81,19 @@ public struct ActivityCounters: Codable, Hashable, Sendable {
     public var rejectedReloads = 0
 
     public init() {}
+}
+
+extension StatusReport {
+    /// The devices line of `workoutctl status`: `2 connected, 1 waiting, 1 configured path missing`.
+    ///
+    /// Each count means one thing: connected wearables; attached ones present but not served (`workoutctl devices`
+    /// says why); configured paths with nothing on them.
+    public var devicesSummary: String {
+        let missing = devicesMissing ?? 0
+        let waiting = max(0, devicesAttached - devicesConnected - missing)
+        var parts = ["\(devicesConnected) connected"]
+        if waiting > 0 { parts.append("\(waiting) waiting") }
+        if missing > 0 { parts.append("\(missing) configured \(missing == 1 ? "path" : "paths") missing") }
+        return parts.joined(separator: ", ")
+    }
 }
