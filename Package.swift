@@ -111,7 +111,7 @@ let package = Package(
         .target(
             name: "WorkoutctlCommands",
             dependencies: [
-                "ControlProtocol", "WorkoutProtocol",
+                "ControlProtocol", "WorkoutProtocol", "CPosixTTY",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ],
             swiftSettings: strict
@@ -370,7 +370,11 @@ let package = Package(
             swiftSettings: strict
         ),
         // workoutctl's text output without a daemon: tables, widths, escaping.
-        .testTarget(name: "WorkoutctlCommandsTests", dependencies: ["WorkoutctlCommands"], swiftSettings: strict),
+        .testTarget(
+            name: "WorkoutctlCommandsTests",
+            dependencies: ["WorkoutctlCommands", "ControlProtocol"],
+            swiftSettings: strict
+        ),
         // The HTTP API through its generated client against the real daemon, and the web server's parts.
         .testTarget(
             name: "WebServerTests",

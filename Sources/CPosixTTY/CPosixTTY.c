@@ -70,6 +70,12 @@ int wd_bytes_available(int fd) {
     return n;
 }
 
+int wd_terminal_columns(int fd) {
+    struct winsize size;
+    if (ioctl(fd, TIOCGWINSZ, &size) != 0) return -1;
+    return size.ws_col;
+}
+
 int wd_pidfd_open(pid_t pid) {
     return (int)syscall(SYS_pidfd_open, pid, 0);
 }

@@ -36,7 +36,7 @@ struct EventsCommand: ParsableCommand {
                 } else {
                     Output.text(
                         Self.row([
-                            "\(event.sequence)", event.time.formatted(.iso8601), event.detail.type.rawValue,
+                            "\(event.sequence)", TableDate.format(event.time), event.detail.type.rawValue,
                             event.detail.device, Self.detail(event.detail),
                         ]) + "\n"
                     )

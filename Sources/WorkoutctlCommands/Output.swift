@@ -1,9 +1,10 @@
+import CPosixTTY
 import ControlProtocol
 import Foundation
 import WorkoutProtocol
 
 /// How workoutctl prints: JSON lines for scripts, tables and short human forms for people.
-enum Output {
+public enum Output {
     private static let encoder = ControlSocket.makeEncoder()
 
     /// `value` as one compact JSON line on stdout, terminal controls escaped.
@@ -14,8 +15,24 @@ enum Output {
         FileHandle.standardOutput.write(Data(UntrustedText.escapedJSON(line)))
     }
 
-    static func table(_ table: TextTable) {
-        FileHandle.standardOutput.write(Data(table.render().utf8))
+    /// `table`, cut to the terminal's width when stdout is one; whole into a pipe or a file.
+    public static func table(_ table: TextTable) {
+        FileHandle.standardOutput.write(Data(table.render(width: terminalWidth()).utf8))
+    }
+
+    /// The columns of the terminal on stdout; nil when stdout is no terminal.
+    ///
+    /// Its size (TIOCGWINSZ), else `COLUMNS`.
+    ///
+    /// Output to a pipe or a file is for reading whole (`grep`, `less -S`), so it is never cut.
+    public static func terminalWidth(
+        descriptor: Int32 = STDOUT_FILENO,
+        environment: [String: String] = ProcessInfo.processInfo.environment
+    ) -> Int? {
+        guard isatty(descriptor) == 1 else { return nil }
+        let columns = wd_terminal_columns(descriptor)
+        if columns > 0 { return Int(columns) }
+        return environment["COLUMNS"].flatMap(Int.init).flatMap { $0 > 0 ? $0 : nil }
     }
 
     static func text(_ text: String) {
@@ -27,8 +44,8 @@ enum Output {
         date.map(TableDate.format) ?? "-"
     }
 
-    /// `0.006s`: the same value and rounding as the reply, the tables and `workoutd workouts`.
+    /// As the tables print durations (``SpokenDuration``); `-` when absent.
     static func duration(_ seconds: Double?) -> String {
-        seconds.map { WorkoutDuration.text($0) + "s" } ?? "-"
+        seconds.map(SpokenDuration.text) ?? "-"
     }
 }

@@ -20,7 +20,7 @@ struct StatusCommand: ParsableCommand {
             ("pid", "\(status.pid)"),
             ("started", Output.date(status.startedAt)),
             ("uptime", Output.duration(status.uptimeSeconds)),
-            ("devices", "\(status.devicesConnected) connected, \(status.devicesAttached) attached"),
+            ("devices", status.devicesSummary),
             ("active workouts", "\(status.activeWorkouts)"),
             ("queued shares", "\(status.queuedShares)"),
             ("control clients", "\(status.controlClients), \(status.eventSubscribers) following events"),

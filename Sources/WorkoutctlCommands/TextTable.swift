@@ -3,7 +3,8 @@ import WorkoutProtocol
 /// A plain-text table with a header row and columns padded to their widest cell, for terminal output.
 ///
 /// Every cell is escaped (``UntrustedText/escaped(_:quoting:)``): whatever was stored, a row is one line of
-/// printable text. Widths count `Character`s, so a location such as "Gary's Gym" or "Zürich" lines up in a UTF-8 terminal.
+/// printable text. Widths are display widths (``DisplayWidth``), so "Zürich", "東京" and "🏃" line up in a UTF-8
+/// terminal.
 public struct TextTable: Sendable {
     /// How a column's cells line up within its width.
     public enum Alignment: Sendable {
@@ -43,24 +44,43 @@ public struct TextTable: Sendable {
     }
 
     /// The header, then one line per row, each ending in a newline; trailing spaces trimmed.
-    public func render() -> String {
-        let widths = columns.indices.map { index in
-            rows.reduce(columns[index].header.count) { max($0, $1[index].count) }
+    ///
+    /// With `width`, left-aligned columns give up columns, the widest first, until a line fits; a cell cut short ends
+    /// in `…`. A column keeps at least its header's width, so a table too wide for that stays wider than `width`.
+    public func render(width: Int? = nil) -> String {
+        var widths = columns.indices.map { index in
+            rows.reduce(DisplayWidth.of(columns[index].header)) { max($0, DisplayWidth.of($1[index])) }
         }
+        if let width { shrink(&widths, to: width) }
         var output = ""
-        for row in [columns.map(\.header)] + rows {
+        for (number, row) in ([columns.map(\.header)] + rows).enumerated() {
             var line = ""
             for (index, cell) in row.enumerated() {
-                let padding = String(repeating: " ", count: widths[index] - cell.count)
+                let shown = number == 0 ? cell : DisplayWidth.truncated(cell, to: widths[index])
+                let padding = String(repeating: " ", count: max(0, widths[index] - DisplayWidth.of(shown)))
                 if index > 0 { line += separator }
                 switch columns[index].alignment {
-                case .left: line += cell + padding
-                case .right: line += padding + cell
+                case .left: line += shown + padding
+                case .right: line += padding + shown
                 }
             }
             while line.last == " " { line.removeLast() }
             output += line + "\n"
         }
         return output
+    }
+
+    /// Narrows the left-aligned columns, the widest first, until the line fits `width`.
+    ///
+    /// Or until none can give more.
+    private func shrink(_ widths: inout [Int], to width: Int) {
+        let minimum = columns.map { max(DisplayWidth.of($0.header), 3) }
+        var excess = widths.reduce(0, +) + DisplayWidth.of(separator) * max(0, columns.count - 1) - width
+        while excess > 0 {
+            let candidates = columns.indices.filter { columns[$0].alignment == .left && widths[$0] > minimum[$0] }
+            guard let widest = candidates.max(by: { widths[$0] < widths[$1] }) else { return }
+            widths[widest] -= 1
+            excess -= 1
+        }
     }
 }

@@ -7,11 +7,11 @@ extension TextTable {
     /// One row each, in the order given.
     public static func workouts(_ workouts: [WorkoutRecord]) -> TextTable {
         // The FLAGS column appears only when a row has one, so the common table stays as it was.
-        let flagged = workouts.contains { !flags(of: $0).isEmpty }
+        let flagged = workouts.contains { !$0.flags.isEmpty }
         var columns: [TextTable.Column] = [
             .init("ID", alignment: .right), .init("DEVICE"), .init("LOCATION"), .init("DATE"),
             .init("INTENSITY", alignment: .right), .init("STARTED"), .init("ENDED"),
-            .init("DURATION_S", alignment: .right),
+            .init("DURATION", alignment: .right),
         ]
         if flagged { columns.append(.init("FLAGS")) }
         var table = TextTable(columns: columns)
@@ -21,7 +21,7 @@ extension TextTable {
                 String(workout.id), device, workout.location, TableDate.format(workout.date),
                 String(workout.intensityLevel), TableDate.format(workout.startedAt),
                 workout.endedAt.map(TableDate.format) ?? "active",
-                workout.durationSeconds.map(WorkoutDuration.text) ?? "",
+                workout.durationSeconds.map(SpokenDuration.text) ?? "",
             ]
             if flagged { row.append(flags(of: workout)) }
             table.append(row)
@@ -29,19 +29,8 @@ extension TextTable {
         return table
     }
 
-    /// What a reader should not take at face value.
-    ///
-    /// `date-implausible` (the wearable's date is outside ``PlausibleWorkoutDate``), `clock-unsynchronized` (the hub's
-    /// times were taken before its clock was synchronised), `clock-corrected` (they were, and were corrected from the
-    /// boot-time clock since).
+    /// The FLAGS cell: ``WorkoutRecord/flags``, comma-separated.
     static func flags(of workout: WorkoutRecord) -> String {
-        var flags: [String] = []
-        if !workout.dateIsPlausible { flags.append("date-implausible") }
-        switch workout.clockMark {
-        case .unsynchronized?: flags.append("clock-unsynchronized")
-        case .corrected?: flags.append("clock-corrected")
-        case nil: break
-        }
-        return flags.joined(separator: ",")
+        workout.flags.map(\.rawValue).joined(separator: ",")
     }
 }

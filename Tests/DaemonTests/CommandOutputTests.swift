@@ -6,6 +6,7 @@ import WorkoutProtocol
 import WorkoutdTesting
 
 import class WorkoutctlCommands.ControlConnection
+import enum WorkoutctlCommands.TableDate
 
 /// Every workoutctl command against a running daemon with a wearable on a pty.
 ///
@@ -52,7 +53,7 @@ import class WorkoutctlCommands.ControlConnection
             }
         )
         #expect(rows["version"] == WorkoutdVersion.current)
-        #expect(rows["devices"] == "1 connected, 1 attached")
+        #expect(rows["devices"] == "1 connected")
         #expect(rows["commands"] == "5")
         #expect(rows["errors"] == "1")
         #expect(rows["invalid lines"] == "1")
@@ -124,7 +125,7 @@ import class WorkoutctlCommands.ControlConnection
         let header = table.lines[0].split(separator: " ")
         #expect(
             Array(header.prefix(8)) == [
-                "ID", "DEVICE", "LOCATION", "DATE", "INTENSITY", "STARTED", "ENDED", "DURATION_S",
+                "ID", "DEVICE", "LOCATION", "DATE", "INTENSITY", "STARTED", "ENDED", "DURATION",
             ]
         )
         #expect(header.count == 8 || (header.last == "FLAGS" && table.lines[1].hasSuffix("clock-unsynchronized")))
@@ -140,6 +141,25 @@ import class WorkoutctlCommands.ControlConnection
         #expect(workouts.first?.intensityLevel == 5)
         #expect(workouts.first?.startCommandID == .integer(1))
         #expect(workouts.first?.endedAt != nil)
+
+        // The JSON's flags are the table's FLAGS, with the same words; the line carries them as an array.
+        let flags = try #require(workouts.first).flags.map(\.rawValue)
+        #expect(flags.isEmpty ? header.count == 8 : table.lines[1].hasSuffix(flags.joined(separator: ",")))
+        let raw = try daemon.ctl(["workouts", "--json"]).stdout
+        #expect(raw.contains(#""flags":["# + flags.map { "\"\($0)\"" }.joined(separator: ",") + "]"), "\(raw)")
+
+        // --since and --until bound the start as /api/workouts does: at or after, and before.
+        let started = try #require(workouts.first).startedAt
+        let second = TableDate.format(started)
+        #expect(try daemon.ctlJSON(["workouts", "--since", second], as: WorkoutRecord.self).count == 1)
+        let later = started.addingTimeInterval(1).formatted(.iso8601)
+        #expect(try daemon.ctlJSON(["workouts", "--since", later], as: WorkoutRecord.self).isEmpty)
+        #expect(try daemon.ctlJSON(["workouts", "--until", later], as: WorkoutRecord.self).count == 1)
+        let earlier = started.addingTimeInterval(-1).formatted(.iso8601)
+        #expect(try daemon.ctlJSON(["workouts", "--until", earlier], as: WorkoutRecord.self).isEmpty)
+        let badTime = try daemon.ctl(["workouts", "--since", "yesterday"])
+        #expect(badTime.status == 64)
+        #expect(badTime.stderr.contains("--since must be an ISO 8601 time"), "\(badTime.stderr)")
 
         let other = try daemon.ctl(["workouts", "--device", "someone-else"])
         #expect(other.lines.count == 1, "only the header for a device with no workouts")

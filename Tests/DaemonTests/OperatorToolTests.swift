@@ -5,6 +5,8 @@ import WorkoutEngine
 import WorkoutProtocol
 import WorkoutdTesting
 
+import enum WorkoutctlCommands.SpokenDuration
+
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -68,7 +70,7 @@ import Glibc
         let reply = try wearable.request(CommandLines.end())
         let object = try #require(try JSONSerialization.jsonObject(with: Data(reply.utf8)) as? [String: Any])
         let duration = try #require(object["duration_seconds"] as? Double)
-        let text = WorkoutDuration.text(duration)
+        let text = SpokenDuration.text(duration)
         #expect(duration > 0)
 
         let json = try daemon.ctlJSON(["workouts"], as: WorkoutRecord.self)

@@ -19,6 +19,10 @@ int wd_set_exclusive(int fd);
 /// Bytes waiting to be read on a tty (FIONREAD), or -1 with errno set.
 int wd_bytes_available(int fd);
 
+/// The width in columns of the terminal `fd` is (TIOCGWINSZ), 0 when it reports none, or -1 with errno set
+/// (ENOTTY when `fd` is not a terminal).
+int wd_terminal_columns(int fd);
+
 /// pidfd_open(2): a descriptor for the process `pid` that keeps naming that process even after its pid is
 /// reused. Returns the descriptor (O_CLOEXEC), or -1 with errno set (ENOSYS before Linux 5.3). Swift cannot
 /// call the variadic syscall(2).
