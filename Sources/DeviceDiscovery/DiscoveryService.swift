@@ -58,10 +58,16 @@ public final class DiscoveryService: Service, Sendable {
             logger.notice("device discovery disabled; releasing the devices it found")
             monitor.withLock { $0 }?.stop()
         case (false, let matcher?):
-            logger.notice("device discovery enabled", metadata: ["rules": "\(matcher.rules.map(\.description))"])
+            logger.notice(
+                "device discovery enabled",
+                metadata: ["rules": .array(matcher.rules.map { .string($0.description) })]
+            )
             enable.yield()
         case (true, let matcher?):
-            logger.info("device match rules updated", metadata: ["rules": "\(matcher.rules.map(\.description))"])
+            logger.info(
+                "device match rules updated",
+                metadata: ["rules": .array(matcher.rules.map { .string($0.description) })]
+            )
         case (false, nil):
             break
         }

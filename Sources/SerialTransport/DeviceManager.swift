@@ -93,7 +93,6 @@ public actor DeviceManager {
             return
         }
         detach(path: spec.path)
-        announceFirstSighting(spec)
         let stats = DeviceStats(identity: spec.identity, path: spec.path)
         statsByDevice.add(stats)
         let task = Task { await self.serve(spec, stats: stats) }
@@ -210,10 +209,11 @@ public actor DeviceManager {
         attach(spec)
     }
 
-    /// Logs the first sighting of an identity at notice.
+    /// Logs the first sighting of an identity at notice, once its node opened as a serial terminal.
     ///
-    /// Since start, and not when the store already has a session for it (a wearable the hub knew before a restart is
-    /// not announced again).
+    /// A configured path that is missing or is not a tty (a typo such as `/etc/hostname`) is never announced. Since
+    /// start, and not when the store already has a session for it (a wearable the hub knew before a restart is not
+    /// announced again).
     private func announceFirstSighting(_ spec: DeviceSpec) {
         guard sighted.insert(spec.identity).inserted else { return }
         let store = engine.store
@@ -300,6 +300,7 @@ public actor DeviceManager {
             stats.connected()
             if !everConnected.insert(spec.identity).inserted { reconnects.increment() }
             logger.info("device connected", metadata: failedOpens.map { ["after_failed_opens": "\($0)"] } ?? [:])
+            announceFirstSighting(spec)
             observer?(.connected(stats))
             try? await channel.closeFuture.get()
             stats.disconnected()

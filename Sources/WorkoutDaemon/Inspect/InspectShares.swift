@@ -19,6 +19,6 @@ struct Shares: AsyncParsableCommand {
             for share in shares { try InspectedStore.printJSONLine(share) }
             return
         }
-        print(TextTable.shares(shares).render(), terminator: "")
+        Output.table(.shares(shares))
     }
 }

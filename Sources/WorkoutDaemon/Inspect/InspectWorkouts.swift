@@ -23,6 +23,6 @@ struct Workouts: AsyncParsableCommand {
             for workout in workouts { try InspectedStore.printJSONLine(workout) }
             return
         }
-        print(TextTable.workouts(workouts).render(), terminator: "")
+        Output.table(.workouts(workouts))
     }
 }

@@ -64,11 +64,25 @@ struct DaemonLogHandler: LogHandler {
         line += UntrustedText.escaped(event.message.description)
         let merged = event.metadata.map { metadata.merging($0) { $1 } } ?? metadata
         for (key, value) in merged.sorted(by: { $0.key < $1.key }) {
-            line += " \(UntrustedText.escaped(key))=\(UntrustedText.logfmtValue("\(value)"))"
+            line += " \(UntrustedText.escaped(key))=\(UntrustedText.logfmtValue(Self.text(of: value)))"
         }
         line += "\n"
         Self.output.withLock { _ in
             FileHandle.standardError.write(Data(line.utf8))
+        }
+    }
+
+    /// A metadata value as plain text: a list's items joined by `, `, a dictionary's as `key: value`.
+    ///
+    /// Not Swift's debug form, whose brackets and quotes would come out escaped into noise; escaping is
+    /// ``UntrustedText/logfmtValue(_:)``'s, afterwards.
+    static func text(of value: Logger.Metadata.Value) -> String {
+        switch value {
+        case .string(let string): string
+        case .stringConvertible(let convertible): convertible.description
+        case .array(let items): items.map(text(of:)).joined(separator: ", ")
+        case .dictionary(let entries):
+            entries.sorted { $0.key < $1.key }.map { "\($0.key): \(text(of: $0.value))" }.joined(separator: ", ")
         }
     }
 
