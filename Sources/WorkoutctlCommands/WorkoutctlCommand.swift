@@ -13,7 +13,7 @@ struct WorkoutctlCommand: ParsableCommand {
             """,
         version: WorkoutdVersion.current,
         subcommands: [
-            StatusCommand.self, DevicesCommand.self, WorkoutsCommand.self, SharesCommand.self,
+            StatusCommand.self, DevicesCommand.self, WorkoutsCommand.self, SharesCommand.self, DiagnoseCommand.self,
             EventsCommand.self, SendCommand.self, MetricsCommand.self, LabelCommand.self,
         ]
     )

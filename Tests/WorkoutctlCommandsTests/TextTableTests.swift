@@ -140,3 +140,48 @@ import WorkoutctlCommands
         #expect(TableDate.format(expected) == "2026-11-28 07:50:15Z")
     }
 }
+
+/// What `workoutctl diagnose` does to a configuration before it leaves the hub.
+@Suite struct RedactionTests {
+    @Test func secretsAreMarkedAndWhatIsNotSecretStays() {
+        var redaction = Redaction()
+        let yaml = redaction.configuration(
+            """
+            state_dir: /var/lib/workoutd  # the old password was hunter22
+            replication:
+              postgres_url: postgres://hub:S3cretPass@db.example.org/workouts?sslmode=require
+              password_file: /etc/workoutd/pg-password
+            shares:
+              twitter:
+                url: "https://user:HookPass@hooks.example.com/services/SECRETPATH?key=K3yValue"
+                command: [/usr/bin/notify, --token, T0kenValue]
+            web:
+              token: WebT0ken
+            """
+        )
+        #expect(
+            yaml == """
+                state_dir: /var/lib/workoutd
+                replication:
+                  postgres_url: "postgres://hub:**REDACTED**@db.example.org/workouts?sslmode=require"
+                  password_file: /etc/workoutd/pg-password
+                shares:
+                  twitter:
+                    url: "https://user:**REDACTED**@hooks.example.com/**REDACTED**"
+                    command: [/usr/bin/notify, "**REDACTED**"]
+                web:
+                  token: "**REDACTED**"
+                """
+        )
+        let unit = """
+            Environment=WORKOUTD_REPLICATION_POSTGRES_URL=postgres://hub:S3cretPass@db/workouts
+            ExecStart=/usr/bin/notify --token T0kenValue
+            line with password=Other1 and Authorization: Bearer abc.def and access_token=xyz
+            """
+        let scrubbed = redaction.scrub(unit)
+        for secret in ["S3cretPass", "T0kenValue", "Other1", "abc.def", "xyz", "HookPass", "SECRETPATH", "WebT0ken"] {
+            #expect(!scrubbed.contains(secret), "\(secret): \(scrubbed)")
+        }
+        #expect(scrubbed.contains("ExecStart=/usr/bin/notify --token **REDACTED**"), "\(scrubbed)")
+    }
+}
