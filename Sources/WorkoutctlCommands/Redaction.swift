@@ -18,8 +18,11 @@ public struct Redaction: Sendable {
     /// Remembers `value` (a secret read elsewhere, e.g. a token file) so that ``scrub(_:)`` removes it.
     public mutating func remember(_ value: String) {
         let trimmed = value.trimmingCharacters(in: .whitespacesAndNewlines)
-        // Very short values would blank out ordinary words; such a secret is no secret.
-        if trimmed.count >= 4 { secrets.insert(trimmed) }
+        // Very short values, numbers and YAML's words would blank out ordinary text; such a secret is no secret.
+        guard trimmed.count >= 4, !trimmed.allSatisfy(\.isNumber),
+            !["true", "false", "null"].contains(trimmed.lowercased())
+        else { return }
+        secrets.insert(trimmed)
     }
 
     /// Remembers a command's argument unless it is an option's name (`--token`), which is no secret.
@@ -66,6 +69,8 @@ public struct Redaction: Sendable {
         var output: [String] = []
         var listOwner: (indent: Int, key: String, items: Int)?
         for rawLine in yaml.split(separator: "\n", omittingEmptySubsequences: false) {
+            // A comment line goes whole, so the file does not turn into blank lines.
+            if rawLine.drop(while: { $0 == " " }).hasPrefix("#") { continue }
             let line = Self.withoutComment(String(rawLine))
             let indent = line.prefix { $0 == " " }.count
             let body = line.dropFirst(indent)
@@ -110,6 +115,7 @@ public struct Redaction: Sendable {
         let name = key.split(separator: ".").last.map(String.init) ?? key
         let lowered = name.lowercased()
         let plain = Self.unquoted(value)
+        if plain.isEmpty { return value }
         if key.hasPrefix("shares."), lowered == "command" {
             let items = Self.inlineList(plain)
             guard items.count > 1 else { return value }
@@ -120,14 +126,14 @@ public struct Redaction: Sendable {
             return "\"\(redactedURL(plain, keepPath: key == "replication.postgres_url"))\""
         }
         let pathLike = lowered.hasSuffix("_file") || lowered.hasSuffix("_credential")
-        if !pathLike, Self.secretNames.contains(where: { lowered.contains($0) }) {
+        if !pathLike, Self.secretNames.contains(where: { lowered.hasSuffix($0) }) {
             remember(plain)
             return "\"\(Self.marker)\""
         }
         return value
     }
 
-    /// Key names whose values are secrets themselves.
+    /// How the names of keys whose values are secrets themselves end.
     ///
     /// A `_file` or `_credential` key only names where one is.
     static let secretNames = ["password", "passwd", "token", "secret", "api_key", "apikey", "private_key"]

@@ -151,12 +151,16 @@ import WorkoutctlCommands
             replication:
               postgres_url: postgres://hub:S3cretPass@db.example.org/workouts?sslmode=require
               password_file: /etc/workoutd/pg-password
+              allow_password_without_verified_server: false
+            clock:
+              assume_synchronized: false
             shares:
               twitter:
                 url: "https://user:HookPass@hooks.example.com/services/SECRETPATH?key=K3yValue"
                 command: [/usr/bin/notify, --token, T0kenValue]
             web:
               token: WebT0ken
+              token_file: ""
             """
         )
         #expect(
@@ -165,12 +169,16 @@ import WorkoutctlCommands
                 replication:
                   postgres_url: "postgres://hub:**REDACTED**@db.example.org/workouts?sslmode=require"
                   password_file: /etc/workoutd/pg-password
+                  allow_password_without_verified_server: false
+                clock:
+                  assume_synchronized: false
                 shares:
                   twitter:
                     url: "https://user:**REDACTED**@hooks.example.com/**REDACTED**"
                     command: [/usr/bin/notify, "**REDACTED**"]
                 web:
                   token: "**REDACTED**"
+                  token_file: ""
                 """
         )
         let unit = """
@@ -183,5 +191,6 @@ import WorkoutctlCommands
             #expect(!scrubbed.contains(secret), "\(secret): \(scrubbed)")
         }
         #expect(scrubbed.contains("ExecStart=/usr/bin/notify --token **REDACTED**"), "\(scrubbed)")
+        #expect(redaction.scrub("assume_synchronized: false") == "assume_synchronized: false")
     }
 }
