@@ -130,6 +130,24 @@ import WorkoutdTesting
         #expect(page.body.contains(#"<script src="/assets/app.js" defer></script>"#))
     }
 
+    /// `/api/workouts` carries each workout's flags as `workoutctl workouts` shows them in FLAGS.
+    @Test func workoutsCarryTheirFlags() async throws {
+        let wearable = try SimulatedWearable()
+        let web = try WebDaemon(devices: [wearable.devicePath])
+        #expect(try wearable.request(CommandLines.start(id: 1)).contains(#""status":"ok""#))
+        #expect(try wearable.request(CommandLines.end(id: 2)).contains(#""status":"ok""#))
+        let raw = try await RawHTTP.send(.GET, web.baseURL + "/api/workouts")
+        let object = try JSONSerialization.jsonObject(with: Data(raw.body.utf8)) as? [String: Any]
+        let listed = try #require(object?["workouts"] as? [[String: Any]])
+        let decoded = try await web.client().getWorkouts().ok.body.json.workouts
+        #expect(listed.count == 1 && decoded.count == 1)
+        let flags = try #require(listed.first?["flags"] as? [String], "\(raw.body)")
+        #expect(flags == decoded.first?.flags.map(\.rawValue))
+        // The clock mark the flags come from is there as well: the store's query attaches it.
+        #expect((listed.first?["clockMark"] as? String) == decoded.first?.clockMark?.rawValue)
+        #expect(flags.contains("clock-unsynchronized") == (decoded.first?.clockMark == .unsynchronized))
+    }
+
     @Test func aHostileLocationIsShownAsText() async throws {
         let wearable = try SimulatedWearable()
         let web = try WebDaemon(devices: [wearable.devicePath])
