@@ -132,7 +132,7 @@ public final class DiscoveryService: Service, Sendable {
             "device discovery ready",
             metadata: [
                 "present": "\(present.count)", "served": "\(served.count)",
-                "rules": "\(matcher.withLock { $0 }?.rules.map(\.description) ?? [])",
+                "rules": .array((matcher.withLock { $0 }?.rules ?? []).map { .string($0.description) }),
             ]
         )
         readiness.signal()
