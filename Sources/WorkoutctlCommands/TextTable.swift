@@ -13,13 +13,18 @@ public struct TextTable: Sendable {
     }
 
     /// A column: its header and how its cells are aligned (numbers read best aligned right).
+    ///
+    /// A column that is not `truncatable` (a time, which means nothing cut short) keeps its width when the table is
+    /// fitted to a terminal; right-aligned columns (numbers) always do.
     public struct Column: Sendable {
         public var header: String
         public var alignment: Alignment
+        public var truncatable: Bool
 
-        public init(_ header: String, alignment: Alignment = .left) {
+        public init(_ header: String, alignment: Alignment = .left, truncatable: Bool = true) {
             self.header = header
             self.alignment = alignment
+            self.truncatable = truncatable
         }
     }
 
@@ -45,7 +50,7 @@ public struct TextTable: Sendable {
 
     /// The header, then one line per row, each ending in a newline; trailing spaces trimmed.
     ///
-    /// With `width`, left-aligned columns give up columns, the widest first, until a line fits; a cell cut short ends
+    /// With `width`, left-aligned truncatable columns give up columns, the widest first, until a line fits; a cell cut short ends
     /// in `…`. A column keeps at least its header's width, so a table too wide for that stays wider than `width`.
     public func render(width: Int? = nil) -> String {
         var widths = columns.indices.map { index in
@@ -77,7 +82,9 @@ public struct TextTable: Sendable {
         let minimum = columns.map { max(DisplayWidth.of($0.header), 3) }
         var excess = widths.reduce(0, +) + DisplayWidth.of(separator) * max(0, columns.count - 1) - width
         while excess > 0 {
-            let candidates = columns.indices.filter { columns[$0].alignment == .left && widths[$0] > minimum[$0] }
+            let candidates = columns.indices.filter {
+                columns[$0].alignment == .left && columns[$0].truncatable && widths[$0] > minimum[$0]
+            }
             guard let widest = candidates.max(by: { widths[$0] < widths[$1] }) else { return }
             widths[widest] -= 1
             excess -= 1

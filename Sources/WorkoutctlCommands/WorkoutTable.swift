@@ -9,11 +9,12 @@ extension TextTable {
         // The FLAGS column appears only when a row has one, so the common table stays as it was.
         let flagged = workouts.contains { !$0.flags.isEmpty }
         var columns: [TextTable.Column] = [
-            .init("ID", alignment: .right), .init("DEVICE"), .init("LOCATION"), .init("DATE"),
-            .init("INTENSITY", alignment: .right), .init("STARTED"), .init("ENDED"),
+            .init("ID", alignment: .right), .init("DEVICE"), .init("LOCATION"), .init("DATE", truncatable: false),
+            .init("INTENSITY", alignment: .right), .init("STARTED", truncatable: false),
+            .init("ENDED", truncatable: false),
             .init("DURATION", alignment: .right),
         ]
-        if flagged { columns.append(.init("FLAGS")) }
+        if flagged { columns.append(.init("FLAGS", truncatable: false)) }
         var table = TextTable(columns: columns)
         for workout in workouts {
             let device = workout.deviceName.map { "\($0) (\(workout.device))" } ?? workout.device.rawValue

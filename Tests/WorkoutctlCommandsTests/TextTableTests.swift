@@ -76,6 +76,13 @@ import WorkoutctlCommands
         #expect(table.render().contains(String(repeating: "Very long location ", count: 9)), "no width: whole")
     }
 
+    @Test func timesKeepTheirWidthWhileTextGivesWay() {
+        var table = TextTable(columns: [.init("LOCATION"), .init("STARTED", truncatable: false), .init("FLAGS")])
+        table.append(["A gym with a very long name indeed", "2026-11-28 07:50:15Z", "clock-unsynchronized"])
+        let lines = table.render(width: 50).split(separator: "\n")
+        #expect(lines[1] == "A gym with a…  2026-11-28 07:50:15Z  clock-unsync…", "\(lines)")
+    }
+
     @Test func headersAreNeverCut() {
         var table = TextTable(columns: [.init("LOCATION"), .init("DEVICE")])
         table.append(["somewhere far away", "a-wearable-with-a-long-name"])
