@@ -78,7 +78,7 @@ public final class ControlResponder: Sendable {
                 let query = WorkoutQuery(startedFrom: since, startedBefore: until, limit: limit)
                 return try reply(
                     request,
-                    WorkoutList(workouts: try await workouts(query, device: device)),
+                    WorkoutList(workouts: try await workouts(query, matching: device)),
                     encoder
                 )
             case .shares(let limit):
@@ -169,18 +169,10 @@ public final class ControlResponder: Sendable {
         return DeviceList(devices: devices, unknown: unknown)
     }
 
-    /// `workouts`: newest first, of the device named by identity or node (all when nil).
-    ///
-    /// `query` narrows them.
-    public func workouts(_ query: WorkoutQuery, device: String?) async throws(ControlError) -> [WorkoutRecord] {
-        var query = query
-        query.device = await resolve(device)
-        return try await named(try await storage { [query] in try await self.records.workouts(matching: query) })
-    }
-
     /// Workouts, newest first, of the devices whose serial, node or name contains `device`.
     ///
-    /// The page's filter. Letters match in any case; all devices when `device` is nil. `query` narrows them as for the other queries.
+    /// The `workouts` method's, the API's and the page's filter. Letters match in any case; all devices when
+    /// `device` is nil. `query` narrows them as for the other queries.
     public func workouts(_ query: WorkoutQuery, matching device: String?) async throws(ControlError) -> [WorkoutRecord]
     {
         var query = query
@@ -271,11 +263,6 @@ public final class ControlResponder: Sendable {
             throw ControlError(.unavailable, "The session returned no reply.")
         }
         return SendResult(device: identity.rawValue, reply: reply)
-    }
-
-    private func resolve(_ name: String?) async -> DeviceIdentity? {
-        guard let name else { return nil }
-        return await resolve(name)
     }
 
     /// A device named by its identity or by the node it is attached on.

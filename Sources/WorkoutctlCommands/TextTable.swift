@@ -50,8 +50,9 @@ public struct TextTable: Sendable {
 
     /// The header, then one line per row, each ending in a newline; trailing spaces trimmed.
     ///
-    /// With `width`, left-aligned truncatable columns give up columns, the widest first, until a line fits; a cell cut short ends
-    /// in `…`. A column keeps at least its header's width, so a table too wide for that stays wider than `width`.
+    /// With `width`, left-aligned truncatable columns give up columns, the widest first, until a line fits; a cell
+    /// cut short ends in `…`. A column keeps at least its header's width, so a table too wide for that stays wider
+    /// than `width`.
     public func render(width: Int? = nil) -> String {
         var widths = columns.indices.map { index in
             rows.reduce(DisplayWidth.of(columns[index].header)) { max($0, DisplayWidth.of($1[index])) }

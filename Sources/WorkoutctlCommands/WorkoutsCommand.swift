@@ -8,7 +8,10 @@ struct WorkoutsCommand: ParsableCommand {
 
     @OptionGroup var options: GlobalOptions
 
-    @Option(name: .long, help: "Only this device (its identity or node).")
+    @Option(
+        name: .long,
+        help: "Only devices whose serial, node or name contains this, letters in any case (as /api/workouts)."
+    )
     var device: String?
 
     @Option(

@@ -161,6 +161,12 @@ import enum WorkoutctlCommands.TableDate
         #expect(badTime.status == 64)
         #expect(badTime.stderr.contains("--since must be an ISO 8601 time"), "\(badTime.stderr)")
 
+        // --device as /api/workouts takes it: part of the serial, node or name, letters in any case.
+        #expect(try daemon.ctl(["label", wearable.devicePath, "Front Desk"]).status == 0)
+        #expect(try daemon.ctlJSON(["workouts", "--device", "front"], as: WorkoutRecord.self).count == 1)
+        let tail = String(wearable.devicePath.suffix(4))
+        #expect(try daemon.ctlJSON(["workouts", "--device", tail], as: WorkoutRecord.self).count == 1)
+
         let other = try daemon.ctl(["workouts", "--device", "someone-else"])
         #expect(other.lines.count == 1, "only the header for a device with no workouts")
         #expect(try daemon.ctl(["workouts", "--limit", "0"]).status != 0)
