@@ -209,20 +209,18 @@ public actor DeviceManager {
         attach(spec)
     }
 
-    /// Logs the first sighting of an identity at notice, once its node opened as a serial terminal.
+    /// Logs the first sighting of an identity at notice, once it answered as a wearable.
     ///
-    /// A configured path that is missing or is not a tty (a typo such as `/etc/hostname`) is never announced. Since
-    /// start, and not when the store already has a session for it (a wearable the hub knew before a restart is not
-    /// announced again).
-    private func announceFirstSighting(_ spec: DeviceSpec) {
+    /// That is, at its first decoded command. A configured path that is missing, is not a tty (a typo such as `/etc/hostname`) or never sends a command is
+    /// never announced. Since start, and not when the store already had a session for it when it connected (a
+    /// wearable the hub knew before a restart is not announced again).
+    ///
+    /// Called once the node opened, before its pipeline reads: the store is asked before the device can change it.
+    private func announceFirstSighting(_ spec: DeviceSpec, stats: DeviceStats) async {
         guard sighted.insert(spec.identity).inserted else { return }
-        let store = engine.store
-        let logger = self.logger
-        Task {
-            let snapshot = try? await store.restore(spec.identity)
-            guard snapshot == nil || snapshot == DeviceSnapshot() else { return }
-            logger.notice("new wearable seen", metadata: ["device": "\(spec.identity)", "node": "\(spec.path)"])
-        }
+        let snapshot = try? await engine.store.restore(spec.identity)
+        guard snapshot == nil || snapshot == DeviceSnapshot() else { return }
+        stats.announceOnFirstCommand(logger)
     }
 
     /// Graceful shutdown: stop reading everywhere, answer what was read, flush, close.
@@ -280,6 +278,7 @@ public actor DeviceManager {
                 continue
             }
             let failedOpens = attempts.opened(logger: logger)
+            await announceFirstSighting(spec, stats: stats)
 
             let channel: any Channel
             let builtWith = options
@@ -300,7 +299,6 @@ public actor DeviceManager {
             stats.connected()
             if !everConnected.insert(spec.identity).inserted { reconnects.increment() }
             logger.info("device connected", metadata: failedOpens.map { ["after_failed_opens": "\($0)"] } ?? [:])
-            announceFirstSighting(spec)
             observer?(.connected(stats))
             try? await channel.closeFuture.get()
             stats.disconnected()
@@ -394,5 +392,6 @@ private final class StatsByDevice: Sendable {
     func count(_ batch: AnsweredBatch) {
         guard let stats = byIdentity.withLock({ $0[batch.device] }) else { return }
         stats.handled(commands: batch.replies.count, errors: batch.replies.count { !$0.isSuccess })
+        stats.announceIfAnswered(batch)
     }
 }

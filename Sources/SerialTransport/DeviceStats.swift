@@ -1,4 +1,5 @@
 import Foundation
+import Logging
 import Synchronization
 import WorkoutEngine
 import WorkoutProtocol
@@ -8,6 +9,10 @@ public final class DeviceStats: Sendable {
     public let identity: DeviceIdentity
     public let path: String
     private let counters = Mutex(Counters())
+    /// Set while a first sighting waits for the device's first command.
+    ///
+    /// See ``announceOnFirstCommand(_:)``.
+    private let announcement = Mutex<Logger?>(nil)
 
     public struct Counters: Sendable, Hashable {
         public var connected = false
@@ -41,6 +46,24 @@ public final class DeviceStats: Sendable {
 
     func disconnected() {
         counters.withLock { $0.connected = false }
+    }
+
+    /// Logs `new wearable seen` with `logger` when the device first sends a line that decodes as a command.
+    ///
+    /// So a tty that opens but never speaks the protocol (a modem, a console) is not announced as a wearable.
+    func announceOnFirstCommand(_ logger: Logger) {
+        announcement.withLock { $0 = logger }
+    }
+
+    /// Announces the device if it waits for that and `batch` holds a command it sent.
+    func announceIfAnswered(_ batch: AnsweredBatch) {
+        guard batch.lines.contains(where: { (try? $0.command.get()) != nil }),
+            let logger = announcement.withLock({ pending in
+                defer { pending = nil }
+                return pending
+            })
+        else { return }
+        logger.notice("new wearable seen", metadata: ["device": "\(identity)", "node": "\(path)"])
     }
 
     func handled(commands: Int, errors: Int) {

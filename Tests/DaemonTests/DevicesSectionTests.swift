@@ -58,9 +58,15 @@ import WorkoutdTesting
             configuration: "log_level: info\ndevices:\n  paths: [\(wearable.devicePath)]\n"
         )
         try daemon.waitUntilConnected(wearable.devicePath)
+        // Announced once it answers as a wearable: its first command, not the open.
+        #expect(try daemon.ctl(["send", "--device", wearable.devicePath, CommandLines.start(id: 1)]).status == 0)
+        #expect(
+            !daemon.daemon.log.contains("new wearable seen"),
+            "a command from the control socket is not the wearable"
+        )
+        #expect(try wearable.request(CommandLines.end(id: 2)).contains(#""status":"ok""#))
         try daemon.daemon.waitForLog("new wearable seen")
         #expect(daemon.daemon.log.contains("device=\(wearable.devicePath)"))
-        #expect(try daemon.ctl(["send", "--device", wearable.devicePath, CommandLines.start(id: 1)]).status == 0)
 
         // Restarted on the same state: the store has its session, so it is not announced again.
         daemon.daemon.stop()
@@ -71,6 +77,8 @@ import WorkoutdTesting
         defer { again.stop() }
         try again.waitForLog("control socket listening")
         try daemon.waitUntilConnected(wearable.devicePath)
+        #expect(try wearable.request(CommandLines.start(id: 3)).contains(#""status":"ok""#))
+        #expect(try daemon.ctl(["status"]).status == 0)
         #expect(!again.log.contains("new wearable seen"), "\(again.log)")
     }
 }
