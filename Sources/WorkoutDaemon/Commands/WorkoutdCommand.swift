@@ -21,7 +21,9 @@ public struct WorkoutdCommand: AsyncParsableCommand {
             cannot be created.
             """,
         version: WorkoutdVersion.current,
-        subcommands: [Serve.self, CheckConfig.self, Workouts.self, Shares.self, CheckDatabase.self, ConfigurationKeysCommand.self],
+        subcommands: [
+            Serve.self, CheckConfig.self, Workouts.self, Shares.self, CheckDatabase.self, ConfigurationKeysCommand.self,
+        ],
         defaultSubcommand: Serve.self
     )
 
