@@ -164,6 +164,15 @@ import enum WorkoutctlCommands.TableDate
         // --device as /api/workouts takes it: part of the serial, node or name, letters in any case.
         #expect(try daemon.ctl(["label", wearable.devicePath, "Front Desk"]).status == 0)
         #expect(try daemon.ctlJSON(["workouts", "--device", "front"], as: WorkoutRecord.self).count == 1)
+
+        // `workoutd workouts`, reading the database without the daemon, shows the same name.
+        let state = daemon.directory.appendingPathComponent("state").path
+        let offline = try DaemonProcess(arguments: ["workouts", "--state-dir", state])
+        #expect(try offline.waitForExit() == 0)
+        #expect(offline.log.contains("Front Desk ("), "\(offline.log)")
+        let offlineJSON = try DaemonProcess(arguments: ["workouts", "--state-dir", state, "--json"])
+        #expect(try offlineJSON.waitForExit() == 0)
+        #expect(offlineJSON.log.contains(#""deviceName":"Front Desk""#), "\(offlineJSON.log)")
         let tail = String(wearable.devicePath.suffix(4))
         #expect(try daemon.ctlJSON(["workouts", "--device", tail], as: WorkoutRecord.self).count == 1)
 

@@ -14,7 +14,9 @@ struct Shares: AsyncParsableCommand {
 
     func run() async throws {
         let store = try InspectedStore.open(options.stateDirectory)
-        let shares = try await store.shares(limit: options.limit)
+        var shares = try await store.shares(limit: options.limit)
+        let names = await InspectedStore.deviceNames(in: store)
+        for index in shares.indices { shares[index].deviceName = names[shares[index].device] }
         if options.json {
             for share in shares { try InspectedStore.printJSONLine(share) }
             return

@@ -18,7 +18,9 @@ struct Workouts: AsyncParsableCommand {
 
     func run() async throws {
         let store = try InspectedStore.open(options.stateDirectory)
-        let workouts = try await store.workouts(device: device.map { DeviceIdentity($0) }, limit: options.limit)
+        var workouts = try await store.workouts(device: device.map { DeviceIdentity($0) }, limit: options.limit)
+        let names = await InspectedStore.deviceNames(in: store)
+        for index in workouts.indices { workouts[index].deviceName = names[workouts[index].device] }
         if options.json {
             for workout in workouts { try InspectedStore.printJSONLine(workout) }
             return

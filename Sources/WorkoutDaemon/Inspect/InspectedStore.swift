@@ -18,6 +18,14 @@ enum InspectedStore {
         }
     }
 
+    /// The wearables' names, as `workoutctl label` set them, to show beside their serials.
+    ///
+    /// A database written before names were kept has no table for them, and opened read-only it is not migrated:
+    /// its wearables are shown by serial alone.
+    static func deviceNames(in store: SQLiteWorkoutStore) async -> [DeviceIdentity: String] {
+        (try? await store.deviceNames()) ?? [:]
+    }
+
     /// One compact JSON line, with what a terminal would act on (C1, bidi) as `\u` escapes.
     static func printJSONLine<Value: Encodable>(_ value: Value) throws {
         print(
