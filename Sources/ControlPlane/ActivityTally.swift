@@ -27,12 +27,28 @@ public final class ActivityTally: Sendable {
     private static let outcomeCount = errorCodes.count + 1
 
     private let state = Mutex(State())
-    private let invalidLines = Counter(label: "workoutd_invalid_lines_total")
-    private let replays = Counter(label: "workoutd_replays_total")
-    private let appliedReloads = Counter(label: "workoutd_config_reloads_total", dimensions: [("result", "applied")])
-    private let rejectedReloads = Counter(label: "workoutd_config_reloads_total", dimensions: [("result", "rejected")])
+    private let metrics: any MetricsFactory
+    private let invalidLines: Counter
+    private let replays: Counter
+    private let appliedReloads: Counter
+    private let rejectedReloads: Counter
 
-    public init() {}
+    /// `metrics`: the backend the counters record into.
+    public init(metrics: any MetricsFactory = MetricsSystem.factory) {
+        self.metrics = metrics
+        invalidLines = Counter(label: "workoutd_invalid_lines_total", factory: metrics)
+        replays = Counter(label: "workoutd_replays_total", factory: metrics)
+        appliedReloads = Counter(
+            label: "workoutd_config_reloads_total",
+            dimensions: [("result", "applied")],
+            factory: metrics
+        )
+        rejectedReloads = Counter(
+            label: "workoutd_config_reloads_total",
+            dimensions: [("result", "rejected")],
+            factory: metrics
+        )
+    }
 
     public var counters: ActivityCounters { state.withLock { $0.counters } }
 
@@ -152,7 +168,11 @@ public final class ActivityTally: Sendable {
         let outcomeIndex = slot % Self.outcomeCount
         let type = typeIndex < Self.commandTypes.count ? Self.commandTypes[typeIndex].rawValue : "invalid"
         let outcome = outcomeIndex == 0 ? "ok" : Self.errorCodes[outcomeIndex - 1].rawValue
-        let counter = Counter(label: "workoutd_commands_total", dimensions: [("type", type), ("outcome", outcome)])
+        let counter = Counter(
+            label: "workoutd_commands_total",
+            dimensions: [("type", type), ("outcome", outcome)],
+            factory: metrics
+        )
         state.commandCounters[slot] = counter
         return counter
     }

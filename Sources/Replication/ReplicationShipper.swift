@@ -1,5 +1,6 @@
 import Foundation
 import Logging
+import Metrics
 import NIOCore
 import NIOPosix
 import PostgresNIO
@@ -33,7 +34,8 @@ public final class ReplicationShipper: Service, Sendable {
         log: any ReplicationLog,
         doorbell: ReplicationDoorbell,
         softwareVersion: String,
-        logger: Logger
+        logger: Logger,
+        metrics: any MetricsFactory = MetricsSystem.factory
     ) throws(ReplicationConfigurationError) {
         self.configuration = configuration
         self.log = log
@@ -46,7 +48,8 @@ public final class ReplicationShipper: Service, Sendable {
             server: configuration.redactedDescription,
             serverIdentity: configuration.serverIdentity.rawValue,
             maxConnections: configuration.maximumConnections,
-            logger: logger
+            logger: logger,
+            metrics: metrics
         )
     }
 

@@ -28,14 +28,27 @@ public final class ReplicationStatus: Sendable {
 
     private let snapshot: Mutex<Snapshot>
     private let logger: Logger
-    private let connectedGauge = Gauge(label: "workoutd_replication_connected")
-    private let pendingGauge = Gauge(label: "workoutd_replication_pending")
-    private let lastShippedGauge = Gauge(label: "workoutd_replication_last_shipped_timestamp_seconds")
-    private let shippedCounter = Counter(label: "workoutd_replication_shipped_changes_total")
-    private let failureCounter = Counter(label: "workoutd_replication_failures_total")
-    private let connectionsGauge = Gauge(label: "workoutd_replication_connections")
+    private let connectedGauge: Gauge
+    private let pendingGauge: Gauge
+    private let lastShippedGauge: Gauge
+    private let shippedCounter: Counter
+    private let failureCounter: Counter
+    private let connectionsGauge: Gauge
 
-    init(hubID: String, server: String, serverIdentity: String, maxConnections: Int, logger: Logger) {
+    init(
+        hubID: String,
+        server: String,
+        serverIdentity: String,
+        maxConnections: Int,
+        logger: Logger,
+        metrics: any MetricsFactory = MetricsSystem.factory
+    ) {
+        connectedGauge = Gauge(label: "workoutd_replication_connected", factory: metrics)
+        pendingGauge = Gauge(label: "workoutd_replication_pending", factory: metrics)
+        lastShippedGauge = Gauge(label: "workoutd_replication_last_shipped_timestamp_seconds", factory: metrics)
+        shippedCounter = Counter(label: "workoutd_replication_shipped_changes_total", factory: metrics)
+        failureCounter = Counter(label: "workoutd_replication_failures_total", factory: metrics)
+        connectionsGauge = Gauge(label: "workoutd_replication_connections", factory: metrics)
         snapshot = Mutex(
             Snapshot(
                 state: .disconnected,

@@ -10,8 +10,13 @@ final class ByteCountingHandler: ChannelDuplexHandler {
     typealias OutboundIn = ByteBuffer
     typealias OutboundOut = ByteBuffer
 
-    private let received = Counter(label: "workoutd_device_bytes_total", dimensions: [("direction", "in")])
-    private let sent = Counter(label: "workoutd_device_bytes_total", dimensions: [("direction", "out")])
+    private let received: Counter
+    private let sent: Counter
+
+    init(metrics: any MetricsFactory) {
+        received = Counter(label: "workoutd_device_bytes_total", dimensions: [("direction", "in")], factory: metrics)
+        sent = Counter(label: "workoutd_device_bytes_total", dimensions: [("direction", "out")], factory: metrics)
+    }
 
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
         received.increment(by: unwrapInboundIn(data).readableBytes)

@@ -36,7 +36,8 @@ public actor DeviceManager {
     private var everConnected: Set<DeviceIdentity> = []
     /// Identities whose first sighting was checked (and announced when new) since start.
     private var sighted: Set<DeviceIdentity> = []
-    private let reconnects = Counter(label: "workoutd_reconnects_total")
+    private let reconnects: Counter
+    private let metrics: any MetricsFactory
     /// The attached devices' counters by identity, fed from the engine's answered batches.
     private let statsByDevice = StatsByDevice()
     private let statsObserver: Int
@@ -55,9 +56,12 @@ public actor DeviceManager {
         options: PipelineOptions,
         logger: Logger,
         observer: DeviceActivity.Observer? = nil,
-        allowedSerials: Set<String>? = nil
+        allowedSerials: Set<String>? = nil,
+        metrics: any MetricsFactory = MetricsSystem.factory
     ) {
         admission = DeviceAdmission(allowedSerials: allowedSerials)
+        self.metrics = metrics
+        reconnects = Counter(label: "workoutd_reconnects_total", factory: metrics)
         self.group = group
         self.placement = placement
         self.engine = engine
@@ -339,6 +343,7 @@ public actor DeviceManager {
     ) -> NIOPipeBootstrap {
         // On the session's loop when it was placed on one, so its batches never leave the channel's thread.
         let loop = placement?.loop(for: session.identity)
+        let metrics = metrics
         return NIOPipeBootstrap(group: loop ?? group)
             .channelOption(.autoRead, value: true)
             // Small marks (a few hundred replies) bound how many committed replies can wait unsent.
@@ -365,6 +370,7 @@ public actor DeviceManager {
                         to: channel.pipeline.syncOperations,
                         options: options,
                         logger: logger,
+                        metrics: metrics,
                         unreadInput: { Int(wd_bytes_available(fd)) },
                         processImmediately: immediately,
                         announceAnswered: announce

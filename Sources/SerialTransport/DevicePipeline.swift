@@ -1,4 +1,5 @@
 import Logging
+import Metrics
 import NIOCore
 import WorkoutEngine
 import WorkoutProtocol
@@ -38,12 +39,13 @@ public enum DevicePipeline {
         to pipeline: ChannelPipeline.SynchronousOperations,
         options: PipelineOptions,
         logger: Logger,
+        metrics: any MetricsFactory = MetricsSystem.factory,
         unreadInput: @escaping CommandDispatchHandler.UnreadInput = { 0 },
         processImmediately: CommandDispatchHandler.ProcessImmediately? = nil,
         announceAnswered: CommandDispatchHandler.AnnounceAnswered? = nil,
         process: @escaping CommandDispatchHandler.Process
     ) throws {
-        try pipeline.addHandler(ByteCountingHandler())
+        try pipeline.addHandler(ByteCountingHandler(metrics: metrics))
         let limit = LineLengthLimit(options.maximumLineLength)
         // Framing and decoding in one handler, the read's lines passed on together (see LineDecodingHandler).
         try pipeline.addHandler(LineDecodingHandler(limit: limit))

@@ -13,6 +13,15 @@ public struct SystemdNotifier: Sendable {
         isConnected = getenv("NOTIFY_SOCKET") != nil
     }
 
+    /// A notifier that tells nobody, whatever the environment says.
+    ///
+    /// For a daemon embedded in a test process: it is not the service the service manager started.
+    public static var disconnected: SystemdNotifier { SystemdNotifier(isConnected: false) }
+
+    private init(isConnected: Bool) {
+        self.isConnected = isConnected
+    }
+
     /// `READY=1`: start-up is complete; `systemctl start` returns now.
     @discardableResult
     public func ready(status: String? = nil) -> Bool {

@@ -94,7 +94,7 @@ struct Serve: AsyncParsableCommand {
             throw ExitCode(ConfigurationError.exitStatus)
         }
         let forJournal = JournalStream.isConnected(fileDescriptor: STDERR_FILENO)
-        DaemonLogHandler.configure(level: configuration.logLevel)
+        DaemonLogLevel.process.level = configuration.logLevel
         LoggingSystem.bootstrap { label in
             DaemonLogHandler(label: label, forJournal: forJournal)
         }

@@ -63,6 +63,8 @@ struct DaemonConfiguration: Sendable {
 
     struct Origin: Sendable {
         var file: String?
+        /// The YAML document held in memory instead of a file (a daemon assembled in a test process).
+        var document: ConfigurationDocument?
         var environment: [String: String] = [:]
         var overrides = Overrides()
     }
@@ -78,12 +80,18 @@ struct DaemonConfiguration: Sendable {
 
     /// The configuration as it reads now from the same file, environment and flags (for a reload).
     func reloaded() async throws -> DaemonConfiguration {
-        try await Self.load(file: origin.file, environment: origin.environment, overrides: origin.overrides)
+        try await Self.load(
+            file: origin.file,
+            document: origin.document,
+            environment: origin.environment,
+            overrides: origin.overrides
+        )
     }
 
     /// The configuration, or every error found in it (``ConfigurationErrors``), not only the first.
     static func load(
         file: String?,
+        document: ConfigurationDocument? = nil,
         environment: [String: String],
         overrides: Overrides
     ) async throws(ConfigurationErrors) -> DaemonConfiguration {
@@ -91,8 +99,8 @@ struct DaemonConfiguration: Sendable {
         let check: ConfigurationCheck?
         let reader: ConfigurationReader
         do {
-            check = try self.check(file: file)
-            reader = try await makeReader(file: file, environment: environment)
+            check = try self.check(file: file, document: document)
+            reader = try await makeReader(file: file, document: document, environment: environment)
         } catch let error as ConfigurationError {
             throw ConfigurationErrors(errors: problems + [error])
         } catch {
@@ -101,7 +109,7 @@ struct DaemonConfiguration: Sendable {
         problems += check?.problems ?? []
         var config: DaemonConfiguration?
         do {
-            config = try read(reader, file: file, environment: environment, overrides: overrides)
+            config = try read(reader, file: file, document: document, environment: environment, overrides: overrides)
         } catch let error as ConfigurationError {
             reader.problems.append(error)
         } catch {
@@ -126,8 +134,9 @@ struct DaemonConfiguration: Sendable {
     /// What is wrong is in the result's `problems`.
     ///
     /// Nil when there is no file (the default one may be absent); throws when it cannot be read or is not YAML.
-    static func check(file: String?) throws -> ConfigurationCheck? {
+    static func check(file: String?, document: ConfigurationDocument? = nil) throws -> ConfigurationCheck? {
         let path = file ?? defaultFile
+        if let document { return try ConfigurationCheck(yaml: document.text, file: path) }
         guard file != nil || FileManager.default.fileExists(atPath: path) else { return nil }
         let text: String
         do {
@@ -159,6 +168,7 @@ struct DaemonConfiguration: Sendable {
     private static func read(
         _ reader: ConfigurationReader,
         file: String?,
+        document: ConfigurationDocument?,
         environment: [String: String],
         overrides: Overrides
     ) throws -> DaemonConfiguration {
@@ -257,6 +267,7 @@ struct DaemonConfiguration: Sendable {
         }
         config.origin = Origin(
             file: file,
+            document: document,
             environment: environment.filter { $0.key.hasPrefix(environmentPrefix) },
             overrides: overrides
         )
@@ -405,7 +416,11 @@ struct DaemonConfiguration: Sendable {
         }
     }
 
-    private static func makeReader(file: String?, environment: [String: String]) async throws -> ConfigurationReader {
+    private static func makeReader(
+        file: String?,
+        document: ConfigurationDocument?,
+        environment: [String: String]
+    ) async throws -> ConfigurationReader {
         let variables = Dictionary(
             uniqueKeysWithValues: environment.compactMap { key, value in
                 key.hasPrefix(environmentPrefix) ? (String(key.dropFirst(environmentPrefix.count)), value) : nil
@@ -413,6 +428,14 @@ struct DaemonConfiguration: Sendable {
         )
         var providers: [any ConfigProvider] = [EnvironmentVariablesProvider(environmentVariables: variables)]
         let path = file ?? defaultFile
+        if let document {
+            do {
+                providers.append(try YAMLDocumentProvider(text: document.text, name: path))
+            } catch {
+                throw ConfigurationError(key: "--config", problem: "cannot use \(path): \(error)")
+            }
+            return ConfigurationReader(reader: ConfigReader(providers: providers))
+        }
         do {
             providers.append(try await FileProvider<YAMLSnapshot>(filePath: FilePath(path), allowMissing: file == nil))
         } catch {

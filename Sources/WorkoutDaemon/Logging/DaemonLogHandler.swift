@@ -3,38 +3,53 @@ import Logging
 import Synchronization
 import WorkoutProtocol
 
+/// The level of every logger of one daemon that did not set its own.
+///
+/// `log_level` changes it on reload, for loggers made before the reload too (each `Logger` keeps a copy of its
+/// handler).
+final class DaemonLogLevel: Sendable {
+    /// The level of the daemon that owns the process.
+    static let process = DaemonLogLevel()
+
+    private let index = Atomic<UInt8>(DaemonLogHandler.Level.index(.info))
+
+    var level: Logger.Level {
+        get { DaemonLogHandler.Level.from(index.load(ordering: .relaxed)) }
+        set { index.store(DaemonLogHandler.Level.index(newValue), ordering: .relaxed) }
+    }
+}
+
 /// One line per event on stderr, with metadata as `key=value`.
 ///
 /// Under systemd (`JOURNAL_STREAM` set) each line starts with its syslog priority (`<6>`) and carries no
-/// timestamp, since journald adds both; `journalctl -p warning` then filters properly.
+/// timestamp, since journald adds both; `journalctl -p warning` then filters properly. A daemon assembled in a test
+/// process hands its lines to `output` instead of stderr.
 struct DaemonLogHandler: LogHandler {
-    /// Every logger's level unless one sets its own.
-    ///
-    /// `log_level` changes it on reload, for loggers made before the reload too (each `Logger` keeps a copy of its
-    /// handler).
-    static let configuredLevel = Atomic<UInt8>(Level.index(.info))
-
     /// A level set on one logger (`logger.logLevel = …`) wins over the configured one.
     private var ownLevel: Logger.Level?
     var logLevel: Logger.Level {
-        get { ownLevel ?? Level.from(Self.configuredLevel.load(ordering: .relaxed)) }
+        get { ownLevel ?? configuredLevel.level }
         set { ownLevel = newValue }
     }
     var metadata: Logger.Metadata = [:]
     private let label: String
     private let forJournal: Bool
+    private let configuredLevel: DaemonLogLevel
+    private let output: (@Sendable (String) -> Void)?
 
     /// stderr is shared by every logger; a lock keeps lines whole.
-    private static let output = Mutex<Void>(())
+    private static let standardError = Mutex<Void>(())
 
-    init(label: String, forJournal: Bool) {
+    init(
+        label: String,
+        forJournal: Bool,
+        level: DaemonLogLevel = .process,
+        output: (@Sendable (String) -> Void)? = nil
+    ) {
         self.label = label
         self.forJournal = forJournal
-    }
-
-    /// Sets the level of every logger that did not set its own (at start and on reload).
-    static func configure(level: Logger.Level) {
-        configuredLevel.store(Level.index(level), ordering: .relaxed)
+        self.configuredLevel = level
+        self.output = output
     }
 
     /// `Logger.Level` as a number an `Atomic` can hold.
@@ -67,7 +82,11 @@ struct DaemonLogHandler: LogHandler {
             line += " \(UntrustedText.escaped(key))=\(UntrustedText.logfmtValue(Self.text(of: value)))"
         }
         line += "\n"
-        Self.output.withLock { _ in
+        if let output {
+            output(line)
+            return
+        }
+        Self.standardError.withLock { _ in
             FileHandle.standardError.write(Data(line.utf8))
         }
     }

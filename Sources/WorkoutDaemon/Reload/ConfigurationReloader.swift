@@ -4,6 +4,7 @@ import ServiceLifecycle
 import Synchronization
 import SystemdSupport
 import UnixSignals
+import WorkoutEngine
 
 /// A part of the daemon that can take a new configuration without a restart.
 ///
@@ -32,13 +33,23 @@ final class ConfigurationReloader: Service, Sendable {
     private let hooks = Mutex<[ReloadHook]>([])
     private let tally: ActivityTally
     private let notifier: SystemdNotifier
+    /// Whether SIGHUP reloads; a daemon embedded in a test process is reloaded by calling ``reload()``.
+    private let trapsSignal: Bool
+    private let armed = OneShot<Void>()
     private let logger: Logger
 
-    init(_ configuration: DaemonConfiguration, tally: ActivityTally, notifier: SystemdNotifier, logger: Logger) {
+    init(
+        _ configuration: DaemonConfiguration,
+        tally: ActivityTally,
+        notifier: SystemdNotifier,
+        trapsSignal: Bool = true,
+        logger: Logger
+    ) {
         started = configuration
         current = Mutex(configuration)
         self.tally = tally
         self.notifier = notifier
+        self.trapsSignal = trapsSignal
         self.logger = logger
     }
 
@@ -47,9 +58,20 @@ final class ConfigurationReloader: Service, Sendable {
         hooks.withLock { $0.append(hook) }
     }
 
+    /// Returns once SIGHUP reloads rather than ends the process (at once when no signal is trapped).
+    func waitUntilArmed() async throws {
+        try await armed.value()
+    }
+
     func run() async throws {
+        guard trapsSignal else {
+            armed.finish(.success(()))
+            try? await gracefulShutdown()
+            return
+        }
         let signals = await UnixSignalsSequence(trapping: .sighup)
         logger.info("configuration reload armed (SIGHUP)")
+        armed.finish(.success(()))
         for await _ in signals.cancelOnGracefulShutdown() {
             await reload()
         }

@@ -6,8 +6,10 @@ import WorkoutStorage
 
 extension ReloadHook {
     /// `log_level`: every logger, including those made before the reload, logs at the new level.
-    static let logLevel = ReloadHook(name: "log_level") { configuration in
-        { DaemonLogHandler.configure(level: configuration.logLevel) }
+    static func logLevel(_ setting: DaemonLogLevel) -> ReloadHook {
+        ReloadHook(name: "log_level") { configuration in
+            { setting.level = configuration.logLevel }
+        }
     }
 
     /// `shares.*`: deliveries that start after the reload use the new sinks. Spool files stay in the state

@@ -1,12 +1,14 @@
 import DeviceDiscovery
 import Foundation
 import Logging
+import Metrics
 import NIOCore
 import NIOPosix
 import Replication
 import SerialTransport
 import ServiceLifecycle
 import ShareDelivery
+import SystemdSupport
 import WebServer
 import WorkoutEngine
 import WorkoutProtocol
@@ -16,11 +18,27 @@ import WorkoutStorage
 ///
 /// It runs them as one service group that shuts down gracefully on SIGTERM/SIGINT.
 enum Daemon {
+    /// How the assembly runs: as the daemon that owns the process, or embedded in a test process.
+    struct Mode: Sendable {
+        /// The process is the daemon's: SIGTERM and SIGINT stop it, SIGHUP reloads, start-up code is released.
+        var ownsProcess = true
+        var logLevel: DaemonLogLevel = .process
+        /// Called once devices can be served: when systemd hears READY=1.
+        var ready: @Sendable () -> Void = {}
+        /// Handed the reloader and the service group once they are assembled, before anything runs.
+        var assembled: @Sendable (ConfigurationReloader, ServiceGroup) -> Void = { _, _ in }
+    }
+
     /// `stateLock`: the state directory's lock, held by the caller before anything there is opened.
     ///
     /// Nil for the in-memory store.
-    static func run(_ config: DaemonConfiguration, stateLock: HeldStateDirectoryLock?, logger: Logger) async throws {
-        let observers = DaemonObservers()
+    static func run(
+        _ config: DaemonConfiguration,
+        stateLock: HeldStateDirectoryLock?,
+        logger: Logger,
+        mode: Mode = Mode()
+    ) async throws {
+        let observers = DaemonObservers(ownsProcess: mode.ownsProcess)
         let doorbell = config.replication == nil ? nil : ReplicationDoorbell()
         let store = try openStore(config, replicationDoorbell: doorbell)
         if let sqlite = store as? SQLiteWorkoutStore, sqlite.backFilledForReplication > 0 {
@@ -40,13 +58,18 @@ enum Daemon {
             sessionExecutor: placement.sessionExecutor,
             limits: config.limits
         )
-        let eviction = SessionEviction(engine: engine, timeout: config.limits.sessionIdleTimeout, logger: logger)
+        let eviction = SessionEviction(
+            engine: engine,
+            timeout: config.limits.sessionIdleTimeout,
+            logger: logger,
+            metrics: observers.metrics.factory
+        )
         observers.observe(engine)
         let memoryRelease = MemoryRelease(loop: MultiThreadedEventLoopGroup.singleton.any())
         _ = engine.events.addBatchObserver { _ in memoryRelease.noteActivity() }
         let storageFailures = StorageFailureLog(logger: logger)
         storageFailures.observe(engine.events)
-        let systemd = SystemdServices(logger: logger)
+        let systemd = SystemdServices(logger: logger, notifier: mode.ownsProcess ? SystemdNotifier() : .disconnected)
         systemd.observe(engine.events)
         let manager = DeviceManager(
             group: MultiThreadedEventLoopGroup.singleton,
@@ -58,7 +81,8 @@ enum Daemon {
                 events(activity)
                 status(activity)
             },
-            allowedSerials: config.allowedSerials
+            allowedSerials: config.allowedSerials,
+            metrics: observers.metrics.factory
         )
         let staticDevices = config.devices.map { path in
             DeviceSpec(
@@ -74,8 +98,14 @@ enum Daemon {
             drainTimeout: config.serial.drainTimeout
         )
 
-        let reloader = ConfigurationReloader(config, tally: observers.tally, notifier: systemd.notifier, logger: logger)
-        reloader.register(.logLevel)
+        let reloader = ConfigurationReloader(
+            config,
+            tally: observers.tally,
+            notifier: systemd.notifier,
+            trapsSignal: mode.ownsProcess,
+            logger: logger
+        )
+        reloader.register(.logLevel(mode.logLevel))
         reloader.register(.configuredDevices(manager))
         reloader.register(.limits(engine, eviction: eviction, store: store as? SQLiteWorkoutStore))
         let delivery = ShareDeliveryService(
@@ -94,7 +124,13 @@ enum Daemon {
             services.append(ClockCorrection(clock: clock, store: sqlite, logger: logger))
             services.append(StorageRecovery(store: sqlite, lock: stateLock, failures: storageFailures, logger: logger))
         }
-        let shipper = try makeShipper(config, store: store, doorbell: doorbell, logger: logger)
+        let shipper = try makeShipper(
+            config,
+            store: store,
+            doorbell: doorbell,
+            logger: logger,
+            metrics: observers.metrics.factory
+        )
         if let shipper, let replication = config.replication {
             services.append(shipper)
             reloader.register(.replicationPassword(shipper, current: replication))
@@ -152,15 +188,19 @@ enum Daemon {
                 manager: manager,
                 records: store,
                 untilReady: {
+                    // Ready means every way in is open: devices, workoutctl (bound above), and a reload that does
+                    // not end us.
                     try await discovery.waitUntilReady()
-                    StartupCodeRelease.release()
+                    try await reloader.waitUntilArmed()
+                    if mode.ownsProcess { StartupCodeRelease.release() }
+                    mode.ready()
                 },
                 storageProblem: { integrity.failure }
             )
         )
         var groupConfiguration = ServiceGroupConfiguration(
             services: services.map { .init(service: $0) },
-            gracefulShutdownSignals: [.sigterm, .sigint],
+            gracefulShutdownSignals: mode.ownsProcess ? [.sigterm, .sigint] : [],
             logger: logger
         )
         // Shutdown is bounded: devices get their drain time, then whatever still runs is cancelled, so a
@@ -168,6 +208,7 @@ enum Daemon {
         groupConfiguration.maximumGracefulShutdownDuration = config.serial.drainTimeout + .seconds(5)
         groupConfiguration.maximumCancellationDuration = .seconds(2)
         let group = ServiceGroup(configuration: groupConfiguration)
+        mode.assembled(reloader, group)
         logger.info(
             "workoutd started",
             metadata: [
@@ -175,6 +216,10 @@ enum Daemon {
                 "state_dir": "\(config.stateDirectory)",
             ]
         )
+        defer {
+            // Embedded in a test process, the daemon ends without its process: the next one opens the database.
+            if !mode.ownsProcess { try? (store as? SQLiteWorkoutStore)?.close() }
+        }
         try await group.run()
         logger.info("workoutd stopped")
     }
@@ -204,7 +249,8 @@ enum Daemon {
         _ config: DaemonConfiguration,
         store: any WorkoutStore,
         doorbell: ReplicationDoorbell?,
-        logger: Logger
+        logger: Logger,
+        metrics: any MetricsFactory
     ) throws -> ReplicationShipper? {
         guard let replication = config.replication, let doorbell, let log = store as? any ReplicationLog else {
             return nil
@@ -215,7 +261,8 @@ enum Daemon {
                 log: log,
                 doorbell: doorbell,
                 softwareVersion: WorkoutdVersion.current,
-                logger: logger
+                logger: logger,
+                metrics: metrics
             )
         } catch {
             throw ConfigurationError(key: error.key ?? "replication.password_file", problem: error.description)

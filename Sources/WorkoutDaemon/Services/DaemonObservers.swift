@@ -12,15 +12,21 @@ import WorkoutProtocol
 ///
 /// Made first in the composition root, because metrics bind to their backend when created.
 struct DaemonObservers: Sendable {
-    let registry = DaemonMetrics.bootstrap()
-    let tally = ActivityTally()
+    let metrics: DaemonMetrics
+    let tally: ActivityTally
     let hub = ControlEventHub()
+
+    /// `ownsProcess`: the metrics backend becomes the process's.
+    init(ownsProcess: Bool) {
+        metrics = DaemonMetrics(processWide: ownsProcess)
+        tally = ActivityTally(metrics: metrics.factory)
+    }
 
     /// Feeds the engine's events to the tallies, the handler latency and the event stream.
     ///
     /// A batch's ``EngineEvent/batchAnswered(_:)`` is the one report of its commands having been handled.
     func observe(_ engine: WorkoutEngine) {
-        let handlerLatency = DaemonMetrics.handlerLatency()
+        let handlerLatency = metrics.handlerLatency()
         engine.events.addBatchObserver { [tally, hub] emitted in
             tally.record(emitted)
             if let batch = emitted.answered, batch.origin == .device {
@@ -44,7 +50,7 @@ struct DaemonObservers: Sendable {
         replication shipper: ReplicationShipper? = nil,
         storageProblem: (@Sendable () -> StorageProblem?)? = nil
     ) -> ControlResponder {
-        let registry = self.registry
+        let registry = metrics.registry
         var replication: (@Sendable () async -> ReplicationReport)?
         if let shipper { replication = { await shipper.report() } }
         return ControlResponder(

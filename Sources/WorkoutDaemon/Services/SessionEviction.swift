@@ -13,11 +13,12 @@ final class SessionEviction: Service, Sendable, CustomStringConvertible {
     private let engine: WorkoutEngine
     private let timeout: Mutex<Duration>
     private let logger: Logger
-    private let inMemory = Gauge(label: "workoutd_sessions_in_memory")
+    private let inMemory: Gauge
 
     var description: String { "SessionEviction" }
 
-    init(engine: WorkoutEngine, timeout: Duration, logger: Logger) {
+    init(engine: WorkoutEngine, timeout: Duration, logger: Logger, metrics: any MetricsFactory) {
+        inMemory = Gauge(label: "workoutd_sessions_in_memory", factory: metrics)
         self.engine = engine
         self.timeout = Mutex(timeout)
         self.logger = logger

@@ -7,13 +7,14 @@ import WorkoutEngine
 /// The daemon's side of `Type=notify`: the watchdog and the READY/STATUS/STOPPING reporter.
 /// Both do nothing visible when the daemon was started by hand.
 struct SystemdServices {
-    let notifier = SystemdNotifier()
+    let notifier: SystemdNotifier
     let logger: Logger
     /// Rung when the status line may have changed; see ``observe(_:)`` and ``noteStatusChange()``.
     private let statusChanges = SystemdStatusService.makeChangeStream()
 
-    init(logger: Logger) {
+    init(logger: Logger, notifier: SystemdNotifier = SystemdNotifier()) {
         self.logger = logger
+        self.notifier = notifier
     }
 
     /// Rings the status line on what it describes.

@@ -45,4 +45,12 @@ final class HeldStateDirectoryLock: Sendable {
             return true
         }
     }
+
+    /// Lets the lock go: a daemon embedded in a test process ends without its process ending.
+    func release() {
+        descriptor.withLock { fd in
+            if fd >= 0 { close(fd) }
+            fd = -1
+        }
+    }
 }
