@@ -127,8 +127,10 @@ let package = Package(
             name: "WorkoutdTesting",
             dependencies: [
                 "CPosixTTY", "CUmockdev", "SerialTransport", "StrictJSON", "WorkoutEngine", "WorkoutProtocol",
+                "WorkoutDaemon", "WorkoutctlCommands", "ControlProtocol", "ServiceSupport",
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOEmbedded", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "Logging", package: "swift-log"),
             ],
             swiftSettings: strict

@@ -6,6 +6,7 @@ import NIOPosix
 import ServiceLifecycle
 import Synchronization
 import Testing
+import WorkoutdTesting
 
 @testable import SystemdSupport
 

@@ -11,6 +11,8 @@ public final class DaemonProcess: @unchecked Sendable {
     public let process: Process
     public let logPath: String
     public let arguments: [String]
+    /// What the daemon sends to `NOTIFY_SOCKET`, when started with `readiness`.
+    public let notifications: NotifyMessages?
 
     /// What every daemon a test starts gets unless the test's `environment` says otherwise.
     ///
@@ -22,13 +24,16 @@ public final class DaemonProcess: @unchecked Sendable {
     /// Starts `workoutd` with `arguments` (and extra environment) and returns once it is running. `unsetting`
     /// names defaults to leave out, so the configuration file decides (e.g. `WORKOUTD_WEB_LISTEN`). A `launcher`
     /// runs the daemon (`["/usr/sbin/ip", "netns", "exec", name]`: in a network namespace), and must exec it,
-    /// so the process is the daemon's.
+    /// so the process is the daemon's. With `readiness` the test listens on the daemon's `NOTIFY_SOCKET`, as
+    /// systemd does, for ``waitUntilReady(timeout:)``.
     public init(
         arguments: [String],
         environment: [String: String] = [:],
         unsetting: Set<String> = [],
-        launcher: [String] = []
+        launcher: [String] = [],
+        readiness: Bool = false
     ) throws {
+        notifications = readiness ? try NotifyMessages() : nil
         let binary = try Self.binaryPath()
         logPath =
             FileManager.default.temporaryDirectory
@@ -45,6 +50,7 @@ public final class DaemonProcess: @unchecked Sendable {
         }
         env.merge(Self.defaultEnvironment.filter { !unsetting.contains($0.key) }) { $1 }
         env.merge(environment) { $1 }
+        if let notifications { env["NOTIFY_SOCKET"] = notifications.path }
         process.environment = env
         process.standardError = log
         process.standardOutput = log
@@ -73,6 +79,25 @@ public final class DaemonProcess: @unchecked Sendable {
             usleep(10_000)
         }
         throw TestingError("workoutd did not log '\(text)' within \(timeout):\n\(log)")
+    }
+
+    /// Waits until the daemon is ready, as systemd learns it: READY=1.
+    ///
+    /// Devices are served, the control socket listens and SIGHUP is armed. Needs `readiness` at start.
+    public func waitUntilReady(timeout: Duration = .seconds(30)) throws {
+        guard let notifications else { throw TestingError("started without readiness: no NOTIFY_SOCKET to hear") }
+        try notifications.wait(for: "READY=1", after: 0, process: self, timeout: timeout)
+    }
+
+    /// Sends SIGHUP and waits until the reload is over, applied or rejected.
+    ///
+    /// That is systemd's RELOADING=1, then READY=1. Needs `readiness` at start.
+    public func reload(timeout: Duration = .seconds(30)) throws {
+        guard let notifications else { throw TestingError("started without readiness: no NOTIFY_SOCKET to hear") }
+        let before = notifications.count
+        signal(SIGHUP)
+        try notifications.wait(for: "RELOADING=1", after: before, process: self, timeout: timeout)
+        try notifications.wait(for: "READY=1", after: before, process: self, timeout: timeout)
     }
 
     /// Sends a signal (SIGTERM for a graceful stop, SIGKILL for a crash).
@@ -126,6 +151,7 @@ public final class DaemonProcess: @unchecked Sendable {
 
     deinit {
         stop()
+        notifications?.close()
         try? FileManager.default.removeItem(atPath: logPath)
     }
 }

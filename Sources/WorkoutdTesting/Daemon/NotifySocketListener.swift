@@ -6,11 +6,11 @@ import WorkoutProtocol
 ///
 /// A real AF_UNIX datagram socket that collects what sd_notify(3) sends, one datagram per call. Waiting happens on a
 /// Dispatch thread, never on the cooperative pool that the services under test need.
-final class NotifySocketListener: Sendable {
-    let path: String
+public final class NotifySocketListener: Sendable {
+    public let path: String
     private let descriptor: CInt
 
-    init() throws {
+    public init() throws {
         path =
             FileManager.default.temporaryDirectory
             .appendingPathComponent("notify-\(UUID().uuidString.prefix(8)).sock").path
@@ -35,20 +35,21 @@ final class NotifySocketListener: Sendable {
     }
 
     /// The next datagram, or nil when none arrives within `timeout`.
-    func next(timeout: Duration) async -> String? {
+    public func next(timeout: Duration) async -> String? {
         await withCheckedContinuation { continuation in
             DispatchQueue.global().async { continuation.resume(returning: self.receive(timeout: timeout)) }
         }
     }
 
     /// Every datagram that arrives within `window`.
-    func all(during window: Duration) async -> [String] {
+    public func all(during window: Duration) async -> [String] {
         await withCheckedContinuation { continuation in
             DispatchQueue.global().async { continuation.resume(returning: self.receiveAll(during: window)) }
         }
     }
 
-    private func receive(timeout: Duration) -> String? {
+    /// The next datagram, or nil when none arrives within `timeout`; blocks the calling thread.
+    public func receive(timeout: Duration) -> String? {
         var entry = pollfd(fd: descriptor, events: Int16(POLLIN), revents: 0)
         let milliseconds = Int32(timeout.inMilliseconds)
         guard poll(&entry, 1, milliseconds) == 1 else { return nil }
