@@ -75,7 +75,8 @@ import WorkoutdTesting
         #expect(result.output == "workoutd: \(file)\(message)\n")
     }
 
-    @Test func theDaemonRefusesToStartWithTheSameMessage() throws {
+    @Test(.enabled(if: TestLane.runsLiveDaemons, "starts workoutd processes"))
+    func theDaemonRefusesToStartWithTheSameMessage() throws {
         let file = try scratchFile("serail:\n  baud: 9600\n")
         let state = FileManager.default.temporaryDirectory.appendingPathComponent(
             "never-\(UUID().uuidString.prefix(8))"
@@ -128,7 +129,7 @@ import WorkoutdTesting
 }
 
 /// One daemon per state directory: the second exits at once with 73 and names the holder.
-@Suite struct StateDirectoryLockTests {
+@Suite(.enabled(if: TestLane.runsLiveDaemons, "starts workoutd processes")) struct StateDirectoryLockTests {
     @Test func aSecondDaemonOnTheSameStateDirectoryExits73() throws {
         let first = try ControlledDaemon()
         let state = first.directory.appendingPathComponent("state").path

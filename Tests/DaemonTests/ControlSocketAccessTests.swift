@@ -17,7 +17,8 @@ import Glibc
     .enabled(
         if: getuid() == 0 && FileManager.default.isExecutableFile(atPath: "/usr/bin/setpriv"),
         "needs root and setpriv"
-    )
+    ),
+    .enabled(if: TestLane.runsLiveDaemons, "starts workoutd processes")
 )
 struct ControlSocketAccessTests {
     /// A group with a member in the group database (Debian's postgresql package puts postgres in ssl-cert).

@@ -5,6 +5,9 @@ import WorkoutdTesting
 import class WorkoutctlCommands.ControlConnection
 
 /// A real `workoutd` with its control socket in a scratch directory, and `workoutctl` pointed at it.
+///
+/// For the tests that need the process itself (signals, exit codes, another daemon on the same state); the rest use
+/// ``DaemonTestHarness``.
 final class ControlledDaemon: @unchecked Sendable {
     let directory: URL
     let socket: String
@@ -33,10 +36,10 @@ final class ControlledDaemon: @unchecked Sendable {
             arguments: [
                 "--config", configFile, "--control-socket", socket,
                 "--state-dir", directory.appendingPathComponent("state").path,
-            ] + (logLevel.map { ["--log-level", $0] } ?? []) + devices.flatMap { ["--device", $0] } + arguments
+            ] + (logLevel.map { ["--log-level", $0] } ?? []) + devices.flatMap { ["--device", $0] } + arguments,
+            readiness: true
         )
-        try daemon.waitForLog("control socket listening")
-        try daemon.waitForLog("configuration reload armed")
+        try daemon.waitUntilReady()
     }
 
     /// Runs `workoutctl --socket <this daemon's socket> arguments…`.

@@ -52,33 +52,30 @@ import WorkoutdTesting
         )
     }
 
-    @Test func pathsInTheSectionAreServedAndANewWearableIsAnnouncedOnce() throws {
+    @Test func pathsInTheSectionAreServedAndANewWearableIsAnnouncedOnce() async throws {
         let wearable = try SimulatedWearable()
-        let daemon = try ControlledDaemon(
-            configuration: "log_level: info\ndevices:\n  paths: [\(wearable.devicePath)]\n"
+        let configuration = "log_level: info\ndevices:\n  paths: [\(wearable.devicePath)]\n"
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent(
+            "devices-\(UUID().uuidString.prefix(8))"
         )
-        try daemon.waitUntilConnected(wearable.devicePath)
-        // Announced once it answers as a wearable: its first command, not the open.
-        #expect(try daemon.ctl(["send", "--device", wearable.devicePath, CommandLines.start(id: 1)]).status == 0)
-        #expect(
-            !daemon.daemon.log.contains("new wearable seen"),
-            "a command from the control socket is not the wearable"
-        )
-        #expect(try wearable.request(CommandLines.end(id: 2)).contains(#""status":"ok""#))
-        try daemon.daemon.waitForLog("new wearable seen")
-        #expect(daemon.daemon.log.contains("device=\(wearable.devicePath)"))
-
+        defer { try? FileManager.default.removeItem(at: directory) }
+        try await DaemonTestHarness.run(.inProcess, configuration: configuration, directory: directory) { daemon in
+            try daemon.waitUntilConnected(wearable.devicePath)
+            // Announced once it answers as a wearable: its first command, not the open.
+            #expect(
+                try daemon.ctl(["send", "--device", wearable.devicePath, CommandLines.start(id: 1)]).status == 0
+            )
+            #expect(!daemon.log.contains("new wearable seen"), "a command from the control socket is not the wearable")
+            #expect(try wearable.request(CommandLines.end(id: 2)).contains(#""status":"ok""#))
+            try daemon.waitForLog("new wearable seen")
+            #expect(daemon.log.contains("device=\(wearable.devicePath)"))
+        }
         // Restarted on the same state: the store has its session, so it is not announced again.
-        daemon.daemon.stop()
-        let again = try DaemonProcess(arguments: [
-            "--config", daemon.configFile, "--control-socket", daemon.socket,
-            "--state-dir", daemon.directory.appendingPathComponent("state").path, "--log-level", "info",
-        ])
-        defer { again.stop() }
-        try again.waitForLog("control socket listening")
-        try daemon.waitUntilConnected(wearable.devicePath)
-        #expect(try wearable.request(CommandLines.start(id: 3)).contains(#""status":"ok""#))
-        #expect(try daemon.ctl(["status"]).status == 0)
-        #expect(!again.log.contains("new wearable seen"), "\(again.log)")
+        try await DaemonTestHarness.run(.inProcess, configuration: configuration, directory: directory) { again in
+            try again.waitUntilConnected(wearable.devicePath)
+            #expect(try wearable.request(CommandLines.start(id: 3)).contains(#""status":"ok""#))
+            #expect(try again.ctl(["status"]).status == 0)
+            #expect(!again.log.contains("new wearable seen"), "\(again.log)")
+        }
     }
 }

@@ -45,7 +45,8 @@ import WorkoutdTesting
         }
     }
 
-    @Test func rowsStoredByAnOlderVersionPrintEscapedEverywhere() throws {
+    @Test(.enabled(if: TestLane.runsLiveDaemons, "starts workoutd processes"))
+    func rowsStoredByAnOlderVersionPrintEscapedEverywhere() throws {
         let wearable = try SimulatedWearable()
         let first = try ControlledDaemon(devices: [wearable.devicePath])
         try withExtendedLifetime(first) {
@@ -140,7 +141,7 @@ import WorkoutdTesting
             let header = try Workoutctl.start(["--socket", daemon.socket, "events"])
             defer { _ = try? header.interrupt() }
             _ = try header.readLine()
-            try waitForSubscribers(2, daemon: daemon)
+            try waitForSubscribers(2) { try daemon.ctlJSON(["status"], as: StatusReport.self) }
             #expect(try wearable.request(CommandLines.end(id: 5)).contains(#""status":"ok""#))
             var lines: [String] = []
             while !(lines.last?.contains("workout_ended") ?? false) { lines.append(try events.readLine()) }
@@ -162,14 +163,19 @@ import WorkoutdTesting
     ///
     /// The reply is JSON and safe, but the event stream and `workoutctl send` print the decoded message, so they must
     /// escape it.
-    @Test func quotedInputInRepliesPrintsEscapedInEventsAndSend() throws {
+    @Test func quotedInputInRepliesPrintsEscapedInEventsAndSend() async throws {
         let wearable = try SimulatedWearable()
-        let daemon = try ControlledDaemon(devices: [wearable.devicePath])
+        try await DaemonTestHarness.run(.inProcess, devices: [wearable.devicePath]) { daemon in
+            try quotedInputInReplies(daemon, wearable: wearable)
+        }
+    }
+
+    private func quotedInputInReplies(_ daemon: TestDaemon, wearable: SimulatedWearable) throws {
         try daemon.waitUntilConnected(wearable.devicePath)
         let events = try Workoutctl.start(["--socket", daemon.socket, "events"])
         defer { _ = try? events.interrupt() }
         _ = try events.readLine()
-        try waitForSubscribers(1, daemon: daemon)
+        try waitForSubscribers(1) { try daemon.ctlJSON(["status"], as: StatusReport.self) }
 
         let hostile = #"{"command_type":"share_workout","service":"\u001b[2J\u001b[31mX\r\u0085\u202eY","id":1}"#
         let reply = try wearable.request(hostile)
@@ -200,7 +206,7 @@ import WorkoutdTesting
     /// A device node named to attack (ESC, CR, a quote and `key=value`).
     ///
     /// `workoutctl devices` and the log show it escaped, and the log line's fields cannot be forged.
-    @Test func aHostileDeviceNameIsEscapedInDevicesAndTheLog() throws {
+    @Test func aHostileDeviceNameIsEscapedInDevicesAndTheLog() async throws {
         let wearable = try SimulatedWearable()
         let links = FileManager.default.temporaryDirectory.appendingPathComponent(
             "hostile-\(UUID().uuidString.prefix(8))"
@@ -210,7 +216,12 @@ import WorkoutdTesting
         let name = "wear\u{1B}[31mable\r\" level=critical x=\\"
         let link = links.appendingPathComponent(name).path
         try FileManager.default.createSymbolicLink(atPath: link, withDestinationPath: wearable.devicePath)
-        let daemon = try ControlledDaemon(devices: [link])
+        try await DaemonTestHarness.run(.inProcess, devices: [link]) { daemon in
+            try hostileDeviceName(daemon, wearable: wearable, link: link, links: links)
+        }
+    }
+
+    private func hostileDeviceName(_ daemon: TestDaemon, wearable: SimulatedWearable, link: String, links: URL) throws {
         try daemon.waitUntilConnected(link)
         #expect(try wearable.request(CommandLines.start(id: 1)).contains(#""status":"ok""#))
 
@@ -224,9 +235,9 @@ import WorkoutdTesting
             "\(devices.stdout)"
         )
 
-        try daemon.daemon.waitForLog("device connected")
-        let connected = try #require(daemon.daemon.log.split(separator: "\n").first { $0.contains("device connected") })
-        #expect(Self.isInert(daemon.daemon.log), "the log has raw controls: \(daemon.daemon.log.debugDescription)")
+        try daemon.waitForLog("device connected")
+        let connected = try #require(daemon.log.split(separator: "\n").first { $0.contains("device connected") })
+        #expect(Self.isInert(daemon.log), "the log has raw controls: \(daemon.log.debugDescription)")
         #expect(
             connected.contains(#"device="\#(links.path)/wear\x1b[31mable\r\" level=critical x=\\""#),
             "\(connected)"
@@ -238,9 +249,10 @@ import WorkoutdTesting
         #expect(LogfmtLine.keys(connected).contains("device"), "\(connected)")
     }
 
-    private func waitForSubscribers(_ count: Int, daemon: ControlledDaemon) throws {
+    /// Waits until `status` (workoutctl status --json) counts `count` event subscribers.
+    private func waitForSubscribers(_ count: Int, status: () throws -> [StatusReport]) throws {
         let deadline = ContinuousClock.now + .seconds(30)
-        while try #require(try daemon.ctlJSON(["status"], as: StatusReport.self).first).eventSubscribers < count {
+        while try #require(try status().first).eventSubscribers < count {
             guard ContinuousClock.now < deadline else { throw TestingError("no \(count) event subscribers") }
             usleep(10_000)
         }

@@ -20,7 +20,7 @@ import WorkoutdTesting
         return (link, directory)
     }
 
-    @Test func workoutdStartedAsWorkoutctlIsWorkoutctl() throws {
+    @Test func workoutdStartedAsWorkoutctlIsWorkoutctl() async throws {
         let (link, directory) = try workoutd(linkedAs: "workoutctl")
         defer { try? FileManager.default.removeItem(at: directory) }
 
@@ -29,14 +29,17 @@ import WorkoutdTesting
         #expect(help.stdout.contains("USAGE: workoutctl"), "\(help.stdout)")
         #expect(help.stdout == (try Workoutctl.run(["--help"])).stdout, "the same help as the workoutctl executable")
 
-        let daemon = try ControlledDaemon()
-        let status = try Workoutctl.run(["--socket", daemon.socket, "status", "--json"], binary: link)
-        #expect(status.status == 0, "\(status.stderr)")
-        let report = try #require(
-            status.lines.first.map { try ControlSocket.makeDecoder().decode(StatusReport.self, from: Data($0.utf8)) }
-        )
-        #expect(report.devicesAttached == 0)
-        #expect(report.pid > 0)
+        try await DaemonTestHarness.run(.inProcess) { daemon in
+            let status = try Workoutctl.run(["--socket", daemon.socket, "status", "--json"], binary: link)
+            #expect(status.status == 0, "\(status.stderr)")
+            let report = try #require(
+                status.lines.first.map {
+                    try ControlSocket.makeDecoder().decode(StatusReport.self, from: Data($0.utf8))
+                }
+            )
+            #expect(report.devicesAttached == 0)
+            #expect(report.pid > 0)
+        }
 
         let absent = directory.appendingPathComponent("absent.sock").path
         let notRunning = try Workoutctl.run(["--socket", absent, "status"], binary: link)

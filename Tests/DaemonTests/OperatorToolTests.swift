@@ -17,9 +17,14 @@ import Glibc
 @Suite(.serialized) struct OperatorToolTests {
     private let start = CommandLines.start(date: "2020-03-16T19:45:13Z")
 
-    @Test func sendToADeviceThatIsNotConnectedExits2AndListsTheConnectedOnes() throws {
+    @Test func sendToADeviceThatIsNotConnectedExits2AndListsTheConnectedOnes() async throws {
         let wearable = try SimulatedWearable()
-        let daemon = try ControlledDaemon(devices: [wearable.devicePath])
+        try await DaemonTestHarness.run(.inProcess, devices: [wearable.devicePath]) { daemon in
+            try sendToADeviceThatIsNotConnected(daemon, wearable: wearable)
+        }
+    }
+
+    private func sendToADeviceThatIsNotConnected(_ daemon: TestDaemon, wearable: SimulatedWearable) throws {
         try daemon.waitUntilConnected(wearable.devicePath)
 
         let typo = try daemon.ctl(["send", "--device", "wearabel", start])
@@ -61,9 +66,14 @@ import Glibc
         #expect(sendHelp.contains("--create"))
     }
 
-    @Test func aDurationReadsTheSameInTheReplyTablesAndJSON() throws {
+    @Test func aDurationReadsTheSameInTheReplyTablesAndJSON() async throws {
         let wearable = try SimulatedWearable()
-        let daemon = try ControlledDaemon(devices: [wearable.devicePath])
+        try await DaemonTestHarness.run(.inProcess, devices: [wearable.devicePath]) { daemon in
+            try aDurationReadsTheSame(daemon, wearable: wearable)
+        }
+    }
+
+    private func aDurationReadsTheSame(_ daemon: TestDaemon, wearable: SimulatedWearable) throws {
         try daemon.waitUntilConnected(wearable.devicePath)
         #expect(try wearable.request(start).contains("ok"))
         usleep(7_000)  // a sub-second workout: where whole-second dates would read 0.000
@@ -87,7 +97,7 @@ import Glibc
             "workoutctl workouts: \(table.stdout) vs \(text)"
         )
 
-        let state = daemon.directory.appendingPathComponent("state").path
+        let state = daemon.stateDirectory.path
         let offline = try DaemonProcess(arguments: ["workouts", "--state-dir", state])
         #expect(try offline.waitForExit() == 0)
         #expect(endsWithDuration(offline.log.split(separator: "\n").last), "workoutd workouts: \(offline.log)")
@@ -97,7 +107,7 @@ import Glibc
 /// One owner per tty: a tty another program holds with `flock` (as picocom does) is not opened.
 ///
 /// Not even by root (which TIOCEXCL does not stop); the reason is logged, and the tty is served once released.
-@Suite struct TTYLockTests {
+@Suite(.enabled(if: TestLane.runsLiveDaemons, "starts workoutd processes")) struct TTYLockTests {
     @Test func aHeldTTYIsLeftAloneUntilReleased() throws {
         let wearable = try SimulatedWearable()
         let holder = open(wearable.devicePath, O_RDWR | O_NOCTTY | O_CLOEXEC)

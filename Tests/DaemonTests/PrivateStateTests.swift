@@ -10,7 +10,11 @@ import Glibc
 ///
 /// The lock is never followed through a symlink nor truncated, and what the daemon writes there is 0600 whatever the
 /// umask it was started under. Run as root (chown to another uid needs it).
-@Suite(.serialized, .enabled(if: getuid() == 0, "needs root to chown the state directory"))
+@Suite(
+    .serialized,
+    .enabled(if: getuid() == 0, "needs root to chown the state directory"),
+    .enabled(if: TestLane.runsLiveDaemons, "starts workoutd processes")
+)
 struct PrivateStateTests {
     private func scratch() throws -> URL {
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent(

@@ -14,7 +14,7 @@ import Glibc
 /// commands get `storage_unavailable`, the daemon stays up and says why; once the volume is repaired (`e2fsck`) and
 /// mounted afresh at the same path it recovers by itself, and nothing acknowledged is lost. Needs root (mount,
 /// losetup), which the test runs have.
-@Suite(.serialized) struct ReadOnlyStorageTests {
+@Suite(.serialized, .enabled(if: TestLane.runsLiveDaemons, "starts workoutd processes")) struct ReadOnlyStorageTests {
     @discardableResult
     static func sh(_ command: String) throws -> (status: Int32, output: String) {
         let process = Process()
@@ -57,10 +57,14 @@ import Glibc
         }
 
         func startDaemon(serving wearable: SimulatedWearable) throws -> DaemonProcess {
-            let daemon = try DaemonProcess(arguments: [
-                "--config", config, "--control-socket", socket, "--state-dir", state, "--device", wearable.devicePath,
-            ])
-            try daemon.waitForLog("control socket listening")
+            let daemon = try DaemonProcess(
+                arguments: [
+                    "--config", config, "--control-socket", socket, "--state-dir", state, "--device",
+                    wearable.devicePath,
+                ],
+                readiness: true
+            )
+            try daemon.waitUntilReady()
             return daemon
         }
 

@@ -40,7 +40,7 @@ import class WorkoutctlCommands.ControlConnection
         String(format: "%.2f ms", duration.inSeconds * 1000)
     }
 
-    private func subscribeWithoutReading(_ daemon: ControlledDaemon) throws -> ControlConnection {
+    private func subscribeWithoutReading(_ daemon: TestDaemon) throws -> ControlConnection {
         let slow = try daemon.connect()
         try slow.write(Array(#"{"id":1,"method":"subscribe"}"#.utf8) + [10])
         let probe = try daemon.connect()
@@ -52,10 +52,19 @@ import class WorkoutctlCommands.ControlConnection
         return slow
     }
 
-    @Test func clientThatStopsReadingIsDroppedWhileDevicesKeepTheirLatency() throws {
+    @Test func clientThatStopsReadingIsDroppedWhileDevicesKeepTheirLatency() async throws {
         let busy = try SimulatedWearable()
         let probe = try SimulatedWearable()
-        let daemon = try ControlledDaemon(devices: [busy.devicePath, probe.devicePath])
+        try await DaemonTestHarness.run(.inProcess, devices: [busy.devicePath, probe.devicePath]) { daemon in
+            try clientThatStopsReadingIsDropped(daemon, busy: busy, probe: probe)
+        }
+    }
+
+    private func clientThatStopsReadingIsDropped(
+        _ daemon: TestDaemon,
+        busy: SimulatedWearable,
+        probe: SimulatedWearable
+    ) throws {
         try daemon.waitUntilConnected(busy.devicePath)
         try daemon.waitUntilConnected(probe.devicePath)
         var count = 0
@@ -78,10 +87,10 @@ import class WorkoutctlCommands.ControlConnection
         #expect(replies.allSatisfy { $0.contains("no_active_workout") })
         var droppedAt: ContinuousClock.Instant?
         while droppedAt == nil, ContinuousClock.now - floodDone < .seconds(10) {
-            if daemon.daemon.log.contains("dropping slow control client") { droppedAt = .now } else { usleep(10_000) }
+            if daemon.log.contains("dropping slow control client") { droppedAt = .now } else { usleep(10_000) }
         }
-        let dropped = try #require(droppedAt, "the slow client was not dropped:\n\(daemon.daemon.log)")
-        #expect(daemon.daemon.log.contains("not reading for"))
+        let dropped = try #require(droppedAt, "the slow client was not dropped:\n\(daemon.log)")
+        #expect(daemon.log.contains("not reading for"))
         // The client gets what the kernel already held, then end of stream.
         var buffered = 0
         while let line = try slow.readLine(timeout: .seconds(5)) { buffered += line.count + 1 }
@@ -102,9 +111,14 @@ import class WorkoutctlCommands.ControlConnection
         #expect(loaded.count >= 10)
     }
 
-    @Test func clientFloodedPastTheByteLimitIsDroppedAtOnce() throws {
+    @Test func clientFloodedPastTheByteLimitIsDroppedAtOnce() async throws {
         let busy = try SimulatedWearable()
-        let daemon = try ControlledDaemon(devices: [busy.devicePath])
+        try await DaemonTestHarness.run(.inProcess, devices: [busy.devicePath]) { daemon in
+            try clientFloodedPastTheByteLimit(daemon, busy: busy)
+        }
+    }
+
+    private func clientFloodedPastTheByteLimit(_ daemon: TestDaemon, busy: SimulatedWearable) throws {
         try daemon.waitUntilConnected(busy.devicePath)
         let slow = try subscribeWithoutReading(daemon)
         // Some 4 MB of events, far past the 1 MiB cap.
@@ -112,14 +126,17 @@ import class WorkoutctlCommands.ControlConnection
         let start = ContinuousClock.now
         let replies = try busy.readLines(10_000, timeout: .seconds(60))
         #expect(replies.count == 10_000)
-        try daemon.daemon.waitForLog("dropping slow control client")
-        #expect(daemon.daemon.log.contains("limit 1048576"))
+        try daemon.waitForLog("dropping slow control client")
+        #expect(daemon.log.contains("limit 1048576"))
         print("byte-limit drop: 10000 commands answered in \(ContinuousClock.now - start) with a stalled subscriber")
         while try slow.readLine(timeout: .seconds(5)) != nil {}
     }
 
-    @Test func clientsPastTheLimitAreRefused() throws {
-        let daemon = try ControlledDaemon()
+    @Test func clientsPastTheLimitAreRefused() async throws {
+        try await DaemonTestHarness.run(.inProcess) { daemon in try clientsPastTheLimit(daemon) }
+    }
+
+    private func clientsPastTheLimit(_ daemon: TestDaemon) throws {
         let clients = try (0..<32).map { _ in try daemon.connect() }
         for client in clients {
             #expect(try client.call(.status, as: StatusReport.self).controlClients <= 32)

@@ -42,19 +42,22 @@ import struct WorkoutctlCommands.TextTable
 ///
 /// Whatever the host's state.
 @Suite struct AssumedSynchronizedClockTests {
-    @Test func noTimeIsMarkedWhenTheClockIsAssumedSynchronized() throws {
+    @Test func noTimeIsMarkedWhenTheClockIsAssumedSynchronized() async throws {
         let wearable = try SimulatedWearable()
-        let daemon = try ControlledDaemon(
-            devices: [wearable.devicePath],
-            configuration: "log_level: info\nclock:\n  assume_synchronized: true\n"
-        )
-        try daemon.waitUntilConnected(wearable.devicePath)
-        #expect(
-            try wearable.request(CommandLines.start(id: 1, date: "2020-03-16T19:45:13Z")).contains(#""status":"ok""#)
-        )
-        #expect(try wearable.request(CommandLines.end(id: 2)).contains(#""status":"ok""#))
-        let workouts = try daemon.ctlJSON(["workouts"], as: WorkoutRecord.self)
-        #expect(workouts.count == 1 && workouts.first?.clockMark == nil)
-        #expect(try daemon.ctl(["workouts"]).lines.first?.contains("FLAGS") == false)
+        try await DaemonTestHarness.run(
+            .inProcess,
+            configuration: "log_level: info\nclock:\n  assume_synchronized: true\n",
+            devices: [wearable.devicePath]
+        ) { daemon in
+            try daemon.waitUntilConnected(wearable.devicePath)
+            #expect(
+                try wearable.request(CommandLines.start(id: 1, date: "2020-03-16T19:45:13Z"))
+                    .contains(#""status":"ok""#)
+            )
+            #expect(try wearable.request(CommandLines.end(id: 2)).contains(#""status":"ok""#))
+            let workouts = try daemon.ctlJSON(["workouts"], as: WorkoutRecord.self)
+            #expect(workouts.count == 1 && workouts.first?.clockMark == nil)
+            #expect(try daemon.ctl(["workouts"]).lines.first?.contains("FLAGS") == false)
+        }
     }
 }
