@@ -106,7 +106,8 @@ extension HotplugTests {
 ///
 /// The daemon process inherits the umockdev testbed (its environment), so its libudev sees the mock wearables.
 extension HotplugTests {
-    @Test func workoutctlShowsRefusedDevicesAndListsUnknownOnes() async throws {
+    @Test(.enabled(if: TestLane.runsLiveDaemons, "starts workoutd processes"))
+    func workoutctlShowsRefusedDevicesAndListsUnknownOnes() async throws {
         let harness = try await DiscoveryHarness()
         let genuine = try harness.plugWearable(node: "ttyACM0", port: "1-1", serial: "WRB-D001")
         let clone = try harness.plugWearable(node: "ttyACM1", port: "1-2", serial: "WRB-D001")
@@ -124,14 +125,17 @@ extension HotplugTests {
             encoding: .utf8
         )
         let socket = directory.appendingPathComponent("control.sock").path
-        let daemon = try DaemonProcess(arguments: [
-            "--config", config, "--control-socket", socket, "--state-dir",
-            directory.appendingPathComponent("state").path,
-            "--log-level", "info",
-        ])
+        let daemon = try DaemonProcess(
+            arguments: [
+                "--config", config, "--control-socket", socket, "--state-dir",
+                directory.appendingPathComponent("state").path,
+                "--log-level", "info",
+            ],
+            readiness: true
+        )
         defer { daemon.stop() }
-        try daemon.waitForLog("device discovery ready")
-        try daemon.waitForLog("control socket listening")
+        // READY=1: discovery has made its first scan and the control socket listens.
+        try daemon.waitUntilReady()
         #expect(try await genuine.exchange(WireCommand.start(id: 1))?.startedWorkoutID != nil, "\(daemon.log)")
         #expect(!clone.isNodeOpen && !stranger.isNodeOpen)
 

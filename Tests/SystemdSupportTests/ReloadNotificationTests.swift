@@ -7,7 +7,7 @@ import WorkoutdTesting
 ///
 /// systemd sees a reload begin (`RELOADING=1` with the monotonic time) and end (`READY=1`), whether the new
 /// configuration was applied or rejected.
-@Suite struct ReloadNotificationTests {
+@Suite(.enabled(if: TestLane.runsLiveDaemons, "starts workoutd processes")) struct ReloadNotificationTests {
     /// Datagrams up to and including the next one that starts with `READY=1`.
     private func untilReady(_ listener: NotifySocketListener, _ daemon: DaemonProcess) async throws -> [String] {
         var messages: [String] = []

@@ -15,6 +15,9 @@ struct TranscriptReplayTests {
 
         var testDescription: String { rawValue }
 
+        /// The live daemon outside `make check`'s fast lane only.
+        static var inLane: [Target] { TestLane.runsLiveDaemons ? allCases : [.inProcess] }
+
         func make() async throws -> any TranscriptTarget {
             switch self {
             case .inProcess: try await InProcessTranscriptTarget()
@@ -28,7 +31,7 @@ struct TranscriptReplayTests {
         #expect(Transcript.names().count >= 8, "transcripts found in \(Transcript.folder.path): \(Transcript.names())")
     }
 
-    @Test("replay", arguments: Transcript.names(), Target.allCases)
+    @Test("replay", arguments: Transcript.names(), Target.inLane)
     func replay(name: String, target kind: Target) async throws {
         let transcript = try Transcript(named: name)
         let target = try await kind.make()

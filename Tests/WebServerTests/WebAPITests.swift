@@ -11,7 +11,7 @@ import WorkoutdTesting
 /// The HTTP API through its generated client against a real daemon (SQLite, pty wearables).
 ///
 /// Every endpoint answers what `workoutctl` answers, pages do not overlap, filters filter, and the API is read-only.
-@Suite(.serialized) struct WebAPITests {
+@Suite(.serialized, .enabled(if: TestLane.runsLiveDaemons, "starts workoutd processes")) struct WebAPITests {
     @Test func everyEndpointAnswersWhatTheControlSocketAnswers() async throws {
         let wearable = try SimulatedWearable()
         let web = try WebDaemon(devices: [wearable.devicePath])

@@ -6,7 +6,7 @@ import WorkoutdTesting
 ///
 /// Idle or trickling connections from one address neither lock others out nor stay open, and a kept-alive connection
 /// idles out.
-@Suite(.serialized) struct WebConnectionTests {
+@Suite(.serialized, .enabled(if: TestLane.runsLiveDaemons, "starts workoutd processes")) struct WebConnectionTests {
     @Test func idleConnectionsFromOneAddressLockNobodyOutAndAreClosed() throws {
         let namespace = try NetworkNamespace()
         let web = try WebDaemon.onLAN(namespace)

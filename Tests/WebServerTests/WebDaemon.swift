@@ -45,9 +45,10 @@ final class WebDaemon: @unchecked Sendable {
             ] + devices.flatMap { ["--device", $0] },
             environment: environment,
             unsetting: ["WORKOUTD_WEB_LISTEN"],
-            launcher: launcher
+            launcher: launcher,
+            readiness: true
         )
-        try daemon.waitForLog("configuration reload armed")
+        try daemon.waitUntilReady()
         if expectListening { port = try listeningPort(occurrence: 1) }
     }
 

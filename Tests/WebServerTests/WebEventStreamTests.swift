@@ -9,7 +9,7 @@ import WorkoutdTesting
 /// `/api/events` carries what `workoutctl events` carries.
 ///
 /// Every command of a burst and its reply, in `seq` order with no gap.
-@Suite(.serialized) struct WebEventStreamTests {
+@Suite(.serialized, .enabled(if: TestLane.runsLiveDaemons, "starts workoutd processes")) struct WebEventStreamTests {
     @Test func aCommandBurstArrivesWholeAndInOrder() async throws {
         let wearable = try SimulatedWearable()
         let web = try WebDaemon(devices: [wearable.devicePath])

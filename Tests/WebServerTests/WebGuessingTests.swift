@@ -8,7 +8,7 @@ import WorkoutdTesting
 /// Every wrong token counts where it arrives (the login form or a bearer header), per address (an IPv6 /64 as one) and
 /// across all addresses, parallel guesses count one by one, and a lockout stays however many other addresses try.
 /// `check-config` refuses a token that is easy to guess.
-@Suite(.serialized) struct WebGuessingTests {
+@Suite(.serialized, .enabled(if: TestLane.runsLiveDaemons, "starts workoutd processes")) struct WebGuessingTests {
     /// `POST /login` with `token` from `source`.
     ///
     /// The status, or nil when the connection was refused or closed.

@@ -10,7 +10,7 @@ import WorkoutdTesting
 ///
 /// The token from the credentials file (a form giving a session cookie, or a bearer header); failed logins are
 /// throttled.
-@Suite(.serialized) struct WebLoginTests {
+@Suite(.serialized, .enabled(if: TestLane.runsLiveDaemons, "starts workoutd processes")) struct WebLoginTests {
     static let token = "correct-horse-battery-staple-42"
 
     /// A daemon listening on every address, with the token in a 0600 file.

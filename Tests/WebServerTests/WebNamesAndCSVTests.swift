@@ -9,7 +9,7 @@ import WorkoutdTesting
 ///
 /// A name (`workoutctl label`) shows everywhere its wearable does; the filter matches part of a name, serial or node;
 /// the CSV is the same from the API and from workoutctl, and neutralised against formulas.
-@Suite(.serialized) struct WebNamesAndCSVTests {
+@Suite(.serialized, .enabled(if: TestLane.runsLiveDaemons, "starts workoutd processes")) struct WebNamesAndCSVTests {
     @Test func aNameIsShownWhereverItsWearableIs() async throws {
         let first = try SimulatedWearable()
         let second = try SimulatedWearable()

@@ -4,7 +4,7 @@ import Testing
 import WorkoutdTesting
 
 /// `web.listen` is a live key: a reload turns the server on, moves it and turns it off.
-@Suite(.serialized) struct WebReloadTests {
+@Suite(.serialized, .enabled(if: TestLane.runsLiveDaemons, "starts workoutd processes")) struct WebReloadTests {
     @Test func reloadTurnsTheServerOnMovesItAndTurnsItOff() async throws {
         let web = try WebDaemon(web: "  listen: off\n", expectListening: false)
         try web.daemon.waitForLog("web server off")
@@ -45,7 +45,7 @@ import WorkoutdTesting
 /// A port another program holds.
 ///
 /// The daemon serves its devices anyway, says so, and a reload tries again.
-@Suite(.serialized) struct WebPortTakenTests {
+@Suite(.serialized, .enabled(if: TestLane.runsLiveDaemons, "starts workoutd processes")) struct WebPortTakenTests {
     @Test func aTakenPortIsLoggedAndAReloadTriesAgain() async throws {
         let holder = try WebDaemon()
         let port = try #require(holder.port)

@@ -7,7 +7,7 @@ import WorkoutdTesting
 /// Streams opened and dropped by the thousand on an idle hub leave nothing behind (subscribers and memory back where
 /// they were within one heartbeat period), streams are capped per address and in total, a heartbeat flows with no
 /// device event, and a session's streams end with it.
-@Suite(.serialized) struct WebStreamAbuseTests {
+@Suite(.serialized, .enabled(if: TestLane.runsLiveDaemons, "starts workoutd processes")) struct WebStreamAbuseTests {
     /// One stream's life as an abandoning client lives it: the request, the `: ready` line, then gone.
     /// Returns the status the server answered.
     static func openAndDrop(_ web: WebDaemon, from source: String, headers: [String] = []) throws -> Int {

@@ -6,7 +6,7 @@ import WorkoutdTesting
 ///
 /// Which `Host`s are answered (DNS rebinding), malformed parameters, posts from other sites, what the login page may
 /// load, and what the daemon says at start.
-@Suite(.serialized) struct WebSurfaceTests {
+@Suite(.serialized, .enabled(if: TestLane.runsLiveDaemons, "starts workoutd processes")) struct WebSurfaceTests {
     static func status(_ web: WebDaemon, _ path: String, host: String?, headers: [String] = []) throws -> Int {
         let connection = try TCPConnection(to: web.host, port: web.port ?? 0)
         let hostLine = host.map { "Host: \($0)\r\n" } ?? ""

@@ -9,7 +9,7 @@ import WorkoutdTesting
 /// With `web.tls_certificate` and `web.tls_key` the server speaks HTTPS only.
 ///
 /// Its session cookie is `Secure`.
-@Suite(.serialized) struct WebTLSTests {
+@Suite(.serialized, .enabled(if: TestLane.runsLiveDaemons, "starts workoutd processes")) struct WebTLSTests {
     /// A self-signed certificate for localhost and 127.0.0.1, and its key (mode 0600).
     ///
     /// Both are written in `directory`, named `name` (the certificate's subject says so too).

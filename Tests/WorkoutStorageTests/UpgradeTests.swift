@@ -15,7 +15,7 @@ import Glibc
 ///
 /// A migration is one transaction, so a kill at any point leaves the old or the new schema intact; a
 /// database a newer version wrote is refused, untouched.
-@Suite(.serialized) struct UpgradeTests {
+@Suite(.serialized, .enabled(if: TestLane.runsLiveDaemons, "starts workoutd processes")) struct UpgradeTests {
     static let workouts = 100_000
     static let firstMigration = "v1: workouts, shares, sessions, remembered replies"
     /// How many migrations a database has once the reply ring replaced `replyLog`.
