@@ -14,7 +14,7 @@ APT_PACKAGES := make gcc socat libudev-dev umockdev libumockdev-dev libsystemd-d
                 qemu-system-x86 qemu-system-arm qemu-utils mmdebstrap debian-archive-keyring e2fsprogs picocom tmux \
                 postgresql chromium chromium-driver python3-selenium iproute2
 
-.PHONY: help deps build lint format check-warnings test test-swift test-udev test-shell test-systemd test-web web-screenshots test-vm test-vm-arm64 fuzz demo bench bench-check soak clean openapi
+.PHONY: help deps build lint format check-warnings check test test-swift test-udev test-shell test-systemd test-web web-screenshots test-vm test-vm-arm64 fuzz demo bench bench-check soak clean openapi
 
 help:
 	@echo "make deps          install the Debian packages the build and the tests need (root)"
@@ -22,6 +22,8 @@ help:
 	@echo "                   show the replies and how to run both commands"
 	@echo "make lint          swift-format's lint (.swift-format) and the comment rules over the tree; make format rewrites"
 	@echo "make check-warnings debug (with tests) and release builds; fails on any warning from our code"
+	@echo "make check         the fast lane: lint, the debug build's warnings, unit tests and the daemon in process;"
+	@echo "                   boots nothing (no VM, systemd, workoutd process or browser)"
 	@echo "make test          warning check, then every test: Swift tests, libudev tests under umockdev, the socat and fsync-count shell tests,"
 	@echo "                   the real-systemd test (root), a 60 s fuzz run and the VM test (amd64)"
 	@echo "make test-web      the web page in headless chromium (Selenium) against workoutd on socat ptys;"
@@ -61,6 +63,13 @@ format:
 # The debug build with tests happens in check-warnings (our modules compiled afresh, so their warnings are seen).
 check-warnings:
 	SWIFT=$(SWIFT) CHECK_WARNINGS_RELEASE_BUILD="$(RELEASE_BUILD)" bash scripts/check-warnings.sh
+
+# The fast lane for the edit-test loop: lint, then the debug build with tests (its warnings fail it), then the Swift
+# tests outside the umockdev and heavy targets with WORKOUTD_TEST_LANE=check, which the suites that start a workoutd
+# process (or a database, or a VM) honour by not running; tests of the daemon in process run.
+check: lint
+	SWIFT=$(SWIFT) CHECK_WARNINGS_CONFIGURATIONS=debug bash scripts/check-warnings.sh
+	WORKOUTD_TEST_LANE=check $(SWIFT) test --skip-build --skip $(UDEV_TESTS) --skip '$(HEAVY_TESTS)'
 
 # test-vm-arm64 last: on a machine that has its build root, build directory and guest image cached (docs/operations.md,
 # "How the arm64 package is built") it adds minutes; a cold machine makes them first, which takes far longer.
