@@ -14,7 +14,7 @@ APT_PACKAGES := make gcc socat libudev-dev umockdev libumockdev-dev libsystemd-d
                 qemu-system-x86 qemu-system-arm qemu-utils mmdebstrap debian-archive-keyring e2fsprogs picocom tmux \
                 postgresql chromium chromium-driver python3-selenium iproute2
 
-.PHONY: help deps build lint format check-warnings check test test-swift test-udev test-shell test-systemd test-web web-screenshots test-vm test-vm-arm64 fuzz demo bench bench-check soak clean openapi
+.PHONY: help deps build lint format check-warnings check test test-swift test-udev test-shell test-clients test-systemd test-web web-screenshots test-vm test-vm-arm64 fuzz demo bench bench-check soak clean openapi
 
 help:
 	@echo "make deps          install the Debian packages the build and the tests need (root)"
@@ -25,7 +25,9 @@ help:
 	@echo "make check         the fast lane: lint, the debug build's warnings, unit tests and the daemon in process;"
 	@echo "                   boots nothing (no VM, systemd, workoutd process or browser)"
 	@echo "make test          warning check, then every test: Swift tests, libudev tests under umockdev, the socat and fsync-count shell tests,"
-	@echo "                   the real-systemd test (root), a 60 s fuzz run and the VM test (amd64)"
+	@echo "                   the reference C client's relay test, the real-systemd test (root), a 60 s fuzz run and the VM test (amd64)"
+	@echo "make test-clients  the reference C client (clients/c) built, its example wearable against workoutd through a"
+	@echo "                   relay that drops replies and answers rate_limited"
 	@echo "make test-web      the web page in headless chromium (Selenium) against workoutd on socat ptys;"
 	@echo "                   screenshots in .build/web-screenshots/"
 	@echo "make web-screenshots  the same, writing the page's pictures (docs/images/web-page*.png) for the docs"
@@ -73,7 +75,7 @@ check: lint
 
 # test-vm-arm64 last: on a machine that has its build root, build directory and guest image cached (docs/operations.md,
 # "How the arm64 package is built") it adds minutes; a cold machine makes them first, which takes far longer.
-test: lint check-warnings test-swift test-udev test-shell test-web test-systemd fuzz test-vm test-vm-arm64
+test: lint check-warnings test-swift test-udev test-shell test-clients test-web test-systemd fuzz test-vm test-vm-arm64
 
 test-swift:
 	$(SWIFT) test --skip-build --skip $(UDEV_TESTS) --skip '$(HEAVY_TESTS)'
@@ -87,6 +89,12 @@ test-shell:
 	python3 Tests/shell/fsync-count.py "$$($(SWIFT) build --show-bin-path)/workoutd"
 	bash Tests/shell/picocom-session.sh "$$($(SWIFT) build --show-bin-path)/workoutd"
 	python3 Tests/shell/man-pages.py "$$($(SWIFT) build --show-bin-path)"
+
+# The reference C client (clients/c): built with its warnings, then its example wearable against the daemon
+# through a relay that drops replies or answers rate_limited.
+test-clients:
+	$(MAKE) -C clients/c
+	python3 Tests/clients/wearable-relay.py "$$($(SWIFT) build --show-bin-path)/workoutd" clients/c/build/wearable
 
 test-systemd:
 	bash Tests/systemd/run.sh
