@@ -37,7 +37,7 @@ help:
 	@echo "make bench         release benchmarks, recorded in Benchmarks/Results; docs/benchmarks.md is generated from them"
 	@echo "make bench-check   the benchmark parts that have floors (Benchmarks/Thresholds/*.json); fails on any miss"
 	@echo "                   (BENCH_PARTS=\"idle startup\" for some of them)"
-	@echo "make fuzz          fuzz for FUZZ_SECONDS (default 60)"
+	@echo "make fuzz          fuzz for FUZZ_SECONDS (default 60), then the C client's reply parser for CLIENT_FUZZ_SECONDS (30)"
 	@echo "make soak          long run with unplugs and hostile input (SOAK_SECONDS, default 600)"
 	@echo "make soak SOAK=long   hours (SOAK_SECONDS=7200): replication with outages, reloads, per-hour drift"
 	@echo "make install       release binaries, unit, udev rule, modules-load.d entry, man pages, bash completion,"
@@ -121,8 +121,10 @@ test-vm-arm64:
 	$(MAKE) deb ARCH=arm64
 	bash Tests/vm/run.sh dist/workoutd_$(WORKOUTD_VERSION)_arm64.deb
 
+# Then the reference C client's reply parser (clients/c), for CLIENT_FUZZ_SECONDS (default 30).
 fuzz:
 	bash scripts/fuzz.sh $${FUZZ_SECONDS:-60}
+	$(MAKE) -C clients/c fuzz FUZZ_SECONDS=$${CLIENT_FUZZ_SECONDS:-30}
 
 # Both commands stay in the debug build directory; the demo ends by saying how to run them.
 demo: deps
