@@ -90,10 +90,11 @@ test-shell:
 	bash Tests/shell/picocom-session.sh "$$($(SWIFT) build --show-bin-path)/workoutd"
 	python3 Tests/shell/man-pages.py "$$($(SWIFT) build --show-bin-path)"
 
-# The reference C client (clients/c): built with its warnings, then its example wearable against the daemon
-# through a relay that drops replies or answers rate_limited.
+# The reference C client (clients/c): built with its warnings, its lines read back as JSON, then its example
+# wearable against the daemon through a relay that drops replies or answers rate_limited.
 test-clients:
 	$(MAKE) -C clients/c
+	python3 Tests/clients/builders.py clients/c/build/print_lines
 	python3 Tests/clients/wearable-relay.py "$$($(SWIFT) build --show-bin-path)/workoutd" clients/c/build/wearable
 
 test-systemd:
