@@ -146,10 +146,11 @@ import WorkoutdTesting
 
         // Once the owner stops, the directory is free again.
         first.daemon.stop()
-        let third = try DaemonProcess(arguments: [
-            "--config", first.configFile, "--state-dir", state, "--control-socket", "none",
-        ])
-        try third.waitForLog("workoutd started")
+        let third = try DaemonProcess(
+            arguments: ["--config", first.configFile, "--state-dir", state, "--control-socket", "none"],
+            readiness: true
+        )
+        try third.waitUntilReady()
         #expect(third.process.isRunning)
     }
 }

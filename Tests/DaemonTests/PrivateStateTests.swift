@@ -101,10 +101,11 @@ struct PrivateStateTests {
         let directory = try scratch()
         defer { try? FileManager.default.removeItem(at: directory) }
         let state = directory.appendingPathComponent("fresh").path
-        let daemon = try DaemonProcess(arguments: [
-            "--state-dir", state, "--control-socket", "none", "--log-level", "info",
-        ])
-        try daemon.waitForLog("workoutd started")
+        let daemon = try DaemonProcess(
+            arguments: ["--state-dir", state, "--control-socket", "none", "--log-level", "info"],
+            readiness: true
+        )
+        try daemon.waitUntilReady()
         #expect(mode(state) == 0o700)
         // The lock holds the pid at a fixed width, never truncated.
         let lock = try String(contentsOfFile: state + "/workoutd.lock", encoding: .utf8)
@@ -168,10 +169,11 @@ struct PrivateStateTests {
         // Files an older daemon left 0644 are made private at the next start.
         running.daemon.stop()
         for file in files.prefix(4) { _ = chmod(state + "/" + file, 0o644) }
-        let restarted = try DaemonProcess(arguments: [
-            "--state-dir", state, "--control-socket", "none", "--log-level", "info",
-        ])
-        try restarted.waitForLog("workoutd started")
+        let restarted = try DaemonProcess(
+            arguments: ["--state-dir", state, "--control-socket", "none", "--log-level", "info"],
+            readiness: true
+        )
+        try restarted.waitUntilReady()
         for file in ["workoutd.sqlite", "workoutd.sqlite-wal", "workoutd.sqlite-shm", "workoutd.lock"] {
             #expect(mode(state + "/" + file) == 0o600, "\(file) after restart")
         }

@@ -57,9 +57,11 @@ final class ReplicationHub: @unchecked Sendable {
         let daemon = try DaemonProcess(
             arguments: ["--config", config, "--state-dir", directory + "/state", "--control-socket", socket]
                 + wearables.flatMap { ["--device", $0.devicePath] },
-            environment: environment
+            environment: environment,
+            readiness: true
         )
-        try daemon.waitForLog(replication ? "replication on" : "workoutd started")
+        try daemon.waitUntilReady()
+        if replication { try daemon.waitForLog("replication on") }
         self.daemon = daemon
     }
 

@@ -29,8 +29,11 @@ import Glibc
         return file
     }
 
-    static func startDaemon(_ state: String, config: String) throws -> DaemonProcess {
-        try DaemonProcess(arguments: ["--config", config, "--state-dir", state, "--control-socket", "none"])
+    static func startDaemon(_ state: String, config: String, readiness: Bool = false) throws -> DaemonProcess {
+        try DaemonProcess(
+            arguments: ["--config", config, "--state-dir", state, "--control-socket", "none"],
+            readiness: readiness
+        )
     }
 
     /// The schema objects (tables, indexes) after the migrations up to `identifier`, or all of them.
@@ -139,8 +142,8 @@ import Glibc
             try queue.close()
         }
         // Then a start that is left to finish: everything migrated, nothing lost.
-        let daemon = try Self.startDaemon(state, config: config)
-        try daemon.waitForLog("workoutd started", timeout: .seconds(120))
+        let daemon = try Self.startDaemon(state, config: config, readiness: true)
+        try daemon.waitUntilReady(timeout: .seconds(120))
         daemon.stop()
         let store = try SQLiteWorkoutStore(stateDirectory: state, mode: .readOnly)
         #expect(try await store.workouts(device: nil, limit: nil).count == Self.workouts)
