@@ -182,8 +182,8 @@ extension HotplugTests {
         )
         #expect(daemon.log.contains("refusing device: not enrolled in devices.allowed_serials"))
         #expect(daemon.log.contains("new wearable seen"))
-        // The rules read as written: no brackets or quotes escaped into the line.
-        let enabled = daemon.log.split(separator: "\n").first { $0.contains("device discovery enabled") }
+        // The rules read as written: no brackets or quotes escaped into the line that names them at start.
+        let enabled = daemon.log.split(separator: "\n").first { $0.contains("device discovery ready") }
         #expect(enabled?.contains(" rules=") == true, "\(daemon.log)")
         #expect(enabled?.contains("[") == false && enabled?.contains(#"\""#) == false, "\(String(describing: enabled))")
         daemon.stop()
