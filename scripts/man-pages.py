@@ -30,8 +30,10 @@ def run_json(command, *arguments):
 
 
 def text(value):
-    """Escapes running text for roff: backslashes, and a leading dot or quote that would start a request."""
+    """Escapes running text for roff: backslashes, a leading dot or quote that would start a request, and any
+    character beyond ASCII as a named glyph (\\[uXXXX]), since groff reads its input as Latin-1."""
     escaped = value.replace("\\", "\\e").replace("-", "\\-")
+    escaped = "".join(c if ord(c) < 128 else "\\[u%04X]" % ord(c) for c in escaped)
     lines = []
     for line in escaped.split("\n"):
         if line.startswith((".", "'")):
