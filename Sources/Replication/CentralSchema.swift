@@ -6,7 +6,7 @@ import PostgresNIO
 /// They live in the URL's database and default schema. Append migrations; never edit a shipped one.
 enum CentralSchema {
     /// The newest version this daemon knows; a database at a newer one is refused, not written.
-    static let currentVersion = 2
+    static let currentVersion = 3
 
     /// Serialises migrations when many hubs start at once (`pg_advisory_xact_lock`; "WKOD").
     static let migrationLockKey: Int64 = 0x574B_4F44
@@ -49,6 +49,18 @@ enum CentralSchema {
         // 2: the clock mark of workouts timed before the hub's clock was synchronised (NULL: synchronised).
         [
             "ALTER TABLE workouts ADD COLUMN IF NOT EXISTS clock_mark text"
+        ],
+        // 3: what each hub reports of itself every `replication.heartbeat_interval_s`, for the fleet page.
+        [
+            "ALTER TABLE hubs ADD COLUMN IF NOT EXISTS name text",
+            "ALTER TABLE hubs ADD COLUMN IF NOT EXISTS architecture text",
+            "ALTER TABLE hubs ADD COLUMN IF NOT EXISTS started_at timestamptz",
+            "ALTER TABLE hubs ADD COLUMN IF NOT EXISTS heartbeat_interval_s int",
+            "ALTER TABLE hubs ADD COLUMN IF NOT EXISTS wearables_connected int",
+            "ALTER TABLE hubs ADD COLUMN IF NOT EXISTS active_workouts int",
+            "ALTER TABLE hubs ADD COLUMN IF NOT EXISTS backlog bigint",
+            "ALTER TABLE hubs ADD COLUMN IF NOT EXISTS last_error text",
+            "ALTER TABLE hubs ADD COLUMN IF NOT EXISTS central_host text",
         ],
     ]
 
