@@ -25,6 +25,11 @@ public struct ReplicationReport: Codable, Hashable, Sendable {
     /// `verified` (its certificate checked), `unverified` (sslmode `require` or `disable`: anyone on the path could
     /// pose as it) or `local` (a unix socket). Absent from older daemons.
     public var serverIdentity: String?
+    /// The host the connections go to now, `host:port` or a socket's path.
+    ///
+    /// With several hosts in `replication.postgres_url`, the one that accepted writes. Absent while disconnected and
+    /// from older daemons.
+    public var centralHost: String?
 
     public init(
         state: String,
@@ -36,9 +41,11 @@ public struct ReplicationReport: Codable, Hashable, Sendable {
         server: String,
         connections: Int,
         maxConnections: Int,
-        serverIdentity: String? = nil
+        serverIdentity: String? = nil,
+        centralHost: String? = nil
     ) {
         self.serverIdentity = serverIdentity
+        self.centralHost = centralHost
         self.state = state
         self.since = since
         self.pending = pending
@@ -57,5 +64,6 @@ public struct ReplicationReport: Codable, Hashable, Sendable {
         case lastError = "last_error"
         case hubID = "hub_id"
         case serverIdentity = "server_identity"
+        case centralHost = "central_host"
     }
 }

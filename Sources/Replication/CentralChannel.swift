@@ -15,13 +15,20 @@ import PostgresNIO
 /// Why not postgres-nio's own TLS: it answers a cleartext or MD5 password request on any link, and its
 /// handshake failure reaches us as an opaque connection error; here each step fails with what a person can act on.
 enum CentralChannel {
-    static func open(_ configuration: ReplicationConfiguration, on eventLoop: any EventLoop) async throws -> any Channel
-    {
+    /// A link to `endpoint`, one of the configuration's hosts.
+    ///
+    /// Its certificate is checked against that host's own name.
+    static func open(
+        _ configuration: ReplicationConfiguration,
+        to endpoint: ReplicationConfiguration.Endpoint,
+        on eventLoop: any EventLoop
+    ) async throws -> any Channel {
         let bootstrap = ClientBootstrap(group: eventLoop)
             .connectTimeout(.milliseconds(configuration.connectTimeout.inMilliseconds))
             .channelOption(.socketOption(.so_keepalive), value: 1)
         let channel: any Channel
-        switch configuration.endpoint {
+        let host: String
+        switch endpoint {
         case .unixSocket(let path):
             // A local server: no TLS, and a password may be sent (nothing of the link crosses a network).
             do {
@@ -29,7 +36,8 @@ enum CentralChannel {
             } catch {
                 throw CentralLinkError.connect(to: path, error)
             }
-        case .tcp(let host, let port):
+        case .tcp(let name, let port):
+            host = name
             do {
                 channel = try await bootstrap.connect(host: host, port: port).get()
             } catch {
@@ -43,7 +51,7 @@ enum CentralChannel {
         defer { deadline.cancel() }
         do {
             try await withTaskCancellationHandler {
-                try await secure(channel, configuration)
+                try await secure(channel, host: host, configuration)
             } onCancel: {
                 channel.close(promise: nil)
             }
@@ -54,8 +62,11 @@ enum CentralChannel {
         return channel
     }
 
-    private static func secure(_ channel: any Channel, _ configuration: ReplicationConfiguration) async throws {
-        guard case .tcp(let host, _) = configuration.endpoint else { return }
+    private static func secure(
+        _ channel: any Channel,
+        host: String,
+        _ configuration: ReplicationConfiguration
+    ) async throws {
         let eventLoop = channel.eventLoop
         if let context = configuration.tlsContext {
             // Handlers are made and added on the channel's event loop; only their promises leave it.
@@ -102,11 +113,16 @@ enum CentralChannel {
 }
 
 extension ReplicationConfiguration {
-    /// A new connection to the central server.
+    /// A new connection to `endpoint`, one of the central servers.
     ///
     /// The link opened and secured by ``CentralChannel``, then postgres-nio's start-up (authentication) on it.
-    func connect(password: String?, id: Int, logger: Logger) async throws -> PostgresConnection {
-        let channel = try await CentralChannel.open(self, on: MultiThreadedEventLoopGroup.singleton.any())
+    func connect(
+        to endpoint: Endpoint,
+        password: String?,
+        id: Int,
+        logger: Logger
+    ) async throws -> PostgresConnection {
+        let channel = try await CentralChannel.open(self, to: endpoint, on: MultiThreadedEventLoopGroup.singleton.any())
         return try await PostgresConnection.connect(
             on: channel.eventLoop,
             configuration: connectionConfiguration(channel: channel, password: password),

@@ -52,3 +52,37 @@ extension PostgresConnection {
         close().whenComplete { _ in withExtendedLifetime(self) {} }
     }
 }
+
+extension PostgresConnection {
+    /// Whether the server takes writes now: `SHOW transaction_read_only` is `off`.
+    ///
+    /// It is `on` on a standby in recovery and on a server with `default_transaction_read_only`. A plain query with no
+    /// session state and no named statement, so it answers the same through a pooler in transaction mode.
+    func acceptsWrites(logger: Logger) async throws -> Bool {
+        let rows = try await queryUnlessClosed("SHOW transaction_read_only", logger: logger)
+        // Read to the end, so the connection is ready for the next query.
+        var readOnly: String?
+        for try await value in rows.decode(String.self) { readOnly = value }
+        return readOnly == "off"
+    }
+}
+
+/// No host of `replication.postgres_url` could be used.
+///
+/// Each one's reason, in the order they were tried.
+struct NoUsableHostError: Error, CustomStringConvertible {
+    var failures: [(host: String, reason: String)]
+    var needsWrites: Bool
+
+    var description: String {
+        let reasons = failures.map { "\($0.host): \($0.reason)" }.joined(separator: "; ")
+        return "\(needsWrites ? "no host accepts writes" : "no host can be reached"): \(reasons)"
+    }
+}
+
+/// The server behind a connection is read-only (a standby), so the next host of the list is tried.
+struct ReadOnlyServerError: Error, CustomStringConvertible {
+    var description: String {
+        "read-only (a standby in recovery, or default_transaction_read_only is on); target_session_attrs=read-write passes it over"
+    }
+}

@@ -36,9 +36,29 @@ public struct ReplicationConfiguration: Sendable {
         case local
     }
 
-    public enum Endpoint: Sendable, Hashable {
+    public enum Endpoint: Sendable, Hashable, CustomStringConvertible {
         case tcp(host: String, port: Int)
         case unixSocket(path: String)
+
+        var isUnixSocket: Bool { if case .unixSocket = self { true } else { false } }
+
+        /// `host:port` (`[v6]:port`) or the socket's path, as `status` names the host in use.
+        public var description: String {
+            switch self {
+            case .tcp(let host, let port): host.contains(":") ? "[\(host)]:\(port)" : "\(host):\(port)"
+            case .unixSocket(let path): path
+            }
+        }
+    }
+
+    /// libpq's `target_session_attrs`: which server of the list is good enough.
+    public enum TargetSessionAttributes: String, Sendable, CaseIterable {
+        /// The first server that accepts writes: a standby is passed over.
+        ///
+        /// `SHOW transaction_read_only` must say `off`.
+        case readWrite = "read-write"
+        /// The first server that accepts the connection.
+        case any
     }
 
     /// Where the password comes from.
@@ -53,7 +73,10 @@ public struct ReplicationConfiguration: Sendable {
         case credential(String)
     }
 
-    public var endpoint: Endpoint
+    /// The servers in the order they are tried; never empty.
+    public var endpoints: [Endpoint]
+    /// `read-write` by default when there are several hosts, `any` for one (libpq's default).
+    public var targetSessionAttributes: TargetSessionAttributes
     public var username: String
     public var database: String?
     public var sslMode: SSLMode
@@ -109,41 +132,42 @@ public struct ReplicationConfiguration: Sendable {
     /// Longest a connect, a migration or a batch may take before the connection is given up and retried.
     public var operationTimeout: Duration = .seconds(20)
 
-    /// Parses a `postgresql://user[:password]@host[:port]/database?sslmode=…&sslrootcert=…` URL. A
-    /// `host=/dir` query item names a unix socket directory, as libpq reads it.
+    /// Parses `replication.postgres_url`, with one host or several.
+    ///
+    /// A `postgresql://` URL or libpq key/value settings (``PostgresConnectionString``). A host that is a directory
+    /// (`host=/dir`) names a unix socket, as libpq reads it.
     public init(url text: String, passwordFile: String?, hubID: String) throws(ReplicationConfigurationError) {
-        guard let components = URLComponents(string: text),
-            let scheme = components.scheme, ["postgresql", "postgres"].contains(scheme)
-        else {
-            throw ReplicationConfigurationError(
-                "must be a postgresql:// URL, e.g. postgresql://workoutd@db.example/gym?sslmode=verify-full"
-            )
+        let parsed = try PostgresConnectionString(parsing: text)
+        endpoints = parsed.hosts.map { host in
+            host.isSocketDirectory
+                ? .unixSocket(path: "\(host.name)/.s.PGSQL.\(host.port)") : .tcp(host: host.name, port: host.port)
         }
-        let items = components.queryItems ?? []
-        func item(_ name: String) -> String? { items.first { $0.name == name }?.value }
-        let port = components.port ?? Int(item("port") ?? "") ?? 5432
-        if let socketDirectory = item("host"), socketDirectory.hasPrefix("/") {
-            endpoint = .unixSocket(path: "\(socketDirectory)/.s.PGSQL.\(port)")
-        } else if let host = components.host, !host.isEmpty {
-            endpoint = .tcp(host: host, port: port)
-        } else {
-            throw ReplicationConfigurationError("names no host; e.g. postgresql://workoutd@db.example/gym")
-        }
-        guard let user = components.user, !user.isEmpty else {
+        guard let user = parsed.user else {
             throw ReplicationConfigurationError("names no user; e.g. postgresql://workoutd@db.example/gym")
         }
-        username = user.removingPercentEncoding ?? user
-        urlPassword = components.password.map { $0.removingPercentEncoding ?? $0 }
-        let path = components.path.hasPrefix("/") ? String(components.path.dropFirst()) : components.path
-        database = path.isEmpty ? nil : path
-        let local = if case .unixSocket = endpoint { true } else { false }
+        username = user
+        urlPassword = parsed.password
+        database = parsed.database
+        let item = { (name: String) in parsed.options[name] }
+        if let attributes = item("target_session_attrs") {
+            guard let value = TargetSessionAttributes(rawValue: attributes) else {
+                throw ReplicationConfigurationError(
+                    "target_session_attrs must be read-write or any; got '\(attributes)' (the hub writes, so read-only, standby and the like cannot serve it)"
+                )
+            }
+            targetSessionAttributes = value
+        } else {
+            targetSessionAttributes = endpoints.count > 1 ? .readWrite : .any
+        }
+        // Only when every host is a socket: TLS settings then have nothing to apply to.
+        let local = endpoints.allSatisfy(\.isUnixSocket)
         if let mode = item("sslmode") {
-            guard let parsed = SSLMode(rawValue: mode) else {
+            guard let chosen = SSLMode(rawValue: mode) else {
                 throw ReplicationConfigurationError(
                     "sslmode must be one of disable, require, verify-ca, verify-full; got '\(mode)'"
                 )
             }
-            sslMode = parsed
+            sslMode = chosen
         } else {
             // A socket is on this machine: nothing to encrypt, no one in between. Over TCP, the safe mode.
             sslMode = local ? .disable : .verifyFull
@@ -201,7 +225,7 @@ public struct ReplicationConfiguration: Sendable {
 
     /// Whether the server's identity is checked on this link (see ``ServerIdentity``).
     public var serverIdentity: ServerIdentity {
-        if case .unixSocket = endpoint { return .local }
+        if endpoints.allSatisfy(\.isUnixSocket) { return .local }
         switch sslMode {
         case .verifyFull, .verifyCA: return .verified
         case .require: return rootCertificateFile == nil ? .unverified : .verified
@@ -246,14 +270,14 @@ public struct ReplicationConfiguration: Sendable {
 
     /// What the log and `status` call the server: never the password.
     public var redactedDescription: String {
-        let target: String
-        switch endpoint {
-        case .tcp(let host, let port): target = "\(host):\(port)"
-        case .unixSocket(let path): target = path
-        }
+        let target = endpoints.map(\.description).joined(separator: ",")
         let root = rootCertificateFile.map { "&sslrootcert=\($0)" } ?? ""
+        // Said only when it differs from what one host implies, so a one-host server reads as before.
+        let attributes =
+            targetSessionAttributes == (endpoints.count > 1 ? .readWrite : .any)
+            ? "" : "&target_session_attrs=\(targetSessionAttributes.rawValue)"
         return
-            "postgresql://\(username)\(urlPassword == nil ? "" : ":***")@\(target)/\(database ?? "")?sslmode=\(sslMode.rawValue)\(root)"
+            "postgresql://\(username)\(urlPassword == nil ? "" : ":***")@\(target)/\(database ?? "")?sslmode=\(sslMode.rawValue)\(root)\(attributes)"
     }
 
     /// The configuration key that names where the password comes from, for messages.

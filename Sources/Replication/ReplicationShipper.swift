@@ -25,8 +25,16 @@ public final class ReplicationShipper: Service, Sendable {
     private let logger: Logger
     public let status: ReplicationStatus
     private let password: Mutex<String?>
-    /// Bumped when the password changes, so the next attempt reconnects with the new one.
-    private let passwordGeneration = Atomic<Int>(0)
+    /// Bumped when the next attempt must open new connections.
+    ///
+    /// When the password changes, so it reconnects with the new one; with several hosts, when shipping fails, so it
+    /// walks the host list from the first again.
+    private let connectionGeneration = Atomic<Int>(0)
+    /// The host the pool's connections of a generation use.
+    ///
+    /// The first that qualified when the generation began. So that every connection of the pool talks to the same server (two servers taking writes at once is a split
+    /// brain; the batches must not be spread over both).
+    private let hostInUse = Mutex<(generation: Int, index: Int)?>(nil)
     private let lastPrune = Mutex<Date?>(nil)
 
     public init(
@@ -65,7 +73,7 @@ public final class ReplicationShipper: Service, Sendable {
             return current != newPassword
         }
         guard changed else { return }
-        passwordGeneration.add(1, ordering: .relaxed)
+        connectionGeneration.add(1, ordering: .relaxed)
         logger.info("replication password reloaded")
         doorbell.ring()
     }
@@ -82,7 +90,7 @@ public final class ReplicationShipper: Service, Sendable {
         for warning in configuration.startWarnings { logger.warning("\(warning)") }
         let pool = CentralConnectionPool(
             maximumConnections: configuration.maximumConnections,
-            currentGeneration: { [self] in passwordGeneration.load(ordering: .relaxed) },
+            currentGeneration: { [self] in connectionGeneration.load(ordering: .relaxed) },
             openCountChanged: { [status] in status.connectionsOpen($0) },
             open: { [self] id in try await self.openConnection(id: id) }
         )
@@ -248,6 +256,11 @@ public final class ReplicationShipper: Service, Sendable {
             } catch {
                 await pipeline.abandon()
                 if Task.isCancelled { throw CancellationError() }
+                if configuration.endpoints.count > 1 {
+                    // The server may be gone or demoted (a write refused as read-only, SQLSTATE 25006): idle
+                    // connections to it are dropped and the next one starts from the first host again.
+                    connectionGeneration.add(1, ordering: .relaxed)
+                }
                 status.failed(Self.describe(error), retryIn: delay)
                 if let pending = try? await log.pendingChangeCount() { status.pending(pending) }
                 try await Task.sleep(for: delay)
@@ -279,10 +292,59 @@ public final class ReplicationShipper: Service, Sendable {
         try await pruneIfDue()
     }
 
-    /// A new connection, migrated.
+    /// A new connection, migrated, to a host that qualifies.
     ///
-    /// What fails here (wrong password, unknown host, no TLS, a newer schema) is the reason `status` shows.
+    /// See ``ReplicationConfiguration/targetSessionAttributes``. The hosts are tried in order, unless this generation already has its host (``hostInUse``): then that one only.
+    /// What fails here (wrong password, unknown host, no TLS, a standby, a newer schema) is the reason `status` shows;
+    /// with several hosts, each one's.
     private func openConnection(id: Int) async throws -> PostgresConnection {
+        let generation = connectionGeneration.load(ordering: .relaxed)
+        let endpoints = configuration.endpoints
+        let candidates: [Int] =
+            hostInUse.withLock { current in
+                current.flatMap { $0.generation == generation ? [$0.index] : nil }
+            } ?? Array(endpoints.indices)
+        var failures: [(host: String, reason: String)] = []
+        for index in candidates {
+            let endpoint = endpoints[index]
+            do {
+                let connection = try await openConnection(id: id, to: endpoint)
+                hostInUse.withLock { $0 = (generation, index) }
+                status.connected(to: endpoint.description)
+                return connection
+            } catch {
+                if Task.isCancelled || endpoints.count == 1 { throw error }
+                failures.append((endpoint.description, Self.describe(error)))
+            }
+        }
+        if failures.count == 1, let failure = failures.first {
+            throw HostFailure(host: failure.host, reason: failure.reason)
+        }
+        throw NoUsableHostError(failures: failures, needsWrites: configuration.targetSessionAttributes == .readWrite)
+    }
+
+    /// The host `lease`'s connection went to, when its generation's host is known.
+    private func host(of lease: CentralConnectionPool.Lease) -> String? {
+        let index = hostInUse.withLock { current in
+            current.flatMap { $0.generation == lease.generation ? $0.index : nil }
+        }
+        return index.map { configuration.endpoints[$0].description }
+    }
+
+    /// One host's connection failed, the host named with the reason.
+    struct HostFailure: Error, CustomStringConvertible {
+        var host: String
+        var reason: String
+        var description: String { "\(host): \(reason)" }
+    }
+
+    /// A new connection to `endpoint`, checked to take writes when it must, migrated.
+    private func openConnection(
+        id: Int,
+        to endpoint: ReplicationConfiguration.Endpoint
+    ) async throws
+        -> PostgresConnection
+    {
         let password = self.password.withLock { $0 }
         let configuration = self.configuration
         let logger = self.logger
@@ -290,18 +352,24 @@ public final class ReplicationShipper: Service, Sendable {
         let closeLate: @Sendable (PostgresConnection) -> Void = { $0.closeInBackground() }
         let connection = try await withOperationDeadline(
             configuration.operationTimeout,
-            waitingFor: "connecting",
+            waitingFor: "connecting to \(endpoint)",
             lateResult: closeLate
         ) {
-            try await configuration.connect(password: password, id: id, logger: logger)
+            try await configuration.connect(to: endpoint, password: password, id: id, logger: logger)
         }
         do {
+            if configuration.targetSessionAttributes == .readWrite {
+                // Before the schema check, which writes: a standby is passed over, not an error to retry on.
+                let writable = try await withDeadline("the read-write check") {
+                    try await connection.acceptsWrites(logger: logger)
+                }
+                guard writable else { throw ReadOnlyServerError() }
+            }
             try await withDeadline("the schema check") { try await CentralSchema.migrate(connection, logger: logger) }
         } catch {
             connection.closeInBackground()
             throw error
         }
-        status.connected()
         return connection
     }
 
@@ -370,7 +438,7 @@ public final class ReplicationShipper: Service, Sendable {
         await pool.release(lease, reusable: true)
         let now = Date()
         try await log.markShipped(through: through, at: now)
-        status.connected()
+        status.connected(to: host(of: lease))
         status.shipped(batch.changes.count, at: now)
     }
 

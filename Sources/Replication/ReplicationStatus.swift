@@ -24,6 +24,10 @@ public final class ReplicationStatus: Sendable {
         /// Connections open now (leased, idle or being opened), and the most the pool opens.
         public var connections = 0
         public var maxConnections: Int
+        /// The host the connections go to now (`host:port`, or a socket's path).
+        ///
+        /// With several hosts in `replication.postgres_url`, the one that accepted writes. Nil while disconnected.
+        public var centralHost: String?
     }
 
     private let snapshot: Mutex<Snapshot>
@@ -65,17 +69,27 @@ public final class ReplicationStatus: Sendable {
 
     public var current: Snapshot { snapshot.withLock { $0 } }
 
-    func connected() {
-        let changed = snapshot.withLock { snapshot in
-            guard snapshot.state != .connected else { return false }
+    /// A batch went through, or, with `host`, a connection to that host was opened.
+    func connected(to host: String? = nil) {
+        let (changed, hostChanged) = snapshot.withLock { snapshot in
+            let hostChanged = host != nil && snapshot.centralHost != host
+            if let host { snapshot.centralHost = host }
+            guard snapshot.state != .connected else { return (false, hostChanged) }
             snapshot.state = .connected
             snapshot.since = Date()
             snapshot.lastError = nil
-            return true
+            return (true, hostChanged)
+        }
+        let now = current
+        if hostChanged, !changed {
+            logger.info("replication host changed", metadata: ["host": "\(now.centralHost ?? "")"])
         }
         guard changed else { return }
         connectedGauge.record(1)
-        logger.info("replication connected", metadata: ["server": "\(current.server)", "hub_id": "\(current.hubID)"])
+        logger.info(
+            "replication connected",
+            metadata: ["server": "\(now.server)", "host": "\(now.centralHost ?? "")", "hub_id": "\(now.hubID)"]
+        )
     }
 
     /// A failed attempt: logged when the reason differs from the last one, not on every retry.
@@ -87,6 +101,7 @@ public final class ReplicationStatus: Sendable {
                 snapshot.state = .disconnected
                 snapshot.since = Date()
             }
+            snapshot.centralHost = nil
             snapshot.lastError = reason
             return changed
         }

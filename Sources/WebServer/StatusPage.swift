@@ -146,6 +146,8 @@ struct StatusPage {
         html += "<dt>Last shipped</dt><dd>\(replication.lastShippedAt.map(time) ?? "never")</dd>"
         html +=
             "<dt>Server</dt><dd>\(e(replication.server)) (\(replication.connections)/\(replication.maxConnections) connections)</dd>"
+        html +=
+            "<dt>Host in use</dt><dd id=\"central-host\">\(replication.centralHost.map { e($0) } ?? "none (not connected)")</dd>"
         if let error = replication.lastError { html += "<dt>Last error</dt><dd class=\"bad\">\(e(error))</dd>" }
         return html + "</dl></section>"
     }

@@ -53,13 +53,16 @@ struct StatusCommand: ParsableCommand {
 
     /// The replication line of `workoutctl status`.
     ///
-    /// For example `connected since …, 0 pending, last shipped …, 1 of 2 connections open` or
+    /// For example `connected since …, 0 pending, last shipped …, 1 of 2 connections open to db1:5432` or
     /// `disconnected since …, 1234 pending, last error …, 0 of 2 connections open`.
     static func describe(_ replication: ReplicationReport) -> String {
         var parts = ["\(replication.state) since \(Output.date(replication.since))", "\(replication.pending) pending"]
         if let shipped = replication.lastShippedAt { parts.append("last shipped \(Output.date(shipped))") }
         if let error = replication.lastError { parts.append("last error \(error)") }
-        parts.append("\(replication.connections) of \(replication.maxConnections) connections open")
+        parts.append(
+            "\(replication.connections) of \(replication.maxConnections) connections open"
+                + (replication.centralHost.map { " to \($0)" } ?? "")
+        )
         if replication.serverIdentity == "unverified" {
             // Said on every status: the link is open to whoever sits on the path (sslmode require or disable).
             parts.append("server identity unverified")

@@ -29,7 +29,12 @@ struct CentralConnectionPoolTests {
         let configuration = try ReplicationConfiguration(url: cluster.url(), passwordFile: nil, hubID: "pool-test")
         let logger = self.logger
         return CentralConnectionPool(maximumConnections: maximum, currentGeneration: generation) { id in
-            try await configuration.connect(password: password(), id: id, logger: logger)
+            try await configuration.connect(
+                to: configuration.endpoints[0],
+                password: password(),
+                id: id,
+                logger: logger
+            )
         }
     }
 

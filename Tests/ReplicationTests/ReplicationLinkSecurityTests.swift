@@ -259,4 +259,25 @@ struct ReplicationLinkSecurityTests {
         )
         #expect(path.status == 78 && path.output.contains("must be a credential name"), "\(path.output)")
     }
+
+    @Test func aHostListIsAcceptedAndAnUnusableSessionAttributeIsNamed() throws {
+        let list = try checkConfig(
+            "  postgres_url: postgresql://workoutd@db1.example:5432,db2.example:5433/gym?sslmode=require\n"
+        )
+        #expect(list.status == 0, "\(list.output)")
+        let keywords = try checkConfig(
+            "  postgres_url: \"host=db1.example,db2.example port=5432,5433 dbname=gym user=workoutd sslmode=require\"\n"
+        )
+        #expect(keywords.status == 0, "\(keywords.output)")
+        let readOnly = try checkConfig(
+            "  postgres_url: postgresql://workoutd@db1.example,db2.example/gym?target_session_attrs=read-only\n"
+        )
+        #expect(
+            readOnly.status == 78
+                && readOnly.output.contains(
+                    "'replication.postgres_url': target_session_attrs must be read-write or any; got 'read-only'"
+                ),
+            "\(readOnly.output)"
+        )
+    }
 }

@@ -161,7 +161,7 @@ enum ConfigurationKeys {
             .string,
             .restart,
             default: "\"\" (off)",
-            "The central PostgreSQL to ship workouts and shares to; sslmode verify-full unless the URL says otherwise (prefer and allow are refused)."
+            "The central PostgreSQL to ship workouts and shares to: a postgresql:// URL or libpq key=value settings, with one host or several (postgresql://user@h1:5432,h2:5432/db, host=h1,h2 port=5432,5432). With several, the first that accepts writes is used (target_session_attrs read-write, the default then, or any). sslmode verify-full unless it says otherwise (prefer and allow are refused)."
         ),
         .init(
             "replication.password_file",

@@ -15,7 +15,8 @@ extension ReplicationShipper {
             server: snapshot.server,
             connections: snapshot.connections,
             maxConnections: snapshot.maxConnections,
-            serverIdentity: snapshot.serverIdentity
+            serverIdentity: snapshot.serverIdentity,
+            centralHost: snapshot.centralHost
         )
     }
 }

@@ -46,6 +46,43 @@ public final class PostgresCluster: @unchecked Sendable {
         try psql("CREATE DATABASE gym OWNER workoutd", database: "postgres")
     }
 
+    /// A streaming standby of `primary` on a port of its own.
+    ///
+    /// `pg_basebackup -R` copies the primary over its socket and writes the `primary_conninfo` that makes the copy follow
+    /// it; the same role, password and database then exist here. Read-only until ``promote()``.
+    public init(standbyOf primary: PostgresCluster) throws {
+        binDirectory = primary.binDirectory
+        owner = primary.owner
+        directory =
+            FileManager.default.temporaryDirectory.appendingPathComponent("wd-pg-\(UUID().uuidString.prefix(8))").path
+        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+        if let owner, let account = getpwnam(owner) {
+            chown(directory, account.pointee.pw_uid, account.pointee.pw_gid)
+        }
+        port = try Self.freePort()
+        try run(
+            binDirectory + "/pg_basebackup",
+            [
+                "-D", directory + "/data", "-R", "-X", "stream", "-c", "fast", "--no-sync", "-h", primary.directory,
+                "-p", "\(primary.port)", "-U", "postgres",
+            ]
+        )
+        try start()
+    }
+
+    /// Makes a standby the primary (`pg_ctl promote`), waiting until it takes writes.
+    public func promote() throws {
+        try run(binDirectory + "/pg_ctl", ["-D", directory + "/data", "-w", "-t", "60", "promote"])
+    }
+
+    /// Commits wait until a standby has the WAL on disk (`synchronous_standby_names = '*'`).
+    ///
+    /// What a commit acknowledged then survives the primary's crash and the standby's promotion.
+    public func requireSynchronousStandby() throws {
+        try psql("ALTER SYSTEM SET synchronous_standby_names = '*'", database: "postgres")
+        try psql("SELECT pg_reload_conf()", database: "postgres")
+    }
+
     /// The URL a hub uses; `sslmode` defaults to `disable` (the test server offers no TLS).
     public func url(user: String = "workoutd", sslmode: String = "disable") -> String {
         "postgresql://\(user)@127.0.0.1:\(port)/gym?sslmode=\(sslmode)"
