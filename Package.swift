@@ -203,10 +203,14 @@ let package = Package(
         ),
 
         // The web page and the HTTP API (`web.listen`): Hummingbird, answering from the control socket's responder.
+        // Also the fleet page (`workoutd fleet`) on the same listener, reading the central database over Replication's
+        // link.
         .target(
             name: "WebServer",
             dependencies: [
-                "WebAPI", "ControlPlane", "ControlProtocol", "WorkoutProtocol",
+                "WebAPI", "ControlPlane", "ControlProtocol", "WorkoutProtocol", "Replication",
+                .product(name: "PostgresNIO", package: "postgres-nio"),
+                .product(name: "Prometheus", package: "swift-prometheus"),
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HummingbirdTLS", package: "hummingbird"),
                 .product(name: "OpenAPIRuntime", package: "swift-openapi-runtime"),
@@ -381,7 +385,9 @@ let package = Package(
         .testTarget(
             name: "WebServerTests",
             dependencies: [
-                "WebServer", "WebAPI", "WorkoutdTesting", "WorkoutProtocol", "ControlProtocol",
+                "WebServer", "WebAPI", "WorkoutdTesting", "WorkoutProtocol", "ControlProtocol", "Replication",
+                .product(name: "PostgresNIO", package: "postgres-nio"),
+                .product(name: "Logging", package: "swift-log"),
                 .product(name: "OpenAPIRuntime", package: "swift-openapi-runtime"),
                 .product(name: "OpenAPIAsyncHTTPClient", package: "swift-openapi-async-http-client"),
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),

@@ -44,13 +44,15 @@ public struct WorkoutCSV: Sendable {
         return text
     }
 
-    private func time(_ date: Date) -> String {
+    /// A time as the documents write it: ISO 8601 in ``timeZone``, with its offset.
+    public func time(_ date: Date) -> String {
         var style = Date.ISO8601FormatStyle(timeZone: timeZone)
         style = style.year().month().day().time(includingFractionalSeconds: false).timeZone(separator: .colon)
         return date.formatted(style)
     }
 
-    static func line(_ fields: [String]) -> String {
+    /// One row of any CSV document, each field escaped as ``field(_:)`` does, ending in CRLF.
+    public static func line(_ fields: [String]) -> String {
         fields.map(field).joined(separator: ",") + "\r\n"
     }
 

@@ -26,11 +26,14 @@ final class LoginGate: Sendable {
     private let token: WebToken?
     private let sessions: WebSessions
     private let throttle: Mutex<LoginThrottle>
-    private let streams: EventStreams
+    /// Ends the event streams of sessions that end (logged out, or dropped for a newer one).
+    private let endSessions: @Sendable ([String]) -> Void
+    private let section: String
+    private let title: String
     /// Cookies get `Secure` under TLS, so a browser never sends them in clear.
     private let secureCookies: Bool
 
-    init(configuration: WebConfiguration, streams: EventStreams) {
+    init(configuration: WebConfiguration, endSessions: @escaping @Sendable ([String]) -> Void = { _ in }) {
         token = configuration.token
         sessions = WebSessions(lifetime: configuration.sessionLifetime, capacity: configuration.maximumSessions)
         throttle = Mutex(
@@ -40,7 +43,9 @@ final class LoginGate: Sendable {
                 globalAttempts: configuration.globalLoginAttempts
             )
         )
-        self.streams = streams
+        self.endSessions = endSessions
+        section = configuration.section
+        title = configuration.title
         secureCookies = configuration.tls != nil
     }
 
@@ -74,16 +79,19 @@ final class LoginGate: Sendable {
         switch throttle.withLock({ $0.judge(client, correct: correct, now: .now) }) {
         case .refused(let retryAfter):
             var response = Self.page(
-                LoginPage.render(problem: "Too many failed logins; try again later."),
+                LoginPage.render(problem: "Too many failed logins; try again later.", section: section, title: title),
                 status: .tooManyRequests
             )
             response.headers[.retryAfter] = Self.seconds(retryAfter)
             return response
         case .wrong:
-            return Self.page(LoginPage.render(problem: "Wrong token."), status: .unauthorized)
+            return Self.page(
+                LoginPage.render(problem: "Wrong token.", section: section, title: title),
+                status: .unauthorized
+            )
         case .admitted:
             let session = sessions.create()
-            streams.end(sessions: session.evicted)
+            endSessions(session.evicted)
             var response = Response(status: .seeOther, headers: [.location: "/"])
             response.headers[.setCookie] = cookie(session.id, maxAge: sessions.lifetimeSeconds)
             return response
@@ -94,7 +102,7 @@ final class LoginGate: Sendable {
     func logout(_ request: Request) -> Response {
         if let session = request.cookies[Self.cookieName]?.value, let admission = sessions.admission(session) {
             sessions.end(admission.id)
-            streams.end(sessions: [admission.id])
+            endSessions([admission.id])
         }
         var response = Response(status: .seeOther, headers: [.location: "/login"])
         response.headers[.setCookie] = cookie("", maxAge: 0)

@@ -12,7 +12,7 @@ enum PageStyle {
         header { padding: 10px 16px; border-bottom: 1px solid var(--line); background: var(--card); display: flex; justify-content: space-between; align-items: center; gap: 12px; }
         header h1 { margin: 0; font-size: 20px; }
         main { padding: 12px; max-width: 1200px; margin: 0 auto; display: grid; gap: 12px; grid-template-columns: minmax(0, 1fr); }
-        @media (min-width: 900px) { main { grid-template-columns: minmax(0, 1fr) minmax(0, 1fr); } #summary, #active, #devices, #charts, #workouts, #shares { grid-column: 1 / -1; } }
+        @media (min-width: 900px) { main { grid-template-columns: minmax(0, 1fr) minmax(0, 1fr); } #summary, #active, #devices, #charts, #workouts, #shares, #hubs { grid-column: 1 / -1; } }
         section { background: var(--card); border: 1px solid var(--line); border-radius: 8px; padding: 12px; min-width: 0; }
         h2 { margin: 0 0 8px; font-size: 16px; } h3 { font-size: 14px; margin: 12px 0 4px; }
         .meta { color: var(--muted); font-size: 13px; margin: 2px 0 0; font-weight: normal; }
@@ -64,7 +64,7 @@ enum PageStyle {
         .feed time { color: var(--muted); } .feed .dev { font-weight: 600; } .feed .type { color: var(--accent); } .feed .detail { overflow-wrap: anywhere; min-width: 0; }
         html.js .filters, .filters { display: flex; flex-wrap: wrap; gap: 8px; align-items: end; margin-bottom: 8px; }
         .filters label { display: flex; flex-direction: column; font-size: 12px; color: var(--muted); min-width: 0; }
-        input, button, .button { font: inherit; padding: 6px 8px; border: 1px solid var(--line); border-radius: 6px; background: var(--bg); color: var(--fg); max-width: 100%; }
+        input, select, button, .button { font: inherit; padding: 6px 8px; border: 1px solid var(--line); border-radius: 6px; background: var(--bg); color: var(--fg); max-width: 100%; }
         button, .button { background: var(--accent); color: #fff; border: 0; cursor: pointer; text-decoration: none; display: inline-block; }
         .logout button { background: none; color: var(--accent); border: 1px solid var(--line); }
         .login { max-width: 360px; margin: 10vh auto; display: block; background: var(--card); border: 1px solid var(--line); border-radius: 8px; padding: 20px; }

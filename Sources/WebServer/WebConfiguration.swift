@@ -49,6 +49,15 @@ public struct WebConfiguration: Sendable, Hashable {
     public var requestTimeout: Duration = .seconds(5)
     public var idleTimeout: Duration = .seconds(15)
 
+    /// The configuration section these keys are read from, as messages name it.
+    ///
+    /// `web`, or `fleet` for the fleet page.
+    public var section = "web"
+    /// What the log and the login page call this server.
+    public var serviceName = "web server"
+    /// The page's title and heading.
+    public var title = "workoutd"
+
     public init() {}
 
     /// Whether a request needs a login: on every address but loopback.

@@ -21,7 +21,7 @@ struct WebRoutes {
         router.add(middleware: SecurityHeadersMiddleware())
         router.add(middleware: ReadOnlyMiddleware())
         router.add(middleware: CrossSiteMiddleware())
-        let gate = LoginGate(configuration: configuration, streams: streams)
+        let gate = LoginGate(configuration: configuration, endSessions: { streams.end(sessions: $0) })
         router.add(middleware: LoginMiddleware(gate: gate, required: configuration.requiresLogin))
         router.add(middleware: MalformedRequestMiddleware())
 
@@ -30,7 +30,8 @@ struct WebRoutes {
         router.get("/assets/style.css") { _, _ in asset(PageStyle.source, type: "text/css; charset=utf-8") }
         router.get("/login") { _, _ in
             configuration.requiresLogin
-                ? LoginGate.page(LoginPage.render()) : Response(status: .seeOther, headers: [.location: "/"])
+                ? LoginGate.page(LoginPage.render(section: configuration.section, title: configuration.title))
+                : Response(status: .seeOther, headers: [.location: "/"])
         }
         router.post("/login") { request, context in try await gate.login(request, client: context.client) }
         router.post("/logout") { request, _ in gate.logout(request) }

@@ -75,30 +75,7 @@ public final class WebServer: Service, Sendable {
         await running?.stop()
     }
 
-    private struct RunningListener {
-        var group: ServiceGroup
-        var task: Task<Void, Never>
-        var streams: EventStreams
-
-        func stop() async {
-            streams.finishAll()
-            await group.triggerGracefulShutdown()
-            await task.value
-        }
-    }
-
     private func start(_ configuration: WebConfiguration, listen: ListenAddress) async -> RunningListener? {
-        let logger = {
-            var logger = self.logger
-            logger[metadataKey: "web_listen"] = "\(listen)"
-            return logger
-        }()
-        if configuration.requiresLogin, configuration.token == nil {
-            logger.error(
-                "web server not started: \(listen) is not loopback, so it needs a login token (web.token_credential or web.token_file)"
-            )
-            return nil
-        }
         let streams = EventStreams(
             responder: responder,
             limits: .init(
@@ -109,14 +86,72 @@ public final class WebServer: Service, Sendable {
             ),
             releaseMemory: releaseMemory
         )
+        let routes = WebRoutes(configuration: configuration, responder: responder, streams: streams)
+        let listener = await WebListener.start(
+            configuration,
+            listen: listen,
+            logger: logger,
+            makeRouter: { try routes.router() },
+            bound: { address in self.bound.withLock { $0 = address } }
+        )
+        guard let listener else { return nil }
+        return RunningListener(listener: listener, streams: streams)
+    }
+
+    private struct RunningListener {
+        var listener: WebListener
+        var streams: EventStreams
+
+        func stop() async {
+            streams.finishAll()
+            await listener.stop()
+        }
+    }
+}
+
+/// One running listener with the hub page's rules, for the hub page and the fleet page alike.
+///
+/// Its address, TLS, the Host check, the connection limits and timeouts, the security headers on every answer. What
+/// it answers is the router `makeRouter` builds, with its own login gate.
+struct WebListener: Sendable {
+    private let group: ServiceGroup
+    private let task: Task<Void, Never>
+
+    func stop() async {
+        await group.triggerGracefulShutdown()
+        await task.value
+    }
+
+    /// The listener, started; nil (logged) when it cannot be.
+    ///
+    /// - Parameter bound: told the address once bound, and nil when the listener ends.
+    static func start(
+        _ configuration: WebConfiguration,
+        listen: ListenAddress,
+        logger: Logger,
+        makeRouter: @escaping @Sendable () throws -> Router<WebRequestContext>,
+        bound: @escaping @Sendable (SocketAddress?) -> Void
+    ) async -> WebListener? {
+        let section = configuration.section
+        let what = configuration.serviceName
+        let logger = {
+            var logger = logger
+            logger[metadataKey: "\(section)_listen"] = "\(listen)"
+            return logger
+        }()
+        if configuration.requiresLogin, configuration.token == nil {
+            logger.error(
+                "\(what) not started: \(listen) is not loopback, so it needs a login token (\(section).token_credential or \(section).token_file)"
+            )
+            return nil
+        }
         let server: any Service
-        let started = AsyncStream<Bool>.makeStream()
+        let started = AsyncStream<SocketAddress?>.makeStream()
         let hosts = HostCheck(listen: listen, serverNames: configuration.serverNames)
         do {
-            let routes = WebRoutes(configuration: configuration, responder: responder, streams: streams)
             // Built again for the first request, not kept from start: an idle hub that nobody opens the page on
             // never touches the router's types, whose set-up would otherwise stay resident.
-            let responder = LazyResponder { try routes.router().buildResponder() }
+            let responder = LazyResponder { try makeRouter().buildResponder() }
             let builder = try Self.serverBuilder(
                 configuration,
                 counts: ConnectionCounts(
@@ -159,20 +194,20 @@ public final class WebServer: Service, Sendable {
                         response = WebErrors.response(
                             .misdirectedRequest,
                             code: "misdirected_request",
-                            "This server does not answer for that Host (web.server_names lists the names it does)."
+                            "This server does not answer for that Host (\(section).server_names lists the names it does)."
                         )
                     }
                     SecurityHeadersMiddleware<WebRequestContext>.apply(to: &response.headers)
                     try await writer.write(response: response.head, body: response.body)
                 },
                 onServerRunning: { channel in
-                    self.bound.withLock { $0 = channel.localAddress }
-                    started.continuation.yield(true)
+                    bound(channel.localAddress)
+                    started.continuation.yield(channel.localAddress)
                     started.continuation.finish()
                 }
             )
         } catch {
-            logger.error("web server not started", metadata: ["error": "\(error)"])
+            logger.error("\(what) not started", metadata: ["error": "\(error)"])
             return nil
         }
         var groupConfiguration = ServiceGroupConfiguration(services: [.init(service: server)], logger: logger)
@@ -185,33 +220,37 @@ public final class WebServer: Service, Sendable {
                 try await group.run()
             } catch {
                 logger.error(
-                    "web server unavailable; the page and API will not answer",
+                    "\(what) unavailable; the page and API will not answer",
                     metadata: ["error": "\(error)"]
                 )
             }
-            self.bound.withLock { $0 = nil }
+            bound(nil)
             started.continuation.finish()
         }
         var isUp = false
-        for await up in started.stream { isUp = up }
+        var address: SocketAddress?
+        for await running in started.stream {
+            isUp = true
+            address = running
+        }
         guard isUp else {
             await task.value
             return nil
         }
         logger.info(
-            "web server listening",
+            "\(what) listening",
             metadata: [
-                "address": "\(boundAddress.map { "\($0.ipAddress ?? ""):\($0.port ?? 0)" } ?? "")",
+                "address": "\(address.map { "\($0.ipAddress ?? ""):\($0.port ?? 0)" } ?? "")",
                 "login": "\(configuration.requiresLogin ? "required" : "not required (loopback)")",
                 "tls": "\(configuration.tls != nil)",
             ]
         )
         if configuration.requiresLogin, configuration.tls == nil {
             logger.warning(
-                "web server on a network address without TLS: the login token and session cookies cross the network in clear; set web.tls_certificate and web.tls_key"
+                "\(what) on a network address without TLS: the login token and session cookies cross the network in clear; set \(section).tls_certificate and \(section).tls_key"
             )
         }
-        return RunningListener(group: group, task: task, streams: streams)
+        return WebListener(group: group, task: task)
     }
 
     private static func serverBuilder(

@@ -43,7 +43,7 @@ import WorkoutdTesting
         ),
         (
             "listen: 0.0.0.0:8470\n",
-            ":1: configuration key 'listen': unknown key; did you mean 'web.listen' (check its indentation)?"
+            ":1: configuration key 'listen': unknown key; did you mean one of 'web.listen', 'fleet.listen' (check its indentation)?"
         ),
         (
             "web:\n  baud: 9600\n",

@@ -70,4 +70,44 @@ network_host=$(hostname -I 2>/dev/null | tr ' ' '\n' | grep -E '^[0-9]+\.' | gre
     --workoutctl "$workoutctl" --socket "$work/local.sock" --serial "$work/local-A1" \
     --network-url "http://${network_host:-127.0.0.1}:$network_port" --network-wearable "$work/lan-B1" --token "$token" \
     --screenshots "$screenshots" --images "$images" || { echo "--- daemon log:"; cat "$work/local.log"; exit 1; }
+
+# The fleet page: a private PostgreSQL on loopback (as `nobody` under root: initdb refuses root), a hub replicating
+# into it (its own migration makes the schema), and `workoutd fleet` reading it with a role that may only SELECT.
+pgbin=/usr/lib/postgresql/15/bin
+pgdir=$(mktemp -d "${TMPDIR:-/tmp}/workoutd-web-pg.XXXXXX")
+as_owner=()
+if [ "$(id -u)" = 0 ]; then chown nobody "$pgdir"; as_owner=(/usr/sbin/runuser -u nobody --); fi
+pgport=$("$python" -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+stop_cluster() { "${as_owner[@]}" "$pgbin/pg_ctl" -D "$pgdir/data" -m immediate stop >/dev/null 2>&1 || true; rm -rf "$pgdir"; }
+trap 'stop_cluster; cleanup' EXIT
+"${as_owner[@]}" "$pgbin/initdb" -D "$pgdir/data" -U postgres --auth-local=trust --auth-host=scram-sha-256 \
+    --no-sync -E UTF8 >/dev/null
+"${as_owner[@]}" "$pgbin/pg_ctl" -D "$pgdir/data" -l "$pgdir/server.log" -w -t 60 \
+    -o "-p $pgport -k $pgdir -c listen_addresses=127.0.0.1 -c fsync=off" start >/dev/null
+pg() { "${as_owner[@]}" "$pgbin/psql" -X -q -v ON_ERROR_STOP=1 -h "$pgdir" -p "$pgport" -U postgres -At "$@"; }
+pg -d postgres -c "CREATE ROLE workoutd LOGIN PASSWORD 'hub-secret'" -c "CREATE ROLE fleet LOGIN PASSWORD 'fleet-secret'"
+pg -d postgres -c "CREATE DATABASE gym OWNER workoutd"
+printf 'hub-secret\n' > "$work/hub-password"
+printf 'fleet-secret\n' > "$work/fleet-password"
+chmod 600 "$work/hub-password" "$work/fleet-password"
+start_daemon central "  listen: 127.0.0.1:0\nreplication:\n  postgres_url: postgresql://workoutd@127.0.0.1:$pgport/gym?sslmode=disable\n  password_file: $work/hub-password\n  hub_id: web-fleet-hub\n"
+for _ in $(seq 300); do
+    [ "$(pg -d gym -c "SELECT count(*) FROM pg_tables WHERE tablename = 'workoutd_schema'")" = 1 ] && break
+    sleep 0.1
+done
+pg -d gym -c "GRANT SELECT ON hubs, workouts, shares, workoutd_schema TO fleet"
+printf 'fleet:\n  password_file: %s\n' "$work/fleet-password" > "$work/fleet.yaml"
+"$workoutd" fleet --postgres-url "postgresql://fleet@127.0.0.1:$pgport/gym?sslmode=disable" --listen 127.0.0.1:0 \
+    --config "$work/fleet.yaml" >/dev/null 2>"$work/fleet.log" &
+pids+=($!)
+fleet_port=
+for _ in $(seq 400); do
+    fleet_port=$(sed -n 's/.*fleet page listening address=[^ ]*:\([0-9]*\) .*/\1/p' "$work/fleet.log" | head -n 1)
+    [ -n "$fleet_port" ] && break
+    sleep 0.05
+done
+[ -n "$fleet_port" ] || { echo "test-web: workoutd fleet did not start:" >&2; cat "$work/fleet.log" >&2; exit 1; }
+"$python" "$repo/Tests/web/fleet_test.py" --url "http://127.0.0.1:$fleet_port" --wearable "$work/central-B1" \
+    --hub web-fleet-hub --screenshots "$screenshots" \
+    || { echo "--- fleet log:"; cat "$work/fleet.log"; echo "--- hub log:"; cat "$work/central.log"; exit 1; }
 echo "test-web: passed; screenshots in $screenshots${WEB_IMAGES:+, pictures in $images}"

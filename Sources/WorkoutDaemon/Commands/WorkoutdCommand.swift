@@ -22,7 +22,8 @@ public struct WorkoutdCommand: AsyncParsableCommand {
             """,
         version: WorkoutdVersion.current,
         subcommands: [
-            Serve.self, CheckConfig.self, Workouts.self, Shares.self, CheckDatabase.self, ConfigurationKeysCommand.self,
+            Serve.self, CheckConfig.self, Workouts.self, Shares.self, CheckDatabase.self, Fleet.self,
+            ConfigurationKeysCommand.self,
         ],
         defaultSubcommand: Serve.self
     )

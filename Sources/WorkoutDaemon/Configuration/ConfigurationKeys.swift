@@ -290,6 +290,69 @@ enum ConfigurationKeys {
             "How long a login lasts."
         ),
         .init(
+            "fleet.listen",
+            .string,
+            .restart,
+            default: "127.0.0.1:8471",
+            "workoutd fleet's page and API (--listen overrides): host:port or [v6]:port. An address other than loopback needs a token. The serving daemon ignores fleet.*."
+        ),
+        .init(
+            "fleet.tls_certificate",
+            .string,
+            .restart,
+            default: "\"\"",
+            "As web.tls_certificate, for the fleet page."
+        ),
+        .init(
+            "fleet.tls_key",
+            .string,
+            .restart,
+            default: "\"\"",
+            "As web.tls_key, for the fleet page."
+        ),
+        .init(
+            "fleet.token_credential",
+            .string,
+            .restart,
+            default: "\"\"",
+            "As web.token_credential, for the fleet page."
+        ),
+        .init(
+            "fleet.token_file",
+            .string,
+            .restart,
+            default: "\"\"",
+            "As web.token_file, for the fleet page."
+        ),
+        .init(
+            "fleet.server_names",
+            .list,
+            .restart,
+            default: "[]",
+            "As web.server_names, for the fleet page."
+        ),
+        .init(
+            "fleet.session_lifetime_s",
+            .integer,
+            .restart,
+            default: "43200",
+            "As web.session_lifetime_s, for the fleet page."
+        ),
+        .init(
+            "fleet.password_file",
+            .string,
+            .restart,
+            default: "\"\"",
+            "The fleet page's database password (its SELECT-only role), in a file of mode 0600 or 0400; or in --postgres-url."
+        ),
+        .init(
+            "fleet.password_credential",
+            .string,
+            .restart,
+            default: "\"\"",
+            "Or the name of a systemd credential holding that password."
+        ),
+        .init(
             "clock.assume_synchronized",
             .boolean,
             .restart,

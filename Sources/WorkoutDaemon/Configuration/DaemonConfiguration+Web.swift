@@ -4,47 +4,53 @@ import WebServer
 
 extension DaemonConfiguration {
     /// `web.*`. The token is read here, at start and on every reload, so a new credential needs no restart.
-    static func readWeb(_ reader: ConfigurationReader) throws -> WebConfiguration {
-        var web = WebConfiguration()
-        if let listen = try reader.string("web.listen") {
+    ///
+    /// The fleet page's `fleet.*` are the same keys, read into `base` (its own defaults) under `section`.
+    static func readWeb(
+        _ reader: ConfigurationReader,
+        section: String = "web",
+        base: WebConfiguration = WebConfiguration()
+    ) throws -> WebConfiguration {
+        var web = base
+        if let listen = try reader.string("\(section).listen") {
             if listen == "off" || listen.isEmpty {
                 web.listen = nil
             } else {
                 do {
                     web.listen = try ListenAddress(parsing: listen)
                 } catch {
-                    throw ConfigurationError(key: "web.listen", problem: "\(error.description); got '\(listen)'")
+                    throw ConfigurationError(key: "\(section).listen", problem: "\(error.description); got '\(listen)'")
                 }
             }
         }
-        let certificate = try reader.path("web.tls_certificate").flatMap { $0.isEmpty ? nil : $0 }
-        let key = try reader.path("web.tls_key").flatMap { $0.isEmpty ? nil : $0 }
+        let certificate = try reader.path("\(section).tls_certificate").flatMap { $0.isEmpty ? nil : $0 }
+        let key = try reader.path("\(section).tls_key").flatMap { $0.isEmpty ? nil : $0 }
         switch (certificate, key) {
         case (let certificate?, let key?):
-            web.tls = try readTLSFiles(certificate: certificate, key: key)
+            web.tls = try readTLSFiles(certificate: certificate, key: key, section: section)
         case (nil, nil):
             break
         case (nil, _?):
-            throw ConfigurationError(key: "web.tls_certificate", problem: "must be set with web.tls_key")
+            throw ConfigurationError(key: "\(section).tls_certificate", problem: "must be set with \(section).tls_key")
         case (_?, nil):
-            throw ConfigurationError(key: "web.tls_key", problem: "must be set with web.tls_certificate")
+            throw ConfigurationError(key: "\(section).tls_key", problem: "must be set with \(section).tls_certificate")
         }
-        web.token = try readWebToken(reader)
-        web.serverNames = try reader.strings("web.server_names") ?? []
+        web.token = try readWebToken(reader, section: section)
+        web.serverNames = try reader.strings("\(section).server_names") ?? []
         for name in web.serverNames where name.isEmpty || name.utf8.count > 253 || name.contains(where: \.isWhitespace)
         {
-            throw ConfigurationError(key: "web.server_names", problem: "'\(name)' is not a host name")
+            throw ConfigurationError(key: "\(section).server_names", problem: "'\(name)' is not a host name")
         }
         let lifetime = try reader.integer(
-            "web.session_lifetime_s",
+            "\(section).session_lifetime_s",
             default: Int(web.sessionLifetime / .seconds(1))
         ) { (1...31 * 86_400).contains($0) ? nil : "must be 1 to 2678400 (31 days)" }
         web.sessionLifetime = .seconds(lifetime)
         if web.requiresLogin, web.token == nil, let listen = web.listen {
             throw ConfigurationError(
-                key: "web.listen",
+                key: "\(section).listen",
                 problem:
-                    "\(listen) is reachable from the network, so logins need a token: set web.token_credential (LoadCredential=) or web.token_file"
+                    "\(listen) is reachable from the network, so logins need a token: set \(section).token_credential (LoadCredential=) or \(section).token_file"
             )
         }
         return web
@@ -54,18 +60,22 @@ extension DaemonConfiguration {
     ///
     /// A reload that finds them changed restarts the listener with them. The key's file must be private (0600 or 0400),
     /// as the token's is.
-    private static func readTLSFiles(certificate: String, key: String) throws -> WebConfiguration.TLSFiles {
+    private static func readTLSFiles(
+        certificate: String,
+        key: String,
+        section: String
+    ) throws -> WebConfiguration.TLSFiles {
         let certificateText: String
         let keyText: String
         do {
             certificateText = try PrivateFile.read(certificate, requirePrivate: false)
         } catch {
-            throw ConfigurationError(key: "web.tls_certificate", problem: error.description)
+            throw ConfigurationError(key: "\(section).tls_certificate", problem: error.description)
         }
         do {
             keyText = try PrivateFile.read(key, requirePrivate: true)
         } catch {
-            throw ConfigurationError(key: "web.tls_key", problem: error.description)
+            throw ConfigurationError(key: "\(section).tls_key", problem: error.description)
         }
         let files = WebConfiguration.TLSFiles(
             certificate: certificate,
@@ -73,50 +83,57 @@ extension DaemonConfiguration {
             certificatePEM: Array(certificateText.utf8),
             keyPEM: Array(keyText.utf8)
         )
-        if let problem = files.problem() { throw ConfigurationError(key: problem.key, problem: problem.message) }
+        if let problem = files.problem() {
+            // The check names the hub page's keys; the fleet page's are the same under its own section.
+            let key = section + problem.key.drop(while: { $0 != "." })
+            throw ConfigurationError(key: key, problem: problem.message)
+        }
         return files
     }
 
     /// The login token.
     ///
-    /// The first line of the credential `web.token_credential` names, or of `web.token_file` (0600).
-    private static func readWebToken(_ reader: ConfigurationReader) throws -> WebToken? {
-        let credential = try reader.string("web.token_credential").flatMap { $0.isEmpty ? nil : $0 }
-        let file = try reader.path("web.token_file").flatMap { $0.isEmpty ? nil : $0 }
+    /// The first line of the credential `<section>.token_credential` names, or of `<section>.token_file` (0600).
+    private static func readWebToken(_ reader: ConfigurationReader, section: String) throws -> WebToken? {
+        let credential = try reader.string("\(section).token_credential").flatMap { $0.isEmpty ? nil : $0 }
+        let file = try reader.path("\(section).token_file").flatMap { $0.isEmpty ? nil : $0 }
         let key: String
         let path: String
         switch (credential, file) {
         case (nil, nil):
             return nil
         case (_?, _?):
-            throw ConfigurationError(key: "web.token_credential", problem: "and web.token_file are both set; keep one")
+            throw ConfigurationError(
+                key: "\(section).token_credential",
+                problem: "and \(section).token_file are both set; keep one"
+            )
         case (let name?, nil):
             guard !name.contains("/"), name != ".", name != ".." else {
                 throw ConfigurationError(
-                    key: "web.token_credential",
+                    key: "\(section).token_credential",
                     problem: "must be a credential name (LoadCredential=<name>:<file>), not a path; got '\(name)'"
                 )
             }
             guard let directory = ProcessInfo.processInfo.environment["CREDENTIALS_DIRECTORY"], !directory.isEmpty
             else {
                 throw ConfigurationError(
-                    key: "web.token_credential",
+                    key: "\(section).token_credential",
                     problem:
                         "names credential '\(name)', but $CREDENTIALS_DIRECTORY is not set: the unit needs LoadCredential=\(name):/etc/workoutd/\(name)"
                 )
             }
-            key = "web.token_credential"
+            key = "\(section).token_credential"
             path = directory + "/" + name
         case (nil, let file?):
-            key = "web.token_file"
+            key = "\(section).token_file"
             path = file
         }
         let text: String
         do {
             text = try PrivateFile.read(
                 path,
-                requirePrivate: key == "web.token_file",
-                credentialKey: "web.token_credential"
+                requirePrivate: key == "\(section).token_file",
+                credentialKey: "\(section).token_credential"
             )
         } catch {
             throw ConfigurationError(key: key, problem: error.description)

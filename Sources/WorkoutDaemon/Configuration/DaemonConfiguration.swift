@@ -58,6 +58,8 @@ struct DaemonConfiguration: Sendable {
     var limits = DeviceLimits()
     /// `web.*`: the web page and HTTP API.
     var web = WebConfiguration()
+    /// `fleet.*`: the fleet page of `workoutd fleet` (the serving daemon does not read them).
+    var fleet = FleetSettings()
     /// Where this configuration was read from, so SIGHUP can read the same places again.
     var origin = Origin()
 
@@ -253,6 +255,7 @@ struct DaemonConfiguration: Sendable {
         config.shares.sinks = try readShareSinks(reader)
         config.replication = try readReplication(reader, storage: config.storage.backend, file: file ?? defaultFile)
         config.web = try readWeb(reader)
+        config.fleet = try readFleet(reader)
 
         let controlSocketKey = overrides.controlSocket == nil ? "control_socket" : "--control-socket"
         config.controlSocket = try parseControlSocket(

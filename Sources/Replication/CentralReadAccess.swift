@@ -1,0 +1,24 @@
+import Logging
+import PostgresNIO
+
+/// The central database for a reader that is not a hub: the fleet page (`workoutd fleet`), and tests.
+///
+/// The same URL, TLS, password guard and password sources the shipper uses, so a reader's link is secured exactly as a
+/// hub's is, and nothing about the link is written twice.
+extension ReplicationConfiguration {
+    /// A new connection, opened and secured like a hub's, authenticated with the password as it reads now.
+    public func openCentralConnection(id: Int = 1, logger: Logger) async throws -> PostgresConnection {
+        try await connect(password: try readPassword(), id: id, logger: logger)
+    }
+}
+
+/// The central schema's version, as readers check it.
+public enum CentralSchemaVersion {
+    /// The newest version this build knows.
+    public static var known: Int { CentralSchema.currentVersion }
+
+    /// Brings the schema to ``known`` as a hub does at start (tests make their central database with it).
+    public static func migrate(_ connection: PostgresConnection, logger: Logger) async throws {
+        try await CentralSchema.migrate(connection, logger: logger)
+    }
+}
