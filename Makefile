@@ -12,7 +12,7 @@ APT_PACKAGES := make gcc socat libudev-dev umockdev libumockdev-dev libsystemd-d
                 systemd-container debootstrap valgrind python3 util-linux lld openssl \
                 debhelper dpkg-dev fakeroot lintian man-db groff-base strace linux-perf \
                 qemu-system-x86 qemu-system-arm qemu-utils mmdebstrap debian-archive-keyring e2fsprogs picocom tmux \
-                postgresql chromium chromium-driver python3-selenium iproute2
+                postgresql pgbouncer chromium chromium-driver python3-selenium iproute2
 
 .PHONY: help deps build lint format check-warnings check test test-swift test-udev test-shell test-clients test-systemd test-web web-screenshots test-vm test-vm-arm64 fuzz demo bench bench-check soak clean openapi
 

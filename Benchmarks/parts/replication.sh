@@ -6,7 +6,7 @@
 #     off, durable store with replication on; floor on on / off;
 #   - lag (Benchmarks/Sources/ReplicationLag): 4 devices × 250 commands/s, start/end paced, from each
 #     start_workout reply on its tty to the row being visible in `workouts`; floor on its p99;
-#   - the same lag with the server at a distance (Benchmarks/probes/delay-proxy.py), one connection against the pool's two.
+#   - the same lag with the server at a distance (Benchmarks/probes/delay-proxy.py), one connection (the default) against two.
 # Run through `bash Benchmarks/bench.sh replication`; needs Debian's `postgresql` package and a C compiler (cc).
 #
 # Environment: BENCH_COMMANDS (pipelined commands per round, default 100000), BENCH_ROUNDS (5),
@@ -88,7 +88,7 @@ shipped=$("$pgbin/psql" -h "$pg" -U postgres -d gym -At -c "SELECT count(*) FROM
 
 # The pool against one connection, with the server at a network distance: the same paced load through a proxy
 # that holds every chunk BENCH_DISTANT_DELAY_MS (default 15) each way, so every query costs a round trip of twice
-# that, as to a server in another building. One connection ships a batch at a time; the pool's two overlap them.
+# that, as to a server in another building. One connection ships a batch at a time; two overlap them.
 distant="$work/distant"
 mkdir "$distant"
 python3 Benchmarks/probes/delay-proxy.py "$distant/.s.PGSQL.5432" "$pg/.s.PGSQL.5432" "${BENCH_DISTANT_DELAY_MS:-15}" &
@@ -113,8 +113,8 @@ p99() { grep -F 'p99' "$1" | awk -F'|' '{gsub(/[ ms]/, "", $3); print $3}'; }
 p50() { grep -F 'p50' "$1" | awk -F'|' '{gsub(/[ ms]/, "", $3); print $3}'; }
 # Two rows more for the lag table.
 {
-    echo "| start reply → row, p50 / p99, server ${BENCH_DISTANT_DELAY_MS:-15} ms away each way: one connection (\`max_connections: 1\`) | $(p50 "$work/distant-1.md") / $(p99 "$work/distant-1.md") ms | | |"
-    echo "| the same, the pool's two connections (default) | $(p50 "$work/distant-2.md") / $(p99 "$work/distant-2.md") ms | | |"
+    echo "| start reply → row, p50 / p99, server ${BENCH_DISTANT_DELAY_MS:-15} ms away each way: one connection (default) | $(p50 "$work/distant-1.md") / $(p99 "$work/distant-1.md") ms | | |"
+    echo "| the same, two connections (\`max_connections: 2\`) | $(p50 "$work/distant-2.md") / $(p99 "$work/distant-2.md") ms | | |"
 } > "$work/distant.md"
 cat "$work/distant.md"
 

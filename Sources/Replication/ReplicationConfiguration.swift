@@ -122,12 +122,20 @@ public struct ReplicationConfiguration: Sendable {
     public var maximumRetryDelay: Duration = .seconds(30)
     /// Shipped rows older than this are pruned from SQLite; nil keeps them for ever.
     public var retention: Duration?
-    /// Connections this hub opens (`replication.max_connections`), at start, and keeps. Two let a batch's
-    /// upserts run while the batch before it commits, which hides round trips to a distant server; more would
-    /// wait on the commit order anyway. Each hub counts against the server's `max_connections` (100 by
-    /// default): 50 hubs at 2.
-    public var maximumConnections = 2
+    /// Connections this hub opens (`replication.max_connections`), at start, and keeps.
+    ///
+    /// One by default: a second lets a batch's upserts run while the batch before it commits, which hides only some
+    /// round trips to a distant server, and every hub's second connection is one more backend on a server that serves
+    /// a whole fleet (docs/decisions/0019-one-connection-per-hub.md). More would wait on the commit order anyway.
+    public var maximumConnections = 1
     public static let maximumConnectionsRange = 1...8
+    /// How often the hub writes its row of `hubs` (`replication.heartbeat_interval_s`).
+    ///
+    /// The fleet page calls a hub offline once three have been missed.
+    public var heartbeatInterval: Duration = .seconds(30)
+    public static let heartbeatIntervalRange = 1...3600
+    /// What the fleet page calls this hub (`replication.hub_name`); the host name unless configured.
+    public var hubName: String
     public var connectTimeout: Duration = .seconds(10)
     /// Longest a connect, a migration or a batch may take before the connection is given up and retried.
     public var operationTimeout: Duration = .seconds(20)
@@ -192,6 +200,7 @@ public struct ReplicationConfiguration: Sendable {
         if let passwordFile, !passwordFile.isEmpty { passwordSource = .file(passwordFile) }
         guard !hubID.isEmpty else { throw ReplicationConfigurationError("hub_id is empty") }
         self.hubID = hubID
+        hubName = Self.hostName() ?? hubID
     }
 
     private static func makeTLSContext(
@@ -323,6 +332,14 @@ public struct ReplicationConfiguration: Sendable {
         }
         return String(text.split(separator: "\n", omittingEmptySubsequences: false).first ?? "")
     }
+    /// The machine's host name, the default ``hubName``.
+    public static func hostName() -> String? {
+        var buffer = [CChar](repeating: 0, count: 256)
+        guard gethostname(&buffer, buffer.count - 1) == 0 else { return nil }
+        let name = String(decoding: buffer.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
+        return name.isEmpty ? nil : name
+    }
+
     /// `/etc/machine-id`, the default hub id: stable for the life of the installation.
     public static func machineID(path: String = "/etc/machine-id") -> String? {
         guard let text = try? String(contentsOfFile: path, encoding: .utf8) else { return nil }

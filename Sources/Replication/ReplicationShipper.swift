@@ -14,9 +14,15 @@ import WorkoutProtocol
 /// Each batch is one central transaction of idempotent upserts keyed by the central primary keys; only
 /// after it commits is the batch marked shipped locally. A crash in between ships the same rows again,
 /// which changes nothing: every change lands exactly once. Woken by the store's doorbell after commits,
-/// never by a timer while idle; while the server cannot be reached it retries with a capped backoff and
+/// and while idle only by the heartbeat's timer; while the server cannot be reached it retries with a capped backoff and
 /// the backlog waits in SQLite. Up to ``ReplicationConfiguration/maximumConnections`` batches overlap, each
-/// on a connection of its own from a small pool, and commit in order.
+/// on a connection of its own from a small pool, and commit in order. Every
+/// ``ReplicationConfiguration/heartbeatInterval``, between batches and on the same connections, it writes the hub's row
+/// of `hubs` (``HubHeartbeat``).
+///
+/// Nothing it sends keeps state on the server from one transaction to the next (no SET, no session locks, no
+/// temporary tables, no LISTEN, no named prepared statements: postgres-nio's queries use the unnamed statement), so it
+/// runs through a pooler in transaction mode.
 public final class ReplicationShipper: Service, Sendable {
     private let configuration: ReplicationConfiguration
     private let log: any ReplicationLog
@@ -36,6 +42,10 @@ public final class ReplicationShipper: Service, Sendable {
     /// brain; the batches must not be spread over both).
     private let hostInUse = Mutex<(generation: Int, index: Int)?>(nil)
     private let lastPrune = Mutex<Date?>(nil)
+    private let activity: @Sendable () async -> HubActivity
+    private let startedAt: Date
+    /// Set by the heartbeat's timer (and at start); the shipper writes the heartbeat at its next turn.
+    private let heartbeatDue = Atomic<Bool>(true)
 
     public init(
         configuration: ReplicationConfiguration,
@@ -43,9 +53,13 @@ public final class ReplicationShipper: Service, Sendable {
         doorbell: ReplicationDoorbell,
         softwareVersion: String,
         logger: Logger,
-        metrics: any MetricsFactory = MetricsSystem.factory
+        metrics: any MetricsFactory = MetricsSystem.factory,
+        startedAt: Date = Date(),
+        activity: @escaping @Sendable () async -> HubActivity = { HubActivity() }
     ) throws(ReplicationConfigurationError) {
         self.configuration = configuration
+        self.startedAt = startedAt
+        self.activity = activity
         self.log = log
         self.doorbell = doorbell
         self.softwareVersion = softwareVersion
@@ -85,6 +99,7 @@ public final class ReplicationShipper: Service, Sendable {
                 "server": "\(configuration.redactedDescription)", "hub_id": "\(configuration.hubID)",
                 "max_connections": "\(configuration.maximumConnections)",
                 "server_identity": "\(configuration.serverIdentity.rawValue)",
+                "heartbeat_interval_s": "\(configuration.heartbeatInterval.components.seconds)",
             ]
         )
         for warning in configuration.startWarnings { logger.warning("\(warning)") }
@@ -94,8 +109,15 @@ public final class ReplicationShipper: Service, Sendable {
             openCountChanged: { [status] in status.connectionsOpen($0) },
             open: { [self] id in try await self.openConnection(id: id) }
         )
-        // Whatever waited from before this start goes first.
+        // Whatever waited from before this start goes first, after the first heartbeat.
         doorbell.ring()
+        let ticker = Task { [self] in
+            while (try? await Task.sleep(for: configuration.heartbeatInterval)) != nil {
+                heartbeatDue.store(true, ordering: .relaxed)
+                doorbell.ring()
+            }
+        }
+        defer { ticker.cancel() }
         do {
             try await cancelWhenGracefulShutdown {
                 var pipeline = Pipeline()
@@ -125,10 +147,8 @@ public final class ReplicationShipper: Service, Sendable {
         var readThrough: Int64?
         /// When the last batch was read.
         var lastBatch: ContinuousClock.Instant?
-        /// Whether the hub's row (last_seen, software_version) was written since this start.
-        ///
-        /// Every batch writes it.
-        var hubTouched = false
+        /// Whether a batch has shipped or the pool was filled since this start.
+        var warmedUp = false
         /// Whether the last batch read was a large one (``ReplicationConfiguration/busyBatchChanges``).
         var busy = false
         /// Awaits batches in flight, oldest first.
@@ -140,7 +160,7 @@ public final class ReplicationShipper: Service, Sendable {
             while let oldest = inFlight.first, oldest.hasEnded || inFlight.count > count {
                 inFlight.removeFirst()
                 try await oldest.task.value
-                hubTouched = true
+                warmedUp = true
                 collected = true
             }
             return collected
@@ -224,6 +244,16 @@ public final class ReplicationShipper: Service, Sendable {
                 // and a batch read early would be a smaller one (more transactions for the same rows).
                 let leaving = pipeline.busy ? 0 : configuration.maximumConnections - 1
                 if try await pipeline.collect(leaving: leaving) { delay = configuration.initialRetryDelay }
+                if heartbeatDue.exchange(false, ordering: .relaxed) {
+                    do {
+                        // Between batches: the hub's row is not locked by a batch of its own then.
+                        _ = try await pipeline.collect(leaving: 0)
+                        try await heartbeat(pool)
+                    } catch {
+                        heartbeatDue.store(true, ordering: .relaxed)
+                        throw error
+                    }
+                }
                 try await pipeline.pace(configuration)
                 let batch = try await log.pendingChanges(after: pipeline.readThrough, limit: configuration.batchSize)
                 pipeline.busy = batch.changes.count >= configuration.busyBatchChanges
@@ -269,27 +299,50 @@ public final class ReplicationShipper: Service, Sendable {
         }
     }
 
-    /// Nothing left: the mark is written, and the hub's row written if no batch has yet.
+    /// Nothing left: the mark is written, and the pool filled if no batch has shipped yet.
     ///
-    /// So a start with nothing to ship still shows the hub. The pool keeps its connections open for the next batches:
-    /// opening one again costs the server a process and, at a distance, a dozen round trips (start-up, authentication,
-    /// the schema check) that the next batch would wait for.
+    /// The pool keeps its connections open for the next batches: opening one again costs the server a process and, at a
+    /// distance, a dozen round trips (start-up, authentication, the schema check) that the next batch would wait for.
     private func caughtUp(_ pool: CentralConnectionPool, _ pipeline: inout Pipeline) async throws {
         try await log.saveShippedMark()
-        if !pipeline.hubTouched {
+        if !pipeline.warmedUp {
             try await pool.fill()
-            let lease = try await pool.lease()
-            do {
-                try await withDeadline("the hub's last_seen") { try await self.touchHub(lease.connection) }
-            } catch {
-                await pool.release(lease, reusable: false)
-                throw error
-            }
-            await pool.release(lease, reusable: true)
-            pipeline.hubTouched = true
+            pipeline.warmedUp = true
         }
         status.pending(0)
         try await pruneIfDue()
+    }
+
+    /// The hub's row of `hubs`, in a statement of its own on a connection of the pool.
+    ///
+    /// At start (so a hub with nothing to ship is listed at once) and every heartbeat interval.
+    private func heartbeat(_ pool: CentralConnectionPool) async throws {
+        let backlog = try await log.pendingChangeCount()
+        status.pending(backlog)
+        let failure = status.latestFailure
+        let beat = HubHeartbeat(
+            hubID: configuration.hubID,
+            name: configuration.hubName,
+            softwareVersion: softwareVersion,
+            architecture: HubHeartbeat.machineArchitecture,
+            startedAt: startedAt,
+            intervalSeconds: Int(configuration.heartbeatInterval.components.seconds),
+            activity: await activity(),
+            backlog: backlog,
+            lastError: failure.map {
+                HubHeartbeat.redacted($0.reason, at: $0.at, password: password.withLock { $0 })
+            }
+        )
+        let lease = try await pool.lease()
+        do {
+            _ = try await withDeadline("the heartbeat") {
+                try await lease.connection.queryUnlessClosed(beat.query, logger: self.logger)
+            }
+        } catch {
+            await pool.release(lease, reusable: false)
+            throw error
+        }
+        await pool.release(lease, reusable: true)
     }
 
     /// A new connection, migrated, to a host that qualifies.
@@ -442,10 +495,11 @@ public final class ReplicationShipper: Service, Sendable {
         status.shipped(batch.changes.count, at: now)
     }
 
+    /// The hub's `last_seen` with each batch, on the server's clock as the heartbeat's (``HubHeartbeat``).
     private func touchHub(_ connection: PostgresConnection) async throws {
         try await connection.queryUnlessClosed(
             """
-            INSERT INTO hubs (hub_id, last_seen, software_version) VALUES (\(configuration.hubID), \(Date()), \(softwareVersion))
+            INSERT INTO hubs (hub_id, last_seen, software_version) VALUES (\(configuration.hubID), clock_timestamp(), \(softwareVersion))
             ON CONFLICT (hub_id) DO UPDATE SET last_seen = excluded.last_seen, software_version = excluded.software_version
             """,
             logger: logger

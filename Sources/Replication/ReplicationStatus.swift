@@ -31,6 +31,10 @@ public final class ReplicationStatus: Sendable {
     }
 
     private let snapshot: Mutex<Snapshot>
+    /// The newest failure since start and when it happened.
+    ///
+    /// Unlike ``Snapshot/lastError``, kept once connected again. The heartbeat reports it: it is written only while connected, when the snapshot's error is gone.
+    private let newestFailure = Mutex<(reason: String, at: Date)?>(nil)
     private let logger: Logger
     private let connectedGauge: Gauge
     private let pendingGauge: Gauge
@@ -95,6 +99,7 @@ public final class ReplicationStatus: Sendable {
     /// A failed attempt: logged when the reason differs from the last one, not on every retry.
     func failed(_ reason: String, retryIn delay: Duration) {
         failureCounter.increment()
+        newestFailure.withLock { $0 = (reason, Date()) }
         let changed = snapshot.withLock { snapshot in
             let changed = snapshot.lastError != reason
             if snapshot.state != .disconnected {
@@ -114,6 +119,8 @@ public final class ReplicationStatus: Sendable {
             ]
         )
     }
+
+    var latestFailure: (reason: String, at: Date)? { newestFailure.withLock { $0 } }
 
     func shipped(_ count: Int, at date: Date) {
         snapshot.withLock { $0.lastShippedAt = date }

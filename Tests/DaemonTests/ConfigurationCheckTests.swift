@@ -64,6 +64,10 @@ import WorkoutdTesting
             "replication:\n  postgres_url: postgresql://workoutd@db.example/gym\n  hub_id: hall\n  max_connections: 0\n",
             ":4: configuration key 'replication.max_connections': must be 1 to 8; got 0"
         ),
+        (
+            "replication:\n  postgres_url: postgresql://workoutd@db.example/gym\n  hub_id: hall\n  heartbeat_interval_s: 0\n",
+            ":4: configuration key 'replication.heartbeat_interval_s': must be 1 to 3600 seconds; got 0"
+        ),
     ]
 
     @Test(arguments: 0..<mistakes.count) func checkConfigNamesFileLineAndKey(index: Int) throws {

@@ -218,7 +218,13 @@ struct ReplicationTests {
     @Test func batchesOverlapOnASmallPoolAndStillLandInOrder() throws {
         let cluster = try PostgresCluster()
         let cycles = 20
-        let hub = try startedHubWithALoadShipped("hub-pool", cycles: cycles, in: cluster)
+        // Two connections, and no heartbeat while the hubs table is held (it waits for the batches in flight).
+        let hub = try startedHubWithALoadShipped(
+            "hub-pool",
+            cycles: cycles,
+            in: cluster,
+            replicationKeys: "  max_connections: 2\n  heartbeat_interval_s: 3600\n"
+        )
         defer { hub.remove() }
         let connections = "SELECT count(*) FROM pg_stat_activity WHERE application_name = 'workoutd hub-pool'"
         var most = 0
@@ -440,10 +446,12 @@ struct ReplicationTests {
     private func startedHubWithALoadShipped(
         _ hubID: String,
         cycles: Int,
-        in cluster: PostgresCluster
+        in cluster: PostgresCluster,
+        replicationKeys: String = ""
     ) throws -> ReplicationHub {
         let hub = try ReplicationHub(hubID: hubID, devices: 2, postgresURL: cluster.url(), cluster: cluster)
         do {
+            try hub.appendToReplicationSection(replicationKeys)
             try hub.start()
             #expect(try hub.runLoad(cycles: cycles, tag: "a").allSatisfy({ $0.isSuccess }))
             try hub.waitUntilShipped()

@@ -192,6 +192,13 @@ enum ConfigurationKeys {
             "This hub's name in the central tables."
         ),
         .init(
+            "replication.hub_name",
+            .string,
+            .restart,
+            default: "the host name",
+            "The name the fleet page shows for this hub (hubs.name); the hub id stays its key."
+        ),
+        .init(
             "replication.retention_days",
             .integer,
             .restart,
@@ -202,8 +209,15 @@ enum ConfigurationKeys {
             "replication.max_connections",
             .integer,
             .restart,
-            default: "2",
-            "Connections to the server, 1 to 8, kept open."
+            default: "1",
+            "Connections to the server, 1 to 8, kept open; a second overlaps batches to a distant server."
+        ),
+        .init(
+            "replication.heartbeat_interval_s",
+            .integer,
+            .restart,
+            default: "30",
+            "Seconds between writes of this hub's row of hubs (status for the fleet page), 1 to 3600; offline after 3 missed."
         ),
         .init(
             "limits.commands_per_second",

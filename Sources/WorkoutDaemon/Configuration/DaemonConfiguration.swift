@@ -376,6 +376,16 @@ struct DaemonConfiguration: Sendable {
         ) {
             range.contains($0) ? nil : "must be \(range.lowerBound) to \(range.upperBound)"
         }
+        let heartbeatRange = ReplicationConfiguration.heartbeatIntervalRange
+        let heartbeat = try reader.integer(
+            "replication.heartbeat_interval_s",
+            default: Int(replication.heartbeatInterval.components.seconds)
+        ) {
+            heartbeatRange.contains($0)
+                ? nil : "must be \(heartbeatRange.lowerBound) to \(heartbeatRange.upperBound) seconds"
+        }
+        replication.heartbeatInterval = .seconds(heartbeat)
+        if let name = try reader.string("replication.hub_name"), !name.isEmpty { replication.hubName = name }
         do {
             _ = try replication.readPassword()
         } catch {

@@ -14,6 +14,8 @@ extension DaemonConfiguration {
             "replication.hub_id": replication?.hubID ?? "",
             "replication.retention_days": replication?.retention.map { "\($0)" } ?? "",
             "replication.max_connections": replication.map { "\($0.maximumConnections)" } ?? "",
+            "replication.heartbeat_interval_s": replication.map { "\($0.heartbeatInterval)" } ?? "",
+            "replication.hub_name": replication?.hubName ?? "",
             "replication.allow_password_without_verified_server": replication.map {
                 "\($0.allowPasswordWithoutVerifiedServer)"
             } ?? "",

@@ -129,7 +129,14 @@ enum Daemon {
             store: store,
             doorbell: doorbell,
             logger: logger,
-            metrics: observers.metrics.factory
+            metrics: observers.metrics.factory,
+            // The heartbeat's counts, as `workoutctl status` gives them.
+            activity: { [manager, store] in
+                HubActivity(
+                    wearablesConnected: await manager.devices().filter { $0.snapshot.connected }.count,
+                    activeWorkouts: try? await store.activeSessionCount()
+                )
+            }
         )
         if let shipper, let replication = config.replication {
             services.append(shipper)
@@ -250,7 +257,8 @@ enum Daemon {
         store: any WorkoutStore,
         doorbell: ReplicationDoorbell?,
         logger: Logger,
-        metrics: any MetricsFactory
+        metrics: any MetricsFactory,
+        activity: @escaping @Sendable () async -> HubActivity
     ) throws -> ReplicationShipper? {
         guard let replication = config.replication, let doorbell, let log = store as? any ReplicationLog else {
             return nil
@@ -262,7 +270,8 @@ enum Daemon {
                 doorbell: doorbell,
                 softwareVersion: WorkoutdVersion.current,
                 logger: logger,
-                metrics: metrics
+                metrics: metrics,
+                activity: activity
             )
         } catch {
             throw ConfigurationError(key: error.key ?? "replication.password_file", problem: error.description)

@@ -16,7 +16,7 @@ public final class PostgresCluster: @unchecked Sendable {
     public static let password = "gym-secret"
     public let directory: String
     public let port: Int
-    private let binDirectory: String
+    let binDirectory: String
     private let owner: String?
 
     public init() throws {
@@ -201,7 +201,7 @@ public final class PostgresCluster: @unchecked Sendable {
     ///
     /// posix_spawn and waitpid rather than Foundation's Process: `pg_ctl start` leaves the server running
     /// with the output file open, and Process.waitUntilExit was seen never to return then.
-    private func capture(_ executable: String, _ arguments: [String]) throws -> String {
+    func capture(_ executable: String, _ arguments: [String]) throws -> String {
         let argv = (owner.map { ["/usr/sbin/runuser", "-u", $0, "--", executable] } ?? [executable]) + arguments
         let output = directory + "/cmd-\(UUID().uuidString.prefix(8)).out"
         defer { try? FileManager.default.removeItem(atPath: output) }
@@ -255,7 +255,7 @@ public final class PostgresCluster: @unchecked Sendable {
     }
 
     /// A TCP port nothing listens on right now (bound to port 0, then released).
-    private static func freePort() throws -> Int {
+    static func freePort() throws -> Int {
         let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
         guard fd >= 0 else { throw TestingError("socket() failed") }
         defer { close(fd) }
