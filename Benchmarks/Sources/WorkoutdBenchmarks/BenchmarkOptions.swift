@@ -27,6 +27,16 @@ struct BenchmarkOptions {
     var warmUpRoundTrips = 2_000
     /// The part whose thresholds file holds the floors (`Benchmarks/Thresholds/PART.json`).
     var thresholdsPart = "pty"
+    /// Instead of throughput and latency: the cost of a command.
+    ///
+    /// What each single-flight command costs each program (``CommandCost``).
+    var countCost = false
+    /// The malloc-count shim (Benchmarks/peers/malloc-count.c), loaded into each program with `--count`.
+    var mallocShim: String?
+    /// With `--count`: instructions from `perf stat`.
+    var perfStat = false
+    /// With `--count`: a `perf record -g` profile of each subject and durable subject into this directory.
+    var profileDirectory: String?
 
     static let usage = """
         usage: WorkoutdBenchmarks --baseline NAME=COMMAND [--reference NAME=COMMAND]... --subject NAME=COMMAND
@@ -43,6 +53,11 @@ struct BenchmarkOptions {
           --round-trips  single-flight round trips measured after warm-up (default 20000)
           --warm-up      single-flight round trips before measuring (default 2000)
           --thresholds   the part whose floors apply: Benchmarks/Thresholds/PART.json (default pty)
+          --count on     instead: CPU, mallocs and instructions per single-flight command, --rounds starts each
+          --malloc-shim  with --count: the malloc-count shim (LD_PRELOAD) for the mallocs
+          --perf-stat on with --count: instructions from perf stat
+          --profile DIR  with --count: perf record -g of the first --subject and --durable, to DIR/in-memory.data
+                         and DIR/durable.data
         """
 
     static func parse(_ arguments: some Sequence<String>) throws(UsageError) -> BenchmarkOptions {
@@ -61,6 +76,10 @@ struct BenchmarkOptions {
             case "--round-trips": options.roundTrips = try CommandLineFlags.positive(value, flag)
             case "--warm-up": options.warmUpRoundTrips = try CommandLineFlags.positive(value, flag)
             case "--thresholds": options.thresholdsPart = value
+            case "--count": options.countCost = value == "on"
+            case "--malloc-shim": options.mallocShim = value
+            case "--perf-stat": options.perfStat = value == "on"
+            case "--profile": options.profileDirectory = value
             default: throw UsageError("unknown option \(flag)")
             }
         }

@@ -77,13 +77,19 @@ enum ProgramBenchmark {
     }
 
     /// Starts the program on a new pty, waits until it answers, runs `body`, stops the program.
-    private static func withFreshProgram<T>(
+    static func withFreshProgram<T>(
         _ specification: ProgramUnderTest.Specification,
         run: Int,
+        environment: [String: String] = [:],
         _ body: (MasterSide, ProgramUnderTest) throws -> T
     ) throws -> T {
         let wearable = try SimulatedWearable()
-        let program = try ProgramUnderTest(specification, devicePath: wearable.devicePath, run: run)
+        let program = try ProgramUnderTest(
+            specification,
+            devicePath: wearable.devicePath,
+            run: run,
+            environment: environment
+        )
         defer {
             program.stop()
             wearable.unplug()
@@ -102,7 +108,7 @@ enum ProgramBenchmark {
     }
 
     /// Runs a measurement, adding the program's own output to any failure.
-    private static func measured<T>(
+    static func measured<T>(
         _ specification: ProgramUnderTest.Specification,
         _ program: ProgramUnderTest,
         _ body: () throws -> T

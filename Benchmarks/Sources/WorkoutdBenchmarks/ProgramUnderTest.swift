@@ -34,7 +34,8 @@ final class ProgramUnderTest {
     /// `run` numbers the program's starts within the benchmark.
     ///
     /// A command's `{run}` is replaced by it, so each start can have a state directory of its own.
-    init(_ specification: Specification, devicePath: String, run: Int) throws {
+    /// `environment` is added to the program's (the benchmark's own, less any WORKOUTD_* setting).
+    init(_ specification: Specification, devicePath: String, run: Int, environment: [String: String] = [:]) throws {
         self.specification = specification
         logURL = FileManager.default.temporaryDirectory
             .appendingPathComponent("workoutd-bench-\(getpid())-\(UUID().uuidString).log")
@@ -50,6 +51,7 @@ final class ProgramUnderTest {
         ]
         // The run must not pick up a developer's WORKOUTD_* settings; a command that wants one says so with env(1).
         process.environment = ProcessInfo.processInfo.environment.filter { !$0.key.hasPrefix("WORKOUTD_") }
+            .merging(environment) { _, added in added }
         process.standardInput = FileHandle.nullDevice
         process.standardOutput = log
         process.standardError = log
@@ -57,6 +59,9 @@ final class ProgramUnderTest {
     }
 
     var isRunning: Bool { process.isRunning }
+
+    /// The program's process id: the shell execs the command, so this is the program itself.
+    var pid: pid_t { process.processIdentifier }
 
     /// What the program printed, for an error message.
     var log: String {

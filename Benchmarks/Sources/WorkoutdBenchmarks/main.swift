@@ -18,6 +18,57 @@ func progress(_ text: String) {
     FileHandle.standardError.write(Data("WorkoutdBenchmarks: \(text)\n".utf8))
 }
 
+/// `--count`: the cost of a command to each program.
+///
+/// Measured in turn round by round, then a profile of each workoutd store.
+func countCost(_ options: BenchmarkOptions) throws {
+    guard let baseline = options.baseline else { exit(64) }
+    var programs: [(key: String, specification: ProgramUnderTest.Specification, matchIDs: Bool)] = [
+        ("echo", baseline, false)
+    ]
+    if let echo = options.durableEcho { programs.append(("durable_echo", echo, false)) }
+    if let peer = options.durablePeer { programs.append(("python_peer", peer, false)) }
+    if let subject = options.subjects.first { programs.append(("in_memory", subject, true)) }
+    if let durable = options.durableSubjects.first { programs.append(("durable", durable, true)) }
+    let work = FileManager.default.temporaryDirectory.appendingPathComponent("workoutd-cost-\(getpid())").path
+    try FileManager.default.createDirectory(atPath: work, withIntermediateDirectories: true)
+    defer { try? FileManager.default.removeItem(atPath: work) }
+    progress("counting, round by round: \(programs.map(\.specification.name).joined(separator: ", "))")
+    let results = try CommandCost.run(
+        programs.map { ($0.specification, $0.matchIDs) },
+        options: options,
+        settings: .init(mallocShim: options.mallocShim, workDirectory: work, perfStat: options.perfStat)
+    )
+    let table = CommandCostTable(
+        rows: zip(programs, results).map { .init(key: $0.0.key, result: $0.1) },
+        thresholds: try Thresholds.load(part: options.thresholdsPart)
+    )
+    if let directory = options.profileDirectory {
+        for program in programs where program.matchIDs {
+            progress("profiling \(program.specification.name)")
+            let file = program.key.replacingOccurrences(of: "_", with: "-")
+            try CommandCost.profile(program.specification, options: options, output: "\(directory)/\(file).data")
+        }
+    }
+    print(table.markdown, terminator: "")
+    try Thresholds.writeMetrics(table.metrics)
+    for floor in table.floors {
+        progress(
+            "\(floor.passed ? "PASS" : "MISS") \(floor.label) = \(String(format: "%.3f", floor.value)) (\(floor.requirement))"
+        )
+    }
+}
+
+if options.countCost {
+    do {
+        try countCost(options)
+    } catch {
+        progress("\(error)")
+        exit(1)
+    }
+    exit(0)
+}
+
 do {
     func run(_ specification: ProgramUnderTest.Specification, matchIDs: Bool) throws -> ProgramFigures {
         progress("measuring \(specification.name)")
