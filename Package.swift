@@ -372,6 +372,7 @@ let package = Package(
             name: "DaemonTests",
             dependencies: [
                 "WorkoutdTesting", "WorkoutctlCommands", "ControlProtocol", "WorkoutProtocol", "WorkoutEngine",
+                "WorkoutDaemon",
             ],
             swiftSettings: strict
         ),
