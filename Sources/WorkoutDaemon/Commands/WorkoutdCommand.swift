@@ -23,6 +23,7 @@ public struct WorkoutdCommand: AsyncParsableCommand {
         version: WorkoutdVersion.current,
         subcommands: [
             Serve.self, CheckConfig.self, Workouts.self, Shares.self, CheckDatabase.self, Fleet.self,
+            ConformanceCommand.self,
             ConfigurationKeysCommand.self,
         ],
         defaultSubcommand: Serve.self
