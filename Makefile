@@ -27,7 +27,8 @@ help:
 	@echo "make test          warning check, then every test: Swift tests, libudev tests under umockdev, the socat and fsync-count shell tests,"
 	@echo "                   the reference C client's relay test, the real-systemd test (root), a 60 s fuzz run and the VM test (amd64)"
 	@echo "make test-clients  the reference C client (clients/c) built, its example wearable against workoutd through a"
-	@echo "                   relay that drops replies and answers rate_limited"
+	@echo "                   relay that drops replies and answers rate_limited; workoutd conformance passing it and"
+	@echo "                   failing a broken wearable per rule"
 	@echo "make test-web      the web page in headless chromium (Selenium) against workoutd on socat ptys;"
 	@echo "                   screenshots in .build/web-screenshots/"
 	@echo "make web-screenshots  the same, writing the page's pictures (docs/images/web-page*.png) for the docs"
@@ -91,11 +92,13 @@ test-shell:
 	python3 Tests/shell/man-pages.py "$$($(SWIFT) build --show-bin-path)"
 
 # The reference C client (clients/c): built with its warnings, its lines read back as JSON, then its example
-# wearable against the daemon through a relay that drops replies or answers rate_limited.
+# wearable against the daemon through a relay that drops replies or answers rate_limited, then `workoutd
+# conformance` grading it (a pass) and Python wearables that each break one rule (a fail naming it).
 test-clients:
 	$(MAKE) -C clients/c
 	python3 Tests/clients/builders.py clients/c/build/print_lines
 	python3 Tests/clients/wearable-relay.py "$$($(SWIFT) build --show-bin-path)/workoutd" clients/c/build/wearable
+	python3 Tests/clients/conformance.py "$$($(SWIFT) build --show-bin-path)/workoutd" clients/c/build/wearable
 
 test-systemd:
 	bash Tests/systemd/run.sh
