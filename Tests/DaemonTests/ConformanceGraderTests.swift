@@ -88,6 +88,7 @@ import Testing
         wearable.send(Wearable.start(2), at: 1000)
         #expect(wearable.failed == [.r3])
         #expect(wearable.detail(.r3).contains("under a fresh id 2"), "\(wearable.detail(.r3))")
+        #expect(wearable.detail(.r6) == "the wearable started no second command (a resend under a fresh id is R3's)")
     }
 
     @Test func aLineBeforeRetryAfterFailsR4() {

@@ -162,7 +162,7 @@ struct ConformanceGrader {
         case .r3: "the wearable resent nothing (no reply was missed, or it gave up)"
         case .r4: "the wearable sent nothing after a rate_limited reply"
         case .r5: "the wearable sent nothing after a storage_unavailable reply"
-        case .r6: "the wearable sent no second command"
+        case .r6: "the wearable started no second command (a resend under a fresh id is R3's)"
         }
     }
 
