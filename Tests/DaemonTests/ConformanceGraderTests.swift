@@ -21,8 +21,8 @@ import Testing
         #expect(wearable.send(Wearable.end(2), at: 1510).first?.contains("storage_unavailable") == true)
         #expect(wearable.send(Wearable.end(2), at: 2510).isEmpty, "held")
         #expect(wearable.send(Wearable.end(2), at: 3510).isEmpty, "behind the held one")
-        #expect(wearable.deliver(through: .milliseconds(4510)).count == 2)
-        #expect(wearable.send(Wearable.share(3), at: 4520).first?.hasSuffix("}\r\n") == true)
+        #expect(wearable.deliver(through: .milliseconds(4010)).count == 2)
+        #expect(wearable.send(Wearable.share(3), at: 4020).first?.hasSuffix("}\r\n") == true)
         return wearable
     }
 
@@ -66,6 +66,17 @@ import Testing
         wearable.send(Wearable.end(7), at: 1600)
         #expect(wearable.failed == [.r2])
         #expect(wearable.detail(.r2).hasPrefix("line 4 reuses id 7 of command 1"), "\(wearable.detail(.r2))")
+    }
+
+    @Test func aResendThatCrossedItsFinalReplyIsARetryNotAReusedID() {
+        var wearable = Wearable()
+        wearable.send(Wearable.start(7), at: 0)
+        wearable.send(Wearable.start(7), at: 1000)
+        wearable.send(Wearable.start(7), at: 1500)
+        wearable.send(Wearable.start(7), at: 1501)
+        #expect(wearable.failed.isEmpty, "the same bytes again: \(wearable.grader.verdicts)")
+        wearable.send(Wearable.start(7).replacingOccurrences(of: ",", with: ", "), at: 1502)
+        #expect(wearable.failed == [.r3], "the same command in other bytes is a retry that differs")
     }
 
     @Test func aCommandWithoutAnIDFailsR2() {

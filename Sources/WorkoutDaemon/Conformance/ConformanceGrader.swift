@@ -92,7 +92,7 @@ struct ConformanceGrader {
             return
         }
         if let known = index[id] {
-            resent(known, bytes: line, line: number)
+            resent(known, bytes: line, command: try? decoded.command.get(), line: number)
             return
         }
         let command = try? decoded.command.get()
@@ -216,21 +216,20 @@ struct ConformanceGrader {
     /// A line with an id already seen.
     ///
     /// A retry (R3) or an id reused for another command (R2); its sends are counted (R5).
-    private mutating func resent(_ position: Int, bytes: [UInt8], line number: Int) {
+    private mutating func resent(_ position: Int, bytes: [UInt8], command: Command?, line number: Int) {
         let record = records[position]
         records[position].sends += 1
-        if record.final {
-            if bytes != record.firstBytes {
-                self[.r2].fail(
-                    "line \(number) reuses id \(record.id) of command \(record.number) (line \(record.firstLine)), "
-                        + "which was already answered, for other bytes"
-                )
-            }
+        // After its final reply, the same command again is a resend that crossed the reply; another one reuses the id.
+        if record.final, command != record.command {
+            self[.r2].fail(
+                "line \(number) reuses id \(record.id) of command \(record.number) (line \(record.firstLine)), "
+                    + "which was already answered, for another command"
+            )
         } else if bytes != record.firstBytes {
             self[.r3].fail(
                 "line \(number) resends id \(record.id) with other bytes than its first send (line \(record.firstLine))"
             )
-        } else {
+        } else if !record.final {
             self[.r3].pass()
         }
         if records[position].sends == Self.maximumSends + 1 {

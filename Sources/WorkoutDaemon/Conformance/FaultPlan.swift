@@ -13,8 +13,9 @@ struct FaultPlan: Sendable {
 
     /// How long a held reply waits.
     ///
-    /// Past the reference example's 1 s timeout, so it resends before the answer.
-    static let holdTime = Duration.milliseconds(2000)
+    /// Past the reference example's 1 s timeout, so it resends once before the answer, and clear of its second
+    /// timeout, so the answer and a further resend do not cross.
+    static let holdTime = Duration.milliseconds(1500)
     /// The `retry_after_ms` the injected `rate_limited` carries.
     static let retryAfter = Duration.milliseconds(500)
 
