@@ -7,8 +7,19 @@ import PostgresNIO
 /// hub's is, and nothing about the link is written twice.
 extension ReplicationConfiguration {
     /// A new connection, opened and secured like a hub's, authenticated with the password as it reads now.
+    ///
+    /// With several hosts, the first that answers: a reader needs no writes, so a standby serves it as well.
     public func openCentralConnection(id: Int = 1, logger: Logger) async throws -> PostgresConnection {
-        try await connect(password: try readPassword(), id: id, logger: logger)
+        let password = try readPassword()
+        var lastError: (any Error)?
+        for endpoint in endpoints {
+            do {
+                return try await connect(to: endpoint, password: password, id: id, logger: logger)
+            } catch {
+                lastError = error
+            }
+        }
+        throw lastError ?? ReplicationConfigurationError("names no host")
     }
 }
 
