@@ -15,6 +15,8 @@ let package = Package(
         .library(name: "WorkoutdTesting", targets: ["WorkoutdTesting"]),
         // For the drivers in Benchmarks/ (a package of their own).
         .library(name: "DeviceDiscovery", targets: ["DeviceDiscovery"]),
+        .library(name: "Replication", targets: ["Replication"]),
+        .library(name: "WorkoutStorage", targets: ["WorkoutStorage"]),
         .executable(name: "workoutctl", targets: ["workoutctl"]),
     ],
     dependencies: [

@@ -75,6 +75,23 @@ let package = Package(
             swiftSettings: strict
         ),
 
+        // Part fleet: many hubs (the daemon's store, engine and shipper each) into one PostgreSQL through a pooler.
+        .executableTarget(
+            name: "FleetBenchmark",
+            dependencies: [
+                "BenchmarkSupport",
+                .product(name: "Replication", package: "workoutd"),
+                .product(name: "WorkoutStorage", package: "workoutd"),
+                .product(name: "WorkoutEngine", package: "workoutd"),
+                .product(name: "WorkoutProtocol", package: "workoutd"),
+                .product(name: "WorkoutdTesting", package: "workoutd"),
+                .product(name: "PostgresNIO", package: "postgres-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "Logging", package: "swift-log"),
+            ],
+            swiftSettings: strict
+        ),
+
         // `make soak`: several simulated devices, hostile traffic, replugs and a device that never reads, against one workoutd.
         .executableTarget(
             name: "SoakTest",
