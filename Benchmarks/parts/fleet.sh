@@ -41,6 +41,7 @@ servers=()
 poolers=()
 cleanup() {
     for pid in "${poolers[@]}"; do kill "$pid" 2> /dev/null || true; done
+    for pidfile in "$work"/*/pgbouncer.pid; do [ -f "$pidfile" ] && kill "$(cat "$pidfile")" 2> /dev/null || true; done
     for data in "${servers[@]}"; do "${as[@]}" "$pgbin/pg_ctl" -D "$data" -w -t 60 -m immediate stop > /dev/null 2>&1 || true; done
     rm -rf "$work"
 }
@@ -84,7 +85,8 @@ logfile = $work/$name/pgbouncer.log
 pidfile = $work/$name/pgbouncer.pid
 INI
     [ ${#as[@]} -eq 0 ] || chown -R nobody "$work/$name"
-    "${as[@]}" "$pgbouncer" "$work/$name/pgbouncer.ini" > /dev/null 2>&1 &
+    # A client is a file to the pooler: it gets this script's limit (runuser would reset it to the login default).
+    "${as[@]}" sh -c "ulimit -n $(ulimit -n) && exec $pgbouncer $work/$name/pgbouncer.ini" > /dev/null 2>&1 &
     poolers+=($!)
     for _ in $(seq 100); do
         (echo > "/dev/tcp/127.0.0.1/$port") 2> /dev/null && break

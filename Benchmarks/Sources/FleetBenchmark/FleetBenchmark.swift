@@ -73,15 +73,21 @@ enum FleetBenchmark {
             defer { shippers.cancelAll() }
             do {
                 for (index, size) in options.steps.enumerated() {
+                    let running = hubs.count
                     do {
                         let added = try await addHubs(upTo: size, to: &hubs, options: options, logger: logger) { hub in
                             shippers.addTask { try? await hub.shipper.run() }
                         }
                         try await warmUp(added, watch: watch)
                     } catch {
-                        // A fleet this process cannot open (files, sockets) ends the climb; what ran is reported.
-                        stopped = "\(size) hubs could not run here: \(error)"
+                        // A fleet this process cannot open (files, sockets) ends the climb; what ran is reported,
+                        // and the hubs that never connected are left out of the count.
+                        let reason = hubs.last?.shipper.status.current.lastError ?? "no error reported"
+                        stopped =
+                            "\(size) hubs could not run here: \(error) (a new hub's last error: \(reason); "
+                            + "\(ProcessCPU.openFiles()) files open of \(ProcessCPU.openFileLimit()) allowed)"
                         progress(stopped ?? "")
+                        hubs.removeSubrange(running...)
                         break
                     }
                     let failover = index == options.steps.count - 1 && !options.failoverCommand.isEmpty
@@ -262,9 +268,11 @@ enum FleetBenchmark {
         if failover {
             // After a failover the counters are the promoted server's, which began as a copy: only the rates of a
             // step without one are reported.
-            if let promoted, let resumed = book.firstSighting(after: promoted) {
+            if let promoted, let stopped = failoverStarted,
+                let resumed = book.firstSighting(ofAcknowledgedAfter: stopped)
+            {
                 figures.resumeAfterPromotion = promoted.duration(to: resumed).milliseconds / 1000
-                figures.outage = failoverStarted.map { $0.duration(to: resumed).milliseconds / 1000 }
+                figures.outage = stopped.duration(to: resumed).milliseconds / 1000
             }
         } else {
             let rows = try await watch.rowsWritten(to: "workouts") + watch.rowsWritten(to: "shares") - rowsBefore
@@ -355,12 +363,11 @@ enum FleetBenchmark {
             )
         }
         print("")
+        if results.contains(where: { !$0.failover }) {
+            print("Largest fleet with lag p99 ≤ \(format(options.lagLimitMilliseconds / 1000)) s: \(largest) hubs.")
+        }
         print(
-            "Largest fleet with lag p99 ≤ \(format(options.lagLimitMilliseconds / 1000)) s: \(largest) hubs"
-                + (results.last.map {
-                    $0.hubs == largest && $0.hubs == options.steps.last ? " (the largest tried)" : ""
-                } ?? "")
-                + ". Every workout the hubs stored (\(exactness.checked)) checked against the central table: "
+            "Every workout the hubs stored (\(exactness.checked)) checked against the central table: "
                 + "\(exactness.lost) lost, \(exactness.duplicated) duplicated."
         )
         if let stopped { print("The climb stopped: \(stopped).") }
@@ -368,8 +375,8 @@ enum FleetBenchmark {
             let resume = failover.resumeAfterPromotion.map { "\(format($0)) s" } ?? "never"
             let outage = failover.outage.map { "\(format($0)) s" } ?? "never"
             print(
-                "Failover under the load of \(failover.hubs) hubs: resumed \(resume) after the promotion "
-                    + "(\(outage) from the primary's stop to the first row on the promoted server)."
+                "Failover under the load of \(failover.hubs) hubs: the first workout acknowledged after the primary's "
+                    + "stop reached the promoted server \(outage) after the stop, \(resume) after the promotion returned."
             )
         }
     }

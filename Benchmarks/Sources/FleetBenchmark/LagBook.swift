@@ -31,9 +31,13 @@ final class LagBook: Sendable {
     var acknowledgedCount: Int { state.withLock { $0.acknowledged.count } }
     var refusedCount: Int { state.withLock { $0.refused } }
 
-    /// The first sighting at or after `instant`, if any.
-    func firstSighting(after instant: ContinuousClock.Instant) -> ContinuousClock.Instant? {
-        state.withLock { state in state.seen.values.filter { $0 >= instant }.min() }
+    /// The first sighting of a workout acknowledged at or after `instant`, if any.
+    ///
+    /// After a failover such a workout can only have reached the promoted server: the first one seen is the resumption.
+    func firstSighting(ofAcknowledgedAfter instant: ContinuousClock.Instant) -> ContinuousClock.Instant? {
+        state.withLock { state in
+            state.acknowledged.filter { $0.value >= instant }.compactMap { state.seen[$0.key] }.min()
+        }
     }
 
     /// Seen minus acknowledged, in milliseconds, sorted.

@@ -40,3 +40,17 @@ enum ProcessCPU {
         seconds(ofTreesRootedAt: [getpid()])
     }
 }
+
+extension ProcessCPU {
+    /// Files (and sockets) this process holds open.
+    static func openFiles() -> Int {
+        (try? FileManager.default.contentsOfDirectory(atPath: "/proc/self/fd").count) ?? 0
+    }
+
+    /// How many it may hold (RLIMIT_NOFILE, the soft limit).
+    static func openFileLimit() -> Int {
+        var limit = rlimit()
+        guard getrlimit(Int32(RLIMIT_NOFILE.rawValue), &limit) == 0 else { return 0 }
+        return Int(limit.rlim_cur)
+    }
+}
