@@ -133,7 +133,7 @@ import Glibc
             daemon.log == """
                 workoutd: \(config):2: configuration key 'serial.baud': must be an integer; got 'fast'
                 workoutd: \(config):4: configuration key 'limits.commands_per_second': must be 0 (off) to 1000000; got -5
-                workoutd: \(config):5: configuration key 'listen': unknown key; did you mean 'web.listen' (check its indentation)?
+                workoutd: \(config):5: configuration key 'listen': unknown key; did you mean one of 'web.listen', 'fleet.listen' (check its indentation)?
 
                 """
         )
