@@ -26,7 +26,10 @@ struct CentralConnectionPoolTests {
         password: @escaping @Sendable () -> String = { PostgresCluster.password },
         generation: @escaping @Sendable () -> Int = { 0 }
     ) throws -> CentralConnectionPool {
-        let configuration = try ReplicationConfiguration(url: cluster.url(), passwordFile: nil, hubID: "pool-test")
+        var settings = try ReplicationConfiguration(url: cluster.url(), passwordFile: nil, hubID: "pool-test")
+        // The heavy lane starts many servers and daemons at once; a connection may wait long for its turn.
+        settings.connectTimeout = .seconds(60)
+        let configuration = settings
         let logger = self.logger
         return CentralConnectionPool(maximumConnections: maximum, currentGeneration: generation) { id in
             try await configuration.connect(
