@@ -113,22 +113,7 @@ struct PoolerAndHeartbeatTests {
         let sampler = PeakSampler { try cluster.count(serverConnections) }
         defer { sampler.stop() }
 
-        let failures = LockedText()
-        simultaneously(hubCount) { index in
-            do { try hubs[index].start() } catch { failures.set("hub \(index) did not start: \(error)") }
-        }
-        try #require(failures.value.isEmpty, "\(failures.value)")
-        simultaneously(hubCount) { index in
-            do {
-                let replies = try hubs[index].runLoad(cycles: cycles)
-                if replies.count != 3 * cycles || !replies.allSatisfy({ $0.isSuccess }) {
-                    failures.set("hub \(index): \(replies.count) replies, not all ok")
-                }
-            } catch {
-                failures.set("hub \(index): \(error)")
-            }
-        }
-        #expect(failures.value.isEmpty, "\(failures.value)")
+        try startAndLoadSideBySide(hubs, cycles: cycles)
         for hub in hubs {
             try hub.withDaemonLogOnFailure { try hub.waitUntilShipped() }
             let rows = try CentralRows(hub: hub.hubID, in: cluster)

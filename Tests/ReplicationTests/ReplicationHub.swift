@@ -1,4 +1,5 @@
 import Foundation
+import Testing
 import WorkoutProtocol
 import WorkoutdTesting
 
@@ -172,6 +173,28 @@ final class ReplicationHub: @unchecked Sendable {
         stop()
         try? FileManager.default.removeItem(atPath: directory)
     }
+}
+
+/// Starts every hub, then runs `cycles` start/end/share cycles on each, all side by side.
+///
+/// A hub that does not start stops the test; a reply that is not `ok` is recorded as the test's issue.
+func startAndLoadSideBySide(_ hubs: [ReplicationHub], cycles: Int) throws {
+    let failures = LockedText()
+    simultaneously(hubs.count) { index in
+        do { try hubs[index].start() } catch { failures.set("hub \(index) did not start: \(error)") }
+    }
+    try #require(failures.value.isEmpty, "\(failures.value)")
+    simultaneously(hubs.count) { index in
+        do {
+            let replies = try hubs[index].runLoad(cycles: cycles)
+            if replies.count != 3 * cycles || !replies.allSatisfy({ $0.isSuccess }) {
+                failures.set("hub \(index): \(replies.count) replies, not all ok")
+            }
+        } catch {
+            failures.set("hub \(index): \(error)")
+        }
+    }
+    #expect(failures.value.isEmpty, "\(failures.value)")
 }
 
 func decode(_ line: String) throws -> Reply {
