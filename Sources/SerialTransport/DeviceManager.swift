@@ -353,15 +353,17 @@ public actor DeviceManager {
                     // The session runs on this channel's loop, so the handler may enter it directly. Input the
                     // tty holds unread keeps a pipelining device off a durable store's commit in place.
                     // A batch's events wait until its replies are written (see DeviceSession.answerImmediately).
+                    let asksForInput = session.immediateCommitWaitsForDisk
                     let immediately: CommandDispatchHandler.ProcessImmediately? = loop.map { _ in
                         { lines in
-                            session.assumeIsolated {
-                                $0.answerImmediately(lines, inputWaiting: wd_bytes_available(fd) > 0)
-                            }
+                            session.answerImmediatelyInPlace(
+                                lines,
+                                inputWaiting: asksForInput && wd_bytes_available(fd) > 0
+                            )
                         }
                     }
                     let announce: CommandDispatchHandler.AnnounceAnswered? = loop.map { _ in
-                        { session.assumeIsolated { $0.announceAnswered() } }
+                        { session.announceAnsweredInPlace() }
                     }
                     // The session emits the batch's events (received, what it caused, answered) itself: after
                     // the replies are written when the handler can announce them, else before it returns them.

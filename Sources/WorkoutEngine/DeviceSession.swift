@@ -11,7 +11,7 @@ public actor DeviceSession {
     public nonisolated let identity: DeviceIdentity
     private let store: any SessionStore
     /// The same store when it commits in place, which lets ``answerImmediately(_:from:)`` run batches.
-    private let immediateStore: (any ImmediatelyCommittingStore)?
+    nonisolated let immediateStore: (any ImmediatelyCommittingStore)?
     private let ids: IDAllocator
     private let clock: WorkoutClock
     private let events: EngineEvents
