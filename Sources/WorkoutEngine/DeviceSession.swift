@@ -380,8 +380,8 @@ public actor DeviceSession {
     ///
     /// The wearable may retry them.
     private static func unstored(_ step: borrowing SessionMachine.Step, lines: [DecodedLine]) -> [Reply] {
-        zip(step.replies, zip(lines, step.needsCommit)).map { reply, pair in
-            pair.1 ? .error(.storageUnavailable, id: pair.0.id) : reply
+        zip(step.replies, lines).map { reply, line in
+            SessionMachine.Step.needsCommit(reply, answering: line) ? .error(.storageUnavailable, id: line.id) : reply
         }
     }
 

@@ -13,8 +13,6 @@ public struct SessionMachine: Sendable {
     public struct Step: Sendable {
         /// One reply per line, in order, as they will be sent if the batch commits.
         public var replies: [Reply]
-        /// Whether each reply depends on the batch being committed (a replay or a decode error does not).
-        public var needsCommit: [Bool]
         public var batch: StoreBatch
         /// What the commands caused (workouts, shares), in order; the batch's own events are the session's.
         public var events: [EngineEvent]
@@ -54,20 +52,20 @@ public struct SessionMachine: Sendable {
         }
         var step = Step(
             replies: [],
-            needsCommit: [],
             batch: StoreBatch(device: identity, state: snapshot.state),
             events: []
         )
         // Room for the whole batch at once: grown by appends, a pipelined batch's arrays were each copied
-        // several times over.
-        step.replies.reserveCapacity(lines.count)
-        step.needsCommit.reserveCapacity(lines.count)
-        step.events.reserveCapacity(lines.count)
-        step.batch.workouts.reserveCapacity(lines.count)
-        step.batch.replies.reserveCapacity(lines.count)
+        // several times over. A lone line's arrays are made by their one append, and one it leaves empty
+        // (a share's workouts, a reply with no id to remember) is never made.
+        if lines.count > 1 {
+            step.replies.reserveCapacity(lines.count)
+            step.events.reserveCapacity(lines.count)
+            step.batch.workouts.reserveCapacity(lines.count)
+            step.batch.replies.reserveCapacity(lines.count)
+        }
         for (index, line) in lines.enumerated() {
             let reply: Reply
-            var committed = false
             if index >= admission.admitted {
                 reply = .error(.rateLimited(retryAfterMilliseconds: admission.retryAfterMilliseconds), id: line.id)
             } else if let id = line.id, var previous = snapshot.recentReplies[id] {
@@ -80,8 +78,7 @@ public struct SessionMachine: Sendable {
                 case .success(let command):
                     reply = execute(command, id: line.id, step: &step, ids: ids, now: now, admission: admission)
                     // A limit's refusal changed nothing: not remembered, so a retry after it runs.
-                    committed = !reply.isLimitRefusal
-                    if committed, let id = line.id {
+                    if !reply.isLimitRefusal, let id = line.id {
                         // Just looked up and not found (above).
                         snapshot.recentReplies.rememberNew(reply, for: id)
                         step.batch.replies.append(RecentReply(id: id, reply: reply))
@@ -89,7 +86,6 @@ public struct SessionMachine: Sendable {
                 }
             }
             step.replies.append(reply)
-            step.needsCommit.append(committed)
         }
         step.batch.state = snapshot.state
         return step
@@ -177,6 +173,18 @@ public struct SessionMachine: Sendable {
             step.events.append(.shareQueued(share))
             return .ok(.workoutShared(workoutID: workoutID, service: service, shareID: share.id), id: id)
         }
+    }
+}
+
+extension SessionMachine.Step {
+    /// Whether the reply to `line` depends on the batch being committed.
+    ///
+    /// A command that ran and changed something does; a replay, a line that did not decode and a limit's refusal
+    /// (the rate limit among them) do not. Read from the reply rather than kept per line: a lone command's
+    /// batch then needs no array for it.
+    static func needsCommit(_ reply: Reply, answering line: DecodedLine) -> Bool {
+        guard case .success = line.command else { return false }
+        return !reply.replayed && !reply.isLimitRefusal
     }
 }
 
