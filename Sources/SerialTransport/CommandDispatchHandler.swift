@@ -42,8 +42,8 @@ public final class CommandDispatchHandler: ChannelDuplexHandler {
     /// Until then the reply encoder's own setting holds.
     private var replyLineEnding: ReplyLineEnding?
     private let logger: Logger
-    /// Completes when the most recent reply has been written to the device.
-    private var lastWrite: EventLoopFuture<Void>?
+    /// Whether any reply has been written: closing then waits for the device to take them.
+    private var hasWritten = false
     /// Batches run as tasks that prefer the channel's loop (made once, on first use).
     private var loopExecutor: EventLoopTaskExecutor?
 
@@ -144,14 +144,14 @@ public final class CommandDispatchHandler: ChannelDuplexHandler {
         runner.batchAnswered(number, replies: replies)
         while let ready = runner.nextAnswered() {
             if !ready.replies.isEmpty {
-                let promise = context.eventLoop.makePromise(of: Void.self)
+                // No promise per write: writes complete in order, so closing waits on one write of its own.
                 context.writeAndFlush(
                     wrapOutboundOut(
                         ReplyBatch(replies: ready.replies, answering: ready.lines, lineEnding: replyLineEnding)
                     ),
-                    promise: promise
+                    promise: nil
                 )
-                lastWrite = promise.futureResult
+                hasWritten = true
             }
             // The reply is on its way; what only observes it (events, debug logs) comes after, before the next batch.
             announceAnswered?()
@@ -162,13 +162,16 @@ public final class CommandDispatchHandler: ChannelDuplexHandler {
     }
 
     private func closeAfterLastWrite(context: ChannelHandlerContext) {
-        // Close only once the flushed replies have reached the device.
-        guard let lastWrite else {
+        // Close only once the flushed replies have reached the device: an empty batch written behind them
+        // completes after every write before it.
+        guard hasWritten else {
             context.close(promise: nil)
             return
         }
+        let written = context.eventLoop.makePromise(of: Void.self)
+        context.writeAndFlush(wrapOutboundOut(ReplyBatch(replies: [])), promise: written)
         let bound = NIOLoopBound(context, eventLoop: context.eventLoop)
-        lastWrite.whenComplete { _ in bound.value.close(promise: nil) }
+        written.futureResult.whenComplete { _ in bound.value.close(promise: nil) }
     }
 
     /// Every reply at debug level, otherwise the rejections only. The level is read once per batch, and the

@@ -27,6 +27,13 @@ public struct ReplyLineEncoder: MessageToByteEncoder {
 
     private let encoder = ReplyEncoder()
     private let lineEnding: ReplyLineEnding
+    /// The bytes of the batch being encoded, kept between batches so a reply costs no new array.
+    private let scratch = Scratch()
+
+    /// Used only on the channel's event loop, where the encoder runs.
+    private final class Scratch {
+        var bytes: [UInt8] = []
+    }
 
     /// With `.auto`, each reply ends in CRLF when the line it answers ended in CR or CRLF, else in LF.
     public init(lineEnding: ReplyLineEnding = .lf) {
@@ -34,15 +41,22 @@ public struct ReplyLineEncoder: MessageToByteEncoder {
     }
 
     public func encode(data: ReplyBatch, out: inout ByteBuffer) throws {
-        var bytes: [UInt8] = []
-        bytes.reserveCapacity(data.replies.count * 112)
-        for (index, reply) in data.replies.enumerated() {
-            encoder.appendLine(reply, to: &bytes)
+        scratch.bytes.removeAll(keepingCapacity: true)
+        scratch.bytes.reserveCapacity(data.replies.count * 112)
+        for index in data.replies.indices {
+            encoder.appendLine(data.replies[index], to: &scratch.bytes)
             // The encoder ends the line in LF; a CR goes in before it.
-            if endsInCRLF(replyAt: index, of: data) { bytes.insert(UInt8(ascii: "\r"), at: bytes.count - 1) }
+            if endsInCRLF(replyAt: index, of: data) {
+                scratch.bytes.insert(UInt8(ascii: "\r"), at: scratch.bytes.count - 1)
+            }
         }
-        out.writeBytes(bytes)
+        out.writeBytes(scratch.bytes)
+        // A pipelined burst's buffer is not kept once it is large: the next single reply would not need it.
+        if scratch.bytes.capacity > Self.keptCapacity { scratch.bytes = [] }
     }
+
+    /// The most scratch capacity kept between batches (a few dozen replies).
+    private static let keptCapacity = 8 * 1024
 
     private func endsInCRLF(replyAt index: Int, of batch: ReplyBatch) -> Bool {
         switch batch.lineEnding ?? lineEnding {
