@@ -64,9 +64,10 @@ public final class ActivityTally: Sendable {
     /// The Prometheus counters are then added to once per kind of command and outcome the batch had, not once per
     /// command.
     public func record(_ emitted: EmittedEvents) {
-        let (newCounters, invalid, replayed) = state.withLock { state -> ([(Counter, Int)], Int, Int) in
+        let (first, more, invalid, replayed) = state.withLock {
+            state -> ((Counter, Int)?, [(Counter, Int)], Int, Int) in
             let before = state.counters
-            var perSlot: [(slot: Int, count: Int)] = []
+            var perSlot = SlotCounts()
             if let batch = emitted.answered {
                 count(batch.lines, batch.replies, into: &state, perSlot: &perSlot)
             }
@@ -75,12 +76,15 @@ public final class ActivityTally: Sendable {
             state.counters.sharesQueued += emitted.sharesQueued
             state.counters.sharesDelivered += emitted.sharesDelivered
             state.counters.shareFailures += emitted.shareFailures
-            let counters = perSlot.map { (counter(for: $0.slot, in: &state), $0.count) }
+            let first = perSlot.first.map { (counter(for: $0.slot, in: &state), $0.count) }
+            let more = perSlot.more.map { (counter(for: $0.slot, in: &state), $0.count) }
             return (
-                counters, state.counters.invalidLines - before.invalidLines, state.counters.replays - before.replays
+                first, more, state.counters.invalidLines - before.invalidLines,
+                state.counters.replays - before.replays
             )
         }
-        for (counter, count) in newCounters { counter.increment(by: Int64(count)) }
+        if let (counter, count) = first { counter.increment(by: Int64(count)) }
+        for (counter, count) in more { counter.increment(by: Int64(count)) }
         if invalid > 0 { invalidLines.increment(by: Int64(invalid)) }
         if replayed > 0 { replays.increment(by: Int64(replayed)) }
     }
@@ -109,7 +113,7 @@ public final class ActivityTally: Sendable {
         _ lines: [DecodedLine],
         _ replies: [Reply],
         into state: inout State,
-        perSlot: inout [(slot: Int, count: Int)]
+        perSlot: inout SlotCounts
     ) {
         // (Written so: with the reads as plain arguments, Swift 6.3.1's optimizer fails an ownership check and
         // the release build stops.)
@@ -135,7 +139,7 @@ public final class ActivityTally: Sendable {
         error: ErrorCode?,
         replayed: Bool,
         into state: inout State,
-        perSlot: inout [(slot: Int, count: Int)]
+        perSlot: inout SlotCounts
     ) {
         let typeIndex: Int
         if let type {
@@ -153,11 +157,26 @@ public final class ActivityTally: Sendable {
         }
         state.counters.commands += 1
         if replayed { state.counters.replays += 1 }
-        let slot = typeIndex * Self.outcomeCount + outcomeIndex
-        if let index = perSlot.firstIndex(where: { $0.slot == slot }) {
-            perSlot[index].count += 1
-        } else {
-            perSlot.append((slot, 1))
+        perSlot.add(typeIndex * Self.outcomeCount + outcomeIndex)
+    }
+
+    /// The counter slots a batch counted, in first-seen order.
+    ///
+    /// The first is held inline: a lone command, the single-flight case, then counts without an array.
+    private struct SlotCounts {
+        var first: (slot: Int, count: Int)?
+        var more: [(slot: Int, count: Int)] = []
+
+        mutating func add(_ slot: Int) {
+            if first?.slot == slot {
+                first?.count += 1
+            } else if first == nil {
+                first = (slot, 1)
+            } else if let index = more.firstIndex(where: { $0.slot == slot }) {
+                more[index].count += 1
+            } else {
+                more.append((slot, 1))
+            }
         }
     }
 
