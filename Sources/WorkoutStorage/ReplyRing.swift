@@ -154,12 +154,13 @@ enum ReplyRing {
         let boot = batch.activeStartedBoot
         let head = cursor.head + Int64(max(batch.count, 1))
         // A batch without any remembered reply yet still writes the session, into a slot of its own.
-        let slots: [(commandID: String?, reply: String?)] =
-            batch.entries.isEmpty ? [(nil, nil)] : batch.entries.map { ($0, $1) }
-        var ordinal = head - Int64(slots.count)
-        for (index, slot) in slots.enumerated() {
+        let slotCount = max(batch.entries.count, 1)
+        var ordinal = head - Int64(slotCount)
+        for index in 0..<slotCount {
+            let slot: (commandID: String?, reply: String?) =
+                batch.entries.isEmpty ? (nil, nil) : (batch.entries[index].commandID, batch.entries[index].reply)
             ordinal += 1
-            let newest = index == slots.count - 1
+            let newest = index == slotCount - 1
             // In ``slotColumns`` order, then the key.
             func bindSlot(to statement: inout BoundStatement) {
                 statement.bind(ordinal)

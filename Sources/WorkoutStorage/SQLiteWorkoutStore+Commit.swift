@@ -149,10 +149,15 @@ struct BatchRows: Sendable {
     init(_ batch: StoreBatch, window: Int) throws {
         // A workout started and ended in one batch (pipelined) is one row write, its last state: the upsert
         // overwrites every column, so the earlier write would change nothing that stays.
+        // A lone workout (single flight) needs no such search, nor its dictionary.
         var newest: [Int64: Int] = [:]
-        for (index, workout) in batch.workouts.enumerated() { newest[workout.id] = index }
-        workouts = try batch.workouts.enumerated().filter { newest[$0.element.id] == $0.offset }.map {
-            try WorkoutRow($0.element)
+        if batch.workouts.count > 1 {
+            for (index, workout) in batch.workouts.enumerated() { newest[workout.id] = index }
+        }
+        workouts = []
+        workouts.reserveCapacity(batch.workouts.count)
+        for (index, workout) in batch.workouts.enumerated() where newest.isEmpty || newest[workout.id] == index {
+            workouts.append(try WorkoutRow(workout))
         }
         clockMarks = batch.workouts.compactMap(WorkoutClockRow.init)
         shares = try batch.shares.map(ShareRow.init)
