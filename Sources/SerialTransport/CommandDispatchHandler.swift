@@ -42,8 +42,6 @@ public final class CommandDispatchHandler: ChannelDuplexHandler {
     /// Until then the reply encoder's own setting holds.
     private var replyLineEnding: ReplyLineEnding?
     private let logger: Logger
-    /// Whether any reply has been written: closing then waits for the device to take them.
-    private var hasWritten = false
     /// Batches run as tasks that prefer the channel's loop (made once, on first use).
     private var loopExecutor: EventLoopTaskExecutor?
 
@@ -151,7 +149,6 @@ public final class CommandDispatchHandler: ChannelDuplexHandler {
                     ),
                     promise: nil
                 )
-                hasWritten = true
             }
             // The reply is on its way; what only observes it (events, debug logs) comes after, before the next batch.
             announceAnswered?()
@@ -163,11 +160,7 @@ public final class CommandDispatchHandler: ChannelDuplexHandler {
 
     private func closeAfterLastWrite(context: ChannelHandlerContext) {
         // Close only once the flushed replies have reached the device: an empty batch written behind them
-        // completes after every write before it.
-        guard hasWritten else {
-            context.close(promise: nil)
-            return
-        }
+        // completes after every write before it (at once when there was none).
         let written = context.eventLoop.makePromise(of: Void.self)
         context.writeAndFlush(wrapOutboundOut(ReplyBatch(replies: [])), promise: written)
         let bound = NIOLoopBound(context, eventLoop: context.eventLoop)
