@@ -45,11 +45,32 @@ package enum JSONText {
         value < 10 ? UInt8(ascii: "0") + value : UInt8(ascii: "a") + value - 10
     }
 
-    package static func appendInteger(_ value: some FixedWidthInteger, to bytes: inout [UInt8]) {
+    package static func appendInteger(_ value: Int64, to bytes: inout [UInt8]) {
         if value < 0 { bytes.append(UInt8(ascii: "-")) }
+        appendDigits(of: value.magnitude, to: &bytes)
+    }
+
+    package static func appendInteger(_ value: UInt64, to bytes: inout [UInt8]) {
+        appendDigits(of: value, to: &bytes)
+    }
+
+    /// Any other integer type, through the 64-bit spellings above.
+    ///
+    /// A generic digit loop called from another module runs unspecialized, every division a protocol call: the
+    /// digits are always written by the concrete one.
+    package static func appendInteger(_ value: some FixedWidthInteger, to bytes: inout [UInt8]) {
+        if let signed = Int64(exactly: value) {
+            appendInteger(signed, to: &bytes)
+        } else if let unsigned = UInt64(exactly: value) {
+            appendInteger(unsigned, to: &bytes)
+        } else {
+            bytes.append(contentsOf: String(value).utf8)
+        }
+    }
+
+    private static func appendDigits(of magnitude: UInt64, to bytes: inout [UInt8]) {
         // The digits counted first, then written from the last into room made in one append: no String, and
         // no capacity check per digit.
-        var magnitude = value.magnitude
         var digits = 1
         var rest = magnitude / 10
         while rest > 0 {
@@ -59,10 +80,11 @@ package enum JSONText {
         let start = bytes.count
         bytes.append(contentsOf: repeatElement(UInt8(ascii: "0"), count: digits))
         bytes.withUnsafeMutableBufferPointer { buffer in
+            var remaining = magnitude
             var index = start + digits - 1
-            while magnitude > 0 {
-                buffer[index] = UInt8(ascii: "0") + UInt8(truncatingIfNeeded: magnitude % 10)
-                magnitude /= 10
+            while remaining > 0 {
+                buffer[index] = UInt8(ascii: "0") + UInt8(truncatingIfNeeded: remaining % 10)
+                remaining /= 10
                 index -= 1
             }
         }

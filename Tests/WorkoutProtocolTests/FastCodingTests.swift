@@ -124,6 +124,26 @@ struct FastCodingTests {
         #expect(text == "[\(one),\(one)]")
     }
 
+    @Test("integers of every width, at their extremes, are written as JSONEncoder writes them")
+    func integerWidths() throws {
+        struct Widths: Encodable {
+            var small: [Int8] = [.min, -1, 0, 9, .max]
+            var unsigned: [UInt8] = [0, 10, .max]
+            var wide: [Int64] = [.min, -1_000_000_007, -10, 10, 99, 100, .max]
+            var wideUnsigned: [UInt64] = [0, UInt64(Int64.max) + 1, .max]
+            var native: [Int] = [.min, 0, .max]
+            var nativeUnsigned: [UInt] = [.max]
+        }
+        let ours = try OrderedJSONEncoder().encode(Widths())
+        let foundation = JSONEncoder()
+        foundation.outputFormatting = .sortedKeys
+        let theirs = try foundation.encode(Widths())
+        let decoded = try JSONSerialization.jsonObject(with: Data(ours)) as? NSDictionary
+        #expect(decoded == (try JSONSerialization.jsonObject(with: theirs) as? NSDictionary))
+        #expect(String(decoding: ours, as: UTF8.self).contains("[-9223372036854775808,-1000000007,-10,10,99,100,"))
+        #expect(String(decoding: ours, as: UTF8.self).contains("[0,9223372036854775808,18446744073709551615]"))
+    }
+
     @Test("a value that cannot be JSON is an error, not a broken line")
     func nonFinite() {
         #expect(throws: EncodingError.self) { try OrderedJSONEncoder().encode([Double.nan]) }
