@@ -55,7 +55,7 @@ public final class LineDecodingHandler: ChannelInboundHandler {
     private func decode(_ frame: LineFrame) -> DecodedLine {
         switch frame {
         case .line(let buffer, let ending):
-            var line = decoder.decode(buffer.readableBytesView)
+            var line = buffer.withUnsafeReadableBytes { decoder.decode($0) }
             line.lineEnding = ending
             return line
         case .tooLong(let ending):

@@ -94,9 +94,20 @@ public struct CommandLineDecoder {
     public func decode(_ bytes: some Collection<UInt8>) -> DecodedLine {
         let fast =
             bytes.withContiguousStorageIfAvailable(decodeChecked) ?? Array(bytes).withUnsafeBufferPointer(decodeChecked)
-        if let fast { return fast }
+        return fast ?? decodeNested(Data(bytes))
+    }
+
+    /// The same for bytes in place, as a read buffer holds them.
+    ///
+    /// Called from another module, the generic one above runs unspecialized, each step of its walk a protocol call.
+    public func decode(_ bytes: UnsafeRawBufferPointer) -> DecodedLine {
+        decodeChecked(bytes.assumingMemoryBound(to: UInt8.self)) ?? decodeNested(Data(bytes))
+    }
+
+    /// Valid JSON that is not flat, through `Codable`.
+    private func decodeNested(_ bytes: Data) -> DecodedLine {
         do {
-            return try decoder.decode(DecodedLine.self, from: Data(bytes))
+            return try decoder.decode(DecodedLine.self, from: bytes)
         } catch {
             return DecodedLine(id: nil, command: .failure(ProtocolError(decoding: error)))
         }
