@@ -73,7 +73,10 @@ enum AtomicFile {
         let directory = destination.deletingLastPathComponent()
         for _ in 0..<8 {
             let suffix = String(UInt64.random(in: .min ... .max), radix: 16)
-            let path = directory.appendingPathComponent(".\(destination.lastPathComponent).\(suffix).tmp").path
+            let path = directory.appendingPathComponent(
+                ".\(destination.lastPathComponent).\(suffix).tmp",
+                isDirectory: false
+            ).path
             let fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, fileMode)
             if fd < 0, errno == EEXIST { continue }
             guard fd >= 0 else { throw failure("create", path) }

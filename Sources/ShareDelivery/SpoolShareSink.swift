@@ -16,12 +16,18 @@ public struct SpoolShareSink: ShareSink {
 
     /// The spool of a state directory: `<state-dir>/outbox`.
     public init(stateDirectory: String) {
-        self.init(outbox: URL(fileURLWithPath: stateDirectory).appendingPathComponent("outbox"))
+        self.init(
+            outbox: URL(fileURLWithPath: stateDirectory, isDirectory: true)
+                .appendingPathComponent("outbox", isDirectory: true)
+        )
     }
 
+    /// Where a share's file goes, built without asking the file system.
+    ///
+    /// A path component appended without saying whether it is a directory costs a stat of it.
     public func fileURL(for payload: SharePayload) -> URL {
-        outbox.appendingPathComponent(payload.share.service.rawValue)
-            .appendingPathComponent("share-\(payload.shareID).json")
+        outbox.appendingPathComponent(payload.share.service.rawValue, isDirectory: true)
+            .appendingPathComponent("share-\(payload.shareID).json", isDirectory: false)
     }
 
     public func deliver(_ payload: SharePayload) async throws {
