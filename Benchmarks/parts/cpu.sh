@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
 # Benchmark part `cpu`: what one single-flight command through a real pty costs the program serving it: mallocs,
 # CPU (user and system, every thread, from /proc/PID/stat) and instructions where perf stat can count them, for
-# workoutd with its durable and its in-memory store beside the C echo, the C durable echo and the Python durable
-# peer, round by round in one run (WorkoutdBenchmarks --count); then a perf record -g profile of each workoutd
-# store, by function and by phase (Benchmarks/probes/cpu_profile.py).
+# workoutd with its durable and its in-memory store beside the C echo, the echo over NIO (workoutd's transport), the
+# C durable echo and the Python durable peer, round by round in one run (WorkoutdBenchmarks --count); then a perf
+# record -g profile of each workoutd store, by function and by phase (Benchmarks/probes/cpu_profile.py).
 # Run through `bash Benchmarks/bench.sh cpu`; needs a C compiler (cc) and, for the profile, perf.
 #
 # Environment: BENCH_ROUNDS (starts of each program, default 3), BENCH_ROUND_TRIPS (measured per start, 20000),
@@ -13,7 +13,7 @@ set -euo pipefail
 root=${BENCH_ROOT:-$(cd "$(dirname "$0")/../.." && pwd)}
 cd "$root"
 
-bin=$(bash "$root/Benchmarks/bench-build.sh" workoutd WorkoutdBenchmarks)
+bin=$(bash "$root/Benchmarks/bench-build.sh" workoutd WorkoutdBenchmarks NIOEchoBaseline)
 
 work=$(mktemp -d "${TMPDIR:-/tmp}/workoutd-bench.XXXXXX")
 trap 'rm -rf "$work"' EXIT

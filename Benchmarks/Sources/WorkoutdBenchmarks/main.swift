@@ -26,6 +26,8 @@ func countCost(_ options: BenchmarkOptions) throws {
     var programs: [(key: String, specification: ProgramUnderTest.Specification, matchIDs: Bool)] = [
         ("echo", baseline, false)
     ]
+    // The transport alone: how much of a command's cost is the event loop's, before any protocol work.
+    if let transport = options.references.first { programs.append(("transport_echo", transport, false)) }
     if let echo = options.durableEcho { programs.append(("durable_echo", echo, false)) }
     if let peer = options.durablePeer { programs.append(("python_peer", peer, false)) }
     if let subject = options.subjects.first { programs.append(("in_memory", subject, true)) }
