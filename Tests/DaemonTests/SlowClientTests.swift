@@ -52,6 +52,20 @@ import class WorkoutctlCommands.ControlConnection
         return slow
     }
 
+    /// Reads a dropped client's socket to the end of the stream; returns how many bytes it still held.
+    ///
+    /// The wait is generous: with the whole suite running at once on two cores, the close can reach the client
+    /// seconds after the daemon logged it. A connection left open still fails the test.
+    private func bytesUntilClosed(_ connection: ControlConnection) throws -> Int {
+        var bytes = 0
+        do {
+            while let line = try connection.readLine(timeout: .seconds(30)) { bytes += line.count + 1 }
+        } catch .timedOut {
+            throw TestingError("the dropped client's connection was never closed")
+        }
+        return bytes
+    }
+
     @Test func clientThatStopsReadingIsDroppedWhileDevicesKeepTheirLatency() async throws {
         let busy = try SimulatedWearable()
         let probe = try SimulatedWearable()
@@ -92,8 +106,7 @@ import class WorkoutctlCommands.ControlConnection
         let dropped = try #require(droppedAt, "the slow client was not dropped:\n\(daemon.log)")
         #expect(daemon.log.contains("not reading for"))
         // The client gets what the kernel already held, then end of stream.
-        var buffered = 0
-        while let line = try slow.readLine(timeout: .seconds(5)) { buffered += line.count + 1 }
+        let buffered = try bytesUntilClosed(slow)
         #expect(buffered > 0)
         #expect(try daemon.connect().call(.status, as: StatusReport.self).eventSubscribers == 0)
 
@@ -129,7 +142,7 @@ import class WorkoutctlCommands.ControlConnection
         try daemon.waitForLog("dropping slow control client")
         #expect(daemon.log.contains("limit 1048576"))
         print("byte-limit drop: 10000 commands answered in \(ContinuousClock.now - start) with a stalled subscriber")
-        while try slow.readLine(timeout: .seconds(5)) != nil {}
+        _ = try bytesUntilClosed(slow)
     }
 
     @Test func clientsPastTheLimitAreRefused() async throws {
