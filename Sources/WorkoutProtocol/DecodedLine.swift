@@ -92,9 +92,8 @@ public struct CommandLineDecoder {
     public init() {}
 
     public func decode(_ bytes: some Collection<UInt8>) -> DecodedLine {
-        let fast =
-            bytes.withContiguousStorageIfAvailable(decodeChecked) ?? Array(bytes).withUnsafeBufferPointer(decodeChecked)
-        return fast ?? decodeNested(Data(bytes))
+        bytes.withContiguousStorageIfAvailable { decode(UnsafeRawBufferPointer($0)) }
+            ?? Array(bytes).withUnsafeBytes { decode($0) }
     }
 
     /// The same for bytes in place, as a read buffer holds them.

@@ -135,9 +135,7 @@ struct FastCodingTests {
             var nativeUnsigned: [UInt] = [.max]
         }
         let ours = try OrderedJSONEncoder().encode(Widths())
-        let foundation = JSONEncoder()
-        foundation.outputFormatting = .sortedKeys
-        let theirs = try foundation.encode(Widths())
+        let theirs = try JSONEncoder().encode(Widths())
         let decoded = try JSONSerialization.jsonObject(with: Data(ours)) as? NSDictionary
         #expect(decoded == (try JSONSerialization.jsonObject(with: theirs) as? NSDictionary))
         #expect(String(decoding: ours, as: UTF8.self).contains("[-9223372036854775808,-1000000007,-10,10,99,100,"))
