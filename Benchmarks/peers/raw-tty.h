@@ -67,7 +67,7 @@ static int answer_lines(int fd, const char *input, size_t n) {
 
 /* Reads until the master closes (0) or something fails (1, reported as `program`), answering each read's lines;
  * `before_answer` (if not NULL) runs first and stops the program with 1 when it returns non-zero. */
-static int serve_lines(const char *program, int fd, int (*before_answer)(const char *input, size_t n)) {
+static inline int serve_lines(const char *program, int fd, int (*before_answer)(const char *input, size_t n)) {
     static char input[input_size];
     for (;;) {
         ssize_t n = read(fd, input, sizeof input);

@@ -21,6 +21,10 @@ struct BenchmarkOptions {
     /// synchronous=FULL. Both are measured like the baseline and shown beside it.
     var durableEcho: ProgramUnderTest.Specification?
     var durablePeer: ProgramUnderTest.Specification?
+    /// With `--count`: the C echo behind epoll, waiting for the device as an event loop does.
+    ///
+    /// Between the C echo and the echo over NIO, it tells the readiness model's cost from the event loop's.
+    var epollEcho: ProgramUnderTest.Specification?
     var pipelinedCommands = 100_000
     var throughputRounds = 3
     var roundTrips = 20_000
@@ -58,6 +62,8 @@ struct BenchmarkOptions {
           --perf-stat on with --count: instructions from perf stat
           --profile DIR  with --count: perf record -g of the first --subject and --durable, to DIR/in-memory.data
                          and DIR/durable.data
+          --epoll-echo NAME=COMMAND
+                         with --count: the C echo behind epoll, counted beside the C echo and the first --reference
         """
 
     static func parse(_ arguments: some Sequence<String>) throws(UsageError) -> BenchmarkOptions {
@@ -71,6 +77,7 @@ struct BenchmarkOptions {
             case "--replicated": options.replicatedSubjects.append(try .init(parsing: value))
             case "--durable-echo": options.durableEcho = try .init(parsing: value)
             case "--durable-peer": options.durablePeer = try .init(parsing: value)
+            case "--epoll-echo": options.epollEcho = try .init(parsing: value)
             case "--commands": options.pipelinedCommands = try CommandLineFlags.positive(value, flag)
             case "--rounds": options.throughputRounds = try CommandLineFlags.positive(value, flag)
             case "--round-trips": options.roundTrips = try CommandLineFlags.positive(value, flag)

@@ -38,13 +38,16 @@ struct CommandCostTable {
 
     /// The CPU ratios, each store against the program doing the same kernel work and nothing else.
     ///
-    /// The in-memory store against its own transport too, and the transport against the C echo.
+    /// The in-memory store against its own transport too, and the transport against the C echo; the C echo behind
+    /// epoll against the C echo, and the transport against the C echo behind epoll.
     static let ratios = [
         ("cpu_durable_over_durable_echo", "durable", "durable_echo"),
         ("cpu_durable_over_python_peer", "durable", "python_peer"),
         ("cpu_in_memory_over_echo", "in_memory", "echo"),
         ("cpu_in_memory_over_transport_echo", "in_memory", "transport_echo"),
         ("cpu_transport_echo_over_echo", "transport_echo", "echo"),
+        ("cpu_epoll_echo_over_echo", "epoll_echo", "echo"),
+        ("cpu_transport_echo_over_epoll_echo", "transport_echo", "epoll_echo"),
     ]
 
     var markdown: String {

@@ -28,6 +28,8 @@ func countCost(_ options: BenchmarkOptions) throws {
     ]
     // The transport alone: how much of a command's cost is the event loop's, before any protocol work.
     if let transport = options.references.first { programs.append(("transport_echo", transport, false)) }
+    // Waiting for readiness without an event loop: splits the transport's cost into the kernel's and the loop's.
+    if let epoll = options.epollEcho { programs.append(("epoll_echo", epoll, false)) }
     if let echo = options.durableEcho { programs.append(("durable_echo", echo, false)) }
     if let peer = options.durablePeer { programs.append(("python_peer", peer, false)) }
     if let subject = options.subjects.first { programs.append(("in_memory", subject, true)) }
