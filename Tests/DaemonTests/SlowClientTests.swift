@@ -88,14 +88,21 @@ import class WorkoutctlCommands.ControlConnection
         }
 
         let slow = try subscribeWithoutReading(daemon)
-        // Some 600 KB of events: more than the socket and the write buffer hold, less than the 1 MiB cap,
-        // so the client is dropped for staying unwritable, after the 2 s grace. The probe measures a
-        // wearable's round trips while the stalled client's buffers fill.
+        // Every command the daemon answers is two events for the subscriber (received, replied), some 250 bytes.
+        // The flood's make some 380 KB and the probe's at most 100 KB more: more than the socket and the write
+        // buffer hold, less than the 1 MiB cap, so the client is dropped for staying unwritable, after the 2 s
+        // grace. The probe measures a wearable's round trips while the stalled client's buffers fill; it stops
+        // at 400, since a fast machine would otherwise send enough of its own to reach the cap first.
         let start = ContinuousClock.now
         _ = flood(busy, count: 1500)
         let answered = Box<[String]?>(nil)
         Thread { answered.value = try? busy.readLines(1500, timeout: .seconds(60)) }.start()
-        let loaded = try roundTrips(probe) { answered.value != nil || ContinuousClock.now - start > .seconds(60) }
+        var probes = 0
+        let loaded = try roundTrips(probe) {
+            probes += 1
+            return answered.value != nil || probes >= 400 || ContinuousClock.now - start > .seconds(60)
+        }
+        while answered.value == nil, ContinuousClock.now - start < .seconds(60) { usleep(10_000) }
         let floodDone = ContinuousClock.now
         let replies = try #require(answered.value)
         #expect(replies.allSatisfy { $0.contains("no_active_workout") })
