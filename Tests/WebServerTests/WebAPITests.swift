@@ -81,12 +81,15 @@ import WorkoutdTesting
         #expect(ids == ids.sorted(by: >))
         #expect(Set(ids).count == 26)
 
+        // `device` picks every device whose node contains it, so /dev/pts/1 would pick /dev/pts/12 too: the filter
+        // names the wearable whose node is not part of the other's.
+        let picked = second.devicePath.contains(first.devicePath) ? second : first
         let devices = try await client.getDevices().ok.body.json.devices
-        let firstIdentity = try #require(devices.first { $0.node == first.devicePath }?.identity)
-        let mine = try await client.getWorkouts(query: .init(device: first.devicePath, limit: 100)).ok.body.json
+        let pickedIdentity = try #require(devices.first { $0.node == picked.devicePath }?.identity)
+        let mine = try await client.getWorkouts(query: .init(device: picked.devicePath, limit: 100)).ok.body.json
             .workouts
         #expect(mine.count == 13)
-        #expect(mine.allSatisfy { $0.device.rawValue == firstIdentity })
+        #expect(mine.allSatisfy { $0.device.rawValue == pickedIdentity })
 
         let all = try await client.getWorkouts(query: .init(limit: 100)).ok.body.json.workouts
         let middle = all[13].startedAt
