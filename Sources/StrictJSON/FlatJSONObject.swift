@@ -39,11 +39,44 @@ package struct FlatJSONObject {
     private struct Member {
         var key: Text
         var value: RawValue
+
+        static let empty = Member(key: Text(range: 0..<0, plain: true), value: .null)
+    }
+
+    /// The members in the line's order: a command's few in place, any beyond them in an array.
+    ///
+    /// Kept in place rather than in an array because the array was one allocation per command line.
+    private struct Members {
+        /// Room for more members than any command has keys.
+        private typealias InPlace = InlineArray<8, Member>
+        private static var inPlaceCapacity: Int { InPlace.count }
+
+        private var inPlace = InPlace(repeating: .empty)
+        private var beyond: [Member] = []
+        private(set) var count = 0
+
+        subscript(index: Int) -> Member {
+            index < Self.inPlaceCapacity ? inPlace[index] : beyond[index - Self.inPlaceCapacity]
+        }
+
+        mutating func append(_ member: Member) {
+            if count < Self.inPlaceCapacity {
+                inPlace[count] = member
+            } else {
+                beyond.append(member)
+            }
+            count += 1
+        }
+
+        func contains(where matches: (Member) -> Bool) -> Bool {
+            for index in 0..<count where matches(self[index]) { return true }
+            return false
+        }
     }
 
     private let bytes: UnsafeBufferPointer<UInt8>
     /// In the line's order; a command has a handful, so lookups scan.
-    private var members: [Member] = []
+    private var members = Members()
     /// Whether every byte of the line is ASCII. The flat grammar is a subset of JSON's, and UTF-8 is the one
     /// thing the parser does not check (it takes string contents as they are), so an ASCII line it accepts
     /// is valid JSON without the validator's pass.
@@ -53,7 +86,6 @@ package struct FlatJSONObject {
     package init?(parsing bytes: UnsafeBufferPointer<UInt8>) {
         self.bytes = bytes
         var reader = Reader(bytes: bytes)
-        members.reserveCapacity(6)  // a command's keys, so the array is not grown key by key
         reader.skipWhitespace()
         guard reader.take(UInt8(ascii: "{")) else { return nil }
         reader.skipWhitespace()
@@ -83,21 +115,23 @@ package struct FlatJSONObject {
     /// A key spelled with escapes or other characters that denote it counts too.
     package func parsed(_ key: StaticString) -> RawValue? {
         let name = UnsafeBufferPointer(start: key.utf8Start, count: key.utf8CodeUnitCount)
-        for member in members
-        where member.key.plain ? equal(member.key.range, name) : string(member.key) == key.description {
-            return member.value
+        for index in 0..<members.count {
+            let member = members[index]
+            if member.key.plain ? equal(member.key.range, name) : string(member.key) == key.description {
+                return member.value
+            }
         }
         return nil
     }
 
     /// The value of `key`, its string made: for ``FlatJSONDecoder``, whose keys are any `CodingKey`.
     package subscript(key: String) -> Value? {
-        for member in members where string(member.key) == key { return value(member.value) }
+        for index in 0..<members.count where string(members[index].key) == key { return value(members[index].value) }
         return nil
     }
 
     /// The keys, in the line's order.
-    package var keys: [String] { members.map { string($0.key) } }
+    package var keys: [String] { (0..<members.count).map { string(members[$0].key) } }
 
     /// The text a parsed string denotes.
     package func string(_ text: Text) -> String {

@@ -91,6 +91,12 @@ struct FlatDecodingParityTests {
         #"{"command_type":"end_workout","id":"a\u001bb"}"#, "{\"command_type\":\"end_workout\",\"id\":\"a\u{202E}b\"}",
         "{\"command_type\":\"share_workout\",\"service\":\"myspace\",\"id\":\"" + String(repeating: "a", count: 129)
             + "\"}",
+        // More members than the parser keeps in place: the rest, their keys and duplicates, read the same.
+        #"{"a":1,"b":2,"c":3,"d":4,"e":5,"f":6,"g":7,"h":8,"command_type":"end_workout","id":"late"}"#,
+        #"{"a":1,"b":2,"c":3,"d":4,"e":5,"f":6,"g":7,"command_type":"share_workout","service":"twitter","id":9}"#,
+        #"{"command_type":"end_workout","a":1,"b":2,"c":3,"d":4,"e":5,"f":6,"g":7,"h":8,"a":9}"#,
+        #"{"command_type":"end_workout","a":1,"b":2,"c":3,"d":4,"e":5,"f":6,"g":7,"h":8,"i":9,"i":10}"#,
+        #"{"a":1,"b":2,"c":3,"d":4,"e":5,"f":6,"g":7,"h":8,"i":9,"j":10,"k":11,"l":12}"#,
     ]
 
     private func foundation(_ line: [UInt8]) -> DecodedLine {
