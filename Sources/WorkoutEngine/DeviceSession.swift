@@ -50,6 +50,12 @@ public actor DeviceSession {
     /// These are the batches ``answerImmediately(_:from:)`` or ``handle(_:from:holdingEvents:)`` answered (received,
     /// what each caused, answered); the next entry is the session's.
     private var unannounced: [EngineEvent]?
+    /// The array the last events were announced in, emptied, for the next batch answered at once.
+    ///
+    /// The observers have usually let go of it by then, so a lone command's events cost no new array.
+    private var spareEvents: [EngineEvent] = []
+    /// The most events whose array is kept: a pipelined batch's is not.
+    private static let keptEventCapacity = 64
     /// The executor the session was placed on, if any (see ``WorkoutEngine/SessionExecutor``).
     private nonisolated let executor: (any SerialExecutor)?
     /// Where the session runs when it was placed on none: the default executor of an empty actor.
@@ -249,22 +255,32 @@ public actor DeviceSession {
         if step.hasChanges {
             do { try immediateStore.commitImmediately(step.batch) } catch { failure = error }
         }
+        // The step's arrays, for the machine to fill again once they are done with (see SessionMachine.recycle).
+        let committed = step.batch
         let (replies, caused) = conclude(step, advanced: machine, lines: lines, failure: failure)
         // All of the batch's events in one emission, in one array made once: each observer is called once per batch.
         var batchEvents: [EngineEvent] = []
+        swap(&batchEvents, &spareEvents)
         batchEvents.reserveCapacity(caused.count + 2)
         batchEvents.append(.batchReceived(ReceivedBatch(device: identity, origin: origin, lines: lines)))
         batchEvents.append(contentsOf: caused)
         batchEvents.append(answered(lines, replies, from: origin, started: started))
         unannounced = batchEvents
+        // Kept by the machine that ran them, unless the commit failed and the machine with it.
+        self.machine?.recycle(consume committed, events: consume caused)
         return replies
     }
 
     /// Emits the held events of the batches answered (see ``unannounced``), if any.
     public func announceAnswered() {
-        guard let held = unannounced else { return }
+        guard var held = unannounced else { return }
         unannounced = nil
         events.emit(contentsOf: held)
+        guard held.capacity <= Self.keptEventCapacity else { return }
+        // Emptied now, so the events' lines and records are not held until the next batch (the device's read buffer
+        // waits for its lines to be let go of); in place when no observer kept the array.
+        held.removeAll(keepingCapacity: true)
+        spareEvents = held
     }
 
     /// A batch stepped and holding its place in the commit chain.

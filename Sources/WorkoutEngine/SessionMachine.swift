@@ -8,6 +8,21 @@ import WorkoutProtocol
 public struct SessionMachine: Sendable {
     public let identity: DeviceIdentity
     public private(set) var snapshot: DeviceSnapshot
+    /// An earlier step's arrays, empty, for the next step to fill.
+    ///
+    /// See ``recycle(_:events:)``.
+    private var spare = SpareArrays()
+
+    /// Arrays of an answered step, kept empty with their capacity.
+    private struct SpareArrays {
+        var workouts: [WorkoutRecord] = []
+        var shares: [ShareRecord] = []
+        var replies: [RecentReply] = []
+        var events: [EngineEvent] = []
+    }
+
+    /// The most elements of an array kept for the next step: a pipelined batch's arrays are not kept.
+    private static let keptCapacity = 64
 
     /// The outcome of one batch before it is committed.
     public struct Step: Sendable {
@@ -55,6 +70,11 @@ public struct SessionMachine: Sendable {
             batch: StoreBatch(device: identity, state: snapshot.state),
             events: []
         )
+        // Empty, so the step starts as a new one would; a lone command's step then fills them without a malloc.
+        swap(&step.batch.workouts, &spare.workouts)
+        swap(&step.batch.shares, &spare.shares)
+        swap(&step.batch.replies, &spare.replies)
+        swap(&step.events, &spare.events)
         // Room for the whole batch at once: grown by appends, a pipelined batch's arrays were each copied
         // several times over. A lone line's arrays are made by their one append, and one it leaves empty
         // (a share's workouts, a reply with no id to remember) is never made.
@@ -89,6 +109,24 @@ public struct SessionMachine: Sendable {
         }
         step.batch.state = snapshot.state
         return step
+    }
+
+    /// Takes back the arrays of a step this machine ran.
+    ///
+    /// Called once the step's batch is committed and its events are copied out. Each is emptied and kept for the
+    /// next ``run(_:ids:clock:admission:)``: in place when nothing else holds it, otherwise as a new array of its
+    /// capacity. A large one (a pipelined batch's) is let go.
+    public mutating func recycle(_ batch: consuming StoreBatch, events: consuming [EngineEvent]) {
+        Self.keep(&batch.workouts, as: &spare.workouts)
+        Self.keep(&batch.shares, as: &spare.shares)
+        Self.keep(&batch.replies, as: &spare.replies)
+        Self.keep(&events, as: &spare.events)
+    }
+
+    private static func keep<Element>(_ array: inout [Element], as spare: inout [Element]) {
+        guard array.capacity > spare.capacity, array.capacity <= keptCapacity else { return }
+        array.removeAll(keepingCapacity: true)
+        swap(&array, &spare)
     }
 
     /// ``run(_:ids:clock:admission:)`` on a wall clock alone (trusted, no boot time).

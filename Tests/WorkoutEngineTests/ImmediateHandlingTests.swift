@@ -188,3 +188,29 @@ struct ImmediateHandlingTests {
         #expect(trace.all == ["received 1 from device", "workout_started", "answered 1 from device"])
     }
 }
+
+@Suite("A machine refills the arrays of the steps it ran")
+struct RecycledStepTests {
+    typealias Lines = DeviceSessionTests
+
+    @Test("a step on recycled arrays holds its own batch alone, as a step on new arrays does")
+    func recycledStepsHoldOnlyTheirBatch() {
+        let batches: [[DecodedLine]] = [
+            [Lines.start(1)], [Lines.end(2)], [Lines.share(3)], [Lines.start(4), Lines.end(5), Lines.share(6)],
+            [Lines.start(7)], [Lines.line("nope")], [Lines.end(8)],
+        ]
+        let clock = WorkoutClock.wall(ImmediateHandlingTests.fixedClock)
+        var recycling = SessionMachine(identity: "w")
+        var fresh = SessionMachine(identity: "w")
+        let recyclingIDs = IDAllocator()
+        let freshIDs = IDAllocator()
+        for batch in batches {
+            let step = recycling.run(batch, ids: recyclingIDs, clock: clock)
+            let expected = fresh.run(batch, ids: freshIDs, clock: clock)
+            #expect(step.replies == expected.replies)
+            #expect(step.batch == expected.batch)
+            #expect(step.events.map { "\($0)" } == expected.events.map { "\($0)" })
+            recycling.recycle(step.batch, events: step.events)
+        }
+    }
+}
