@@ -21,6 +21,11 @@ public final class LineDecodingHandler: ChannelInboundHandler {
     private let limit: LineLengthLimit
     /// The unfinished line of earlier reads (bytes not yet framed).
     private var buffered: ByteBuffer?
+    /// The array of the last read's lines, kept for the next read to fill again.
+    ///
+    /// By then the batch has usually been answered and its events announced, so nothing else holds it and the read
+    /// costs no new array.
+    private var lastLines: [DecodedLine] = []
 
     public init(limit: LineLengthLimit) {
         self.limit = limit
@@ -34,7 +39,7 @@ public final class LineDecodingHandler: ChannelInboundHandler {
             earlier.writeBuffer(&input)
             input = earlier
         }
-        var lines: [DecodedLine] = []
+        var lines = reusableLines()
         // About one line per 64 bytes (commands are 40-130): the array is not copied as it grows.
         lines.reserveCapacity(input.readableBytes / 64 + 1)
         frames: while true {
@@ -50,6 +55,21 @@ public final class LineDecodingHandler: ChannelInboundHandler {
             buffered = input
         }
         if !lines.isEmpty { context.fireChannelRead(wrapInboundOut(lines)) }
+        if lines.capacity <= Self.keptCapacity { lastLines = lines }
+    }
+
+    /// The most lines whose array is kept for the next read.
+    ///
+    /// A lone command's array is kept, a pipelined burst's is not.
+    private static let keptCapacity = 64
+
+    /// An empty array for this read's lines: the last read's, unless the batch still holds it.
+    private func reusableLines() -> [DecodedLine] {
+        var lines: [DecodedLine] = []
+        swap(&lines, &lastLines)
+        // Emptied in place when nothing else holds it; otherwise a new array of the same capacity, as before.
+        lines.removeAll(keepingCapacity: true)
+        return lines
     }
 
     private func decode(_ frame: LineFrame) -> DecodedLine {
@@ -66,6 +86,7 @@ public final class LineDecodingHandler: ChannelInboundHandler {
     public func channelInactive(context: ChannelHandlerContext) {
         // A partial line at end of stream is a command the device never finished sending: dropped unanswered.
         buffered = nil
+        lastLines = []
         context.fireChannelInactive()
     }
 
