@@ -49,6 +49,22 @@ let package = Package(
             swiftSettings: strict
         ),
 
+        // epoll and eventfd for SessionBehindEpoll (Glibc's module leaves them out).
+        .target(name: "CEpoll"),
+
+        // Reference for part cpu: workoutd's session over the in-memory store behind an epoll loop of its own (no NIO).
+        .executableTarget(
+            name: "SessionBehindEpoll",
+            dependencies: [
+                "CEpoll",
+                .product(name: "SerialTransport", package: "workoutd"),
+                .product(name: "WorkoutEngine", package: "workoutd"),
+                .product(name: "WorkoutProtocol", package: "workoutd"),
+                .product(name: "NIOCore", package: "swift-nio"),
+            ],
+            swiftSettings: strict
+        ),
+
         // Part pty: pipelined throughput and single-flight latency through a pty, beside the C echo baseline.
         .executableTarget(
             name: "WorkoutdBenchmarks",

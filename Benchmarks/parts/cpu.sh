@@ -2,9 +2,9 @@
 # Benchmark part `cpu`: what one single-flight command through a real pty costs the program serving it: mallocs,
 # CPU (user and system, every thread, from /proc/PID/stat) and instructions where perf stat can count them, for
 # workoutd with its durable and its in-memory store beside the C echo, the C echo behind epoll, the echo over NIO
-# (workoutd's transport), the C durable echo and the Python durable peer, round by round in one run
-# (WorkoutdBenchmarks --count); then a perf record -g profile of each workoutd store, by function and by phase
-# (Benchmarks/probes/cpu_profile.py).
+# (workoutd's transport), workoutd's session behind an epoll loop without NIO, the C durable echo and the Python
+# durable peer, round by round in one run (WorkoutdBenchmarks --count); then a perf record -g profile of each
+# workoutd store, by function and by phase (Benchmarks/probes/cpu_profile.py).
 # Run through `bash Benchmarks/bench.sh cpu`; needs a C compiler (cc) and, for the profile, perf.
 #
 # Environment: BENCH_ROUNDS (starts of each program, default 3), BENCH_ROUND_TRIPS (measured per start, 20000),
@@ -14,7 +14,7 @@ set -euo pipefail
 root=${BENCH_ROOT:-$(cd "$(dirname "$0")/../.." && pwd)}
 cd "$root"
 
-bin=$(bash "$root/Benchmarks/bench-build.sh" workoutd WorkoutdBenchmarks NIOEchoBaseline)
+bin=$(bash "$root/Benchmarks/bench-build.sh" workoutd WorkoutdBenchmarks NIOEchoBaseline SessionBehindEpoll)
 
 work=$(mktemp -d "${TMPDIR:-/tmp}/workoutd-bench.XXXXXX")
 trap 'rm -rf "$work"' EXIT
@@ -27,6 +27,8 @@ count=(--count on --malloc-shim "$work/malloc-count.so")
 # The C echo waiting as an event loop waits: what readiness costs the kernel, apart from what NIO's loop costs.
 cc -O2 -Wall -o "$work/epoll-echo" Benchmarks/peers/epoll-echo.c
 count+=(--epoll-echo "echo behind epoll (C)=$work/epoll-echo {device}")
+# workoutd's session over the in-memory store behind an epoll loop of its own: the protocol without NIO's loop.
+count+=(--session-epoll "session behind epoll (no NIO)=$bin/SessionBehindEpoll {device}")
 # Instructions where perf can count them: a container or a VM often has no hardware counters.
 instructions="not countable here (perf stat reports instructions as not supported, or there is no perf)"
 if command -v perf > /dev/null && perf stat -x , -e instructions:u true 2>&1 | grep -q '^[0-9]'; then

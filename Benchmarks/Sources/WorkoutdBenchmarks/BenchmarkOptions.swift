@@ -25,6 +25,11 @@ struct BenchmarkOptions {
     ///
     /// Between the C echo and the echo over NIO, it tells the readiness model's cost from the event loop's.
     var epollEcho: ProgramUnderTest.Specification?
+    /// With `--count`: workoutd's session over the in-memory store, without NIO.
+    ///
+    /// It runs behind an epoll loop of its own. Between the C echo behind epoll and the daemon, it tells the protocol's
+    /// cost from NIO's and the daemon's.
+    var sessionBehindEpoll: ProgramUnderTest.Specification?
     var pipelinedCommands = 100_000
     var throughputRounds = 3
     var roundTrips = 20_000
@@ -64,6 +69,8 @@ struct BenchmarkOptions {
                          and DIR/durable.data
           --epoll-echo NAME=COMMAND
                          with --count: the C echo behind epoll, counted beside the C echo and the first --reference
+          --session-epoll NAME=COMMAND
+                         with --count: workoutd's session behind an epoll loop without NIO (SessionBehindEpoll)
         """
 
     static func parse(_ arguments: some Sequence<String>) throws(UsageError) -> BenchmarkOptions {
@@ -78,6 +85,7 @@ struct BenchmarkOptions {
             case "--durable-echo": options.durableEcho = try .init(parsing: value)
             case "--durable-peer": options.durablePeer = try .init(parsing: value)
             case "--epoll-echo": options.epollEcho = try .init(parsing: value)
+            case "--session-epoll": options.sessionBehindEpoll = try .init(parsing: value)
             case "--commands": options.pipelinedCommands = try CommandLineFlags.positive(value, flag)
             case "--rounds": options.throughputRounds = try CommandLineFlags.positive(value, flag)
             case "--round-trips": options.roundTrips = try CommandLineFlags.positive(value, flag)

@@ -39,7 +39,8 @@ struct CommandCostTable {
     /// The CPU ratios, each store against the program doing the same kernel work and nothing else.
     ///
     /// The in-memory store against its own transport too, and the transport against the C echo; the C echo behind
-    /// epoll against the C echo, and the transport against the C echo behind epoll.
+    /// epoll against the C echo, and the transport against the C echo behind epoll; the session behind epoll against the
+    /// C echo and the C echo behind epoll, and the in-memory store against it.
     static let ratios = [
         ("cpu_durable_over_durable_echo", "durable", "durable_echo"),
         ("cpu_durable_over_python_peer", "durable", "python_peer"),
@@ -48,6 +49,9 @@ struct CommandCostTable {
         ("cpu_transport_echo_over_echo", "transport_echo", "echo"),
         ("cpu_epoll_echo_over_echo", "epoll_echo", "echo"),
         ("cpu_transport_echo_over_epoll_echo", "transport_echo", "epoll_echo"),
+        ("cpu_session_epoll_over_echo", "session_epoll", "echo"),
+        ("cpu_session_epoll_over_epoll_echo", "session_epoll", "epoll_echo"),
+        ("cpu_in_memory_over_session_epoll", "in_memory", "session_epoll"),
     ]
 
     var markdown: String {

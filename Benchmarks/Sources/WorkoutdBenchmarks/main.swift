@@ -28,8 +28,10 @@ func countCost(_ options: BenchmarkOptions) throws {
     ]
     // The transport alone: how much of a command's cost is the event loop's, before any protocol work.
     if let transport = options.references.first { programs.append(("transport_echo", transport, false)) }
-    // Waiting for readiness without an event loop: splits the transport's cost into the kernel's and the loop's.
+    // Waiting for readiness without NIO's loop: splits the transport's cost into the kernel's and the loop's.
     if let epoll = options.epollEcho { programs.append(("epoll_echo", epoll, false)) }
+    // The protocol without NIO: the session answering in place on a loop of its own (its replies are checked).
+    if let session = options.sessionBehindEpoll { programs.append(("session_epoll", session, true)) }
     if let echo = options.durableEcho { programs.append(("durable_echo", echo, false)) }
     if let peer = options.durablePeer { programs.append(("python_peer", peer, false)) }
     if let subject = options.subjects.first { programs.append(("in_memory", subject, true)) }
@@ -48,7 +50,7 @@ func countCost(_ options: BenchmarkOptions) throws {
         thresholds: try Thresholds.load(part: options.thresholdsPart)
     )
     if let directory = options.profileDirectory {
-        for program in programs where program.matchIDs {
+        for program in programs where program.key == "in_memory" || program.key == "durable" {
             progress("profiling \(program.specification.name)")
             let file = program.key.replacingOccurrences(of: "_", with: "-")
             try CommandCost.profile(program.specification, options: options, output: "\(directory)/\(file).data")
