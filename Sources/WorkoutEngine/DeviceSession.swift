@@ -277,8 +277,8 @@ public actor DeviceSession {
         unannounced = nil
         events.emit(contentsOf: held)
         guard held.capacity <= Self.keptEventCapacity else { return }
-        // Emptied now, so the events' lines and records are not held until the next batch (the device's read buffer
-        // waits for its lines to be let go of); in place when no observer kept the array.
+        // Emptied now, so the events' lines and records are not held until the next batch (the transport fills the
+        // array of a read's lines again only once nothing else holds it); in place when no observer kept the array.
         held.removeAll(keepingCapacity: true)
         spareEvents = held
     }

@@ -213,4 +213,29 @@ struct RecycledStepTests {
             recycling.recycle(step.batch, events: step.events)
         }
     }
+
+    @Test("a step handed back once nothing else holds it is filled again in place by the next step")
+    func handedBackArraysAreFilledInPlace() {
+        let clock = WorkoutClock.wall(ImmediateHandlingTests.fixedClock)
+        var machine = SessionMachine(identity: "w")
+        let ids = IDAllocator()
+        let first = machine.run([Lines.start(1)], ids: ids, clock: clock)
+        let started = first.batch.workouts.map(\.id)
+        #expect(started.count == 1)
+        let storage = first.batch.workouts.withUnsafeBufferPointer { UnsafeRawPointer($0.baseAddress) }
+        // What a session does once its batch is committed: the step is gone, its arrays go back to the machine.
+        let batch = first.batch
+        let events = first.events
+        _ = consume first
+        let capacity = batch.workouts.capacity
+        machine.recycle(consume batch, events: consume events)
+        // An array of the same size made meanwhile would get the storage back from the allocator had it been freed.
+        var meanwhile: [WorkoutRecord] = []
+        meanwhile.reserveCapacity(capacity)
+        let second = machine.run([Lines.end(2)], ids: ids, clock: clock)
+        #expect(second.batch.workouts.map(\.id) == started)
+        #expect(second.batch.workouts.first?.endedAt != nil)
+        #expect(second.batch.workouts.withUnsafeBufferPointer { UnsafeRawPointer($0.baseAddress) } == storage)
+        withExtendedLifetime(meanwhile) {}
+    }
 }
