@@ -358,7 +358,7 @@ public actor DeviceManager {
                         { lines in
                             session.answerImmediatelyInPlace(
                                 lines,
-                                inputWaiting: asksForInput && wd_bytes_available(fd) > 0
+                                inputWaiting: asksForInput && SerialPort.unreadBytes(fd) > 0
                             )
                         }
                     }
@@ -373,7 +373,7 @@ public actor DeviceManager {
                         options: options,
                         logger: logger,
                         metrics: metrics,
-                        unreadInput: { Int(wd_bytes_available(fd)) },
+                        unreadInput: { SerialPort.unreadBytes(fd) },
                         processImmediately: immediately,
                         announceAnswered: announce
                     ) { lines in await session.handle(lines, holdingEvents: holdingEvents) }

@@ -77,6 +77,11 @@ public enum SerialPort {
         return fd
     }
 
+    /// Bytes the device has sent that nobody has read yet, or -1 when the descriptor cannot say.
+    public static func unreadBytes(_ descriptor: CInt) -> Int {
+        Int(wd_bytes_available(descriptor))
+    }
+
     /// Whether `baud` is a rate ``open(path:baud:)`` can set.
     public static func isSupported(baud: UInt32) -> Bool {
         [9600, 19200, 38400, 57600, 115200, 230400, 460800, 921600, 1_000_000, 2_000_000, 3_000_000, 4_000_000]
