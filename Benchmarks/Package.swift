@@ -52,7 +52,7 @@ let package = Package(
         // epoll and eventfd for SessionBehindEpoll (Glibc's module leaves them out).
         .target(name: "CEpoll"),
 
-        // Reference for part cpu: workoutd's session over the in-memory store behind an epoll loop of its own (no NIO).
+        // Reference for part cpu: workoutd's session and store behind an epoll loop of its own (no NIO).
         .executableTarget(
             name: "SessionBehindEpoll",
             dependencies: [
@@ -60,6 +60,7 @@ let package = Package(
                 .product(name: "SerialTransport", package: "workoutd"),
                 .product(name: "WorkoutEngine", package: "workoutd"),
                 .product(name: "WorkoutProtocol", package: "workoutd"),
+                .product(name: "WorkoutStorage", package: "workoutd"),
                 .product(name: "NIOCore", package: "swift-nio"),
             ],
             swiftSettings: strict

@@ -2,9 +2,9 @@
 # Benchmark part `cpu`: what one single-flight command through a real pty costs the program serving it: mallocs,
 # CPU (user and system, every thread, from /proc/PID/stat) and instructions where perf stat can count them, for
 # workoutd with its durable and its in-memory store beside the C echo, the C echo behind epoll, the echo over NIO
-# (workoutd's transport), workoutd's session behind an epoll loop without NIO, the C durable echo and the Python
-# durable peer, round by round in one run (WorkoutdBenchmarks --count); then a perf record -g profile of each
-# workoutd store, by function and by phase (Benchmarks/probes/cpu_profile.py).
+# (workoutd's transport), workoutd's session behind an epoll loop without NIO (over each store), the C durable echo
+# and the Python durable peer, round by round in one run (WorkoutdBenchmarks --count); then a perf record -g profile
+# of each workoutd store, by function and by phase (Benchmarks/probes/cpu_profile.py).
 # Run through `bash Benchmarks/bench.sh cpu`; needs a C compiler (cc) and, for the profile, perf.
 #
 # Environment: BENCH_ROUNDS (starts of each program, default 3), BENCH_ROUND_TRIPS (measured per start, 20000),
@@ -29,6 +29,8 @@ cc -O2 -Wall -o "$work/epoll-echo" Benchmarks/peers/epoll-echo.c
 count+=(--epoll-echo "echo behind epoll (C)=$work/epoll-echo {device}")
 # workoutd's session over the in-memory store behind an epoll loop of its own: the protocol without NIO's loop.
 count+=(--session-epoll "session behind epoll (no NIO)=$bin/SessionBehindEpoll {device}")
+# The same over workoutd's durable store, committing in place: the durable protocol without NIO's loop.
+count+=(--session-epoll-durable "session behind epoll, durable store (no NIO)=$bin/SessionBehindEpoll {device} $work/session-epoll-{run}")
 # Instructions where perf can count them: a container or a VM often has no hardware counters.
 instructions="not countable here (perf stat reports instructions as not supported, or there is no perf)"
 if command -v perf > /dev/null && perf stat -x , -e instructions:u true 2>&1 | grep -q '^[0-9]'; then

@@ -2,13 +2,14 @@
 //
 // Opens the device as workoutd does (`SerialPort.open`) and serves it from one thread that waits in `epoll_wait`,
 // reads, frames and decodes the read's lines (`LineFrameDecoder`, `CommandLineDecoder`), answers them on the
-// engine's session over the in-memory store in place (the session's executor is this loop), encodes the replies
-// (`ReplyEncoder`), writes them and announces the batch. Nothing else of the daemon runs: no metrics, no control
-// socket, no observers. Counted beside the C echo and the daemon, it is what a device path without NIO's channel
-// would cost: the daemon's distance from it is the event loop's and the daemon's own, its distance from the C echo
-// behind epoll is the protocol's.
+// engine's session in place (the session's executor is this loop), encodes the replies (`ReplyEncoder`), writes
+// them and announces the batch. The store is the in-memory one, or with a state directory workoutd's SQLite store,
+// which commits in place as the daemon's does for a device in single flight. Nothing else of the daemon runs: no
+// metrics, no control socket, no observers, no share delivery. Counted beside the C echoes and the daemon, it is
+// what a device path without NIO's channel would cost: the daemon's distance from it is the event loop's and the
+// daemon's own, its distance from the C echo (behind epoll, or durable) is the protocol's and the store's.
 //
-// Run: SessionBehindEpoll /dev/pts/N    Exits when the other end of the pty closes.
+// Run: SessionBehindEpoll /dev/pts/N [STATE_DIR]    Exits when the other end of the pty closes.
 import CEpoll
 import Foundation
 import NIOCore
@@ -16,6 +17,7 @@ import SerialTransport
 import Synchronization
 import WorkoutEngine
 import WorkoutProtocol
+import WorkoutStorage
 
 #if canImport(Glibc)
 import Glibc
@@ -140,10 +142,11 @@ struct DeviceLines {
         }
         input.discardReadBytes()
         guard !lines.isEmpty else { return true }
-        guard let replies = session.answerImmediatelyInPlace(lines, inputWaiting: false) else {
-            FileHandle.standardError.write(
-                Data("SessionBehindEpoll: the in-memory store did not answer at once\n".utf8)
-            )
+        // As the daemon asks: a durable commit in place holds the loop through the sync, so only when no more input
+        // waits (a device in single flight).
+        let inputWaiting = session.immediateCommitWaitsForDisk && SerialPort.unreadBytes(descriptor) > 0
+        guard let replies = session.answerImmediatelyInPlace(lines, inputWaiting: inputWaiting) else {
+            FileHandle.standardError.write(Data("SessionBehindEpoll: the store did not answer at once\n".utf8))
             exit(1)
         }
         output.removeAll(keepingCapacity: true)
@@ -175,14 +178,20 @@ struct DeviceLines {
     }
 }
 
-guard CommandLine.arguments.count == 2 else {
-    FileHandle.standardError.write(Data("usage: SessionBehindEpoll DEVICE\n".utf8))
+guard (2...3).contains(CommandLine.arguments.count) else {
+    FileHandle.standardError.write(Data("usage: SessionBehindEpoll DEVICE [STATE_DIR]\n".utf8))
     exit(64)
 }
 let loop = EpollLoop()
 do {
     let descriptor = try SerialPort.open(path: CommandLine.arguments[1], baud: 115_200)
-    let engine = try await WorkoutEngine(store: InMemoryWorkoutStore(), sessionExecutor: { _ in loop })
+    let store: any SessionStore =
+        if CommandLine.arguments.count == 3 {
+            try SQLiteWorkoutStore(stateDirectory: CommandLine.arguments[2])
+        } else {
+            InMemoryWorkoutStore()
+        }
+    let engine = try await WorkoutEngine(store: store, sessionExecutor: { _ in loop })
     let session = engine.session(for: DeviceIdentity("session-behind-epoll"))
     let server = Thread { loop.run(device: descriptor, session: session) }
     server.start()

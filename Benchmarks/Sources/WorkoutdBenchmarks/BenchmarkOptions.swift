@@ -30,6 +30,11 @@ struct BenchmarkOptions {
     /// It runs behind an epoll loop of its own. Between the C echo behind epoll and the daemon, it tells the protocol's
     /// cost from NIO's and the daemon's.
     var sessionBehindEpoll: ProgramUnderTest.Specification?
+    /// With `--count`: the same over workoutd's SQLite store, committing in place.
+    ///
+    /// Beside the C durable echo, it tells the protocol's and the store's share of a durable command apart from NIO's
+    /// loop and the daemon's own.
+    var durableSessionBehindEpoll: ProgramUnderTest.Specification?
     var pipelinedCommands = 100_000
     var throughputRounds = 3
     var roundTrips = 20_000
@@ -71,6 +76,8 @@ struct BenchmarkOptions {
                          with --count: the C echo behind epoll, counted beside the C echo and the first --reference
           --session-epoll NAME=COMMAND
                          with --count: workoutd's session behind an epoll loop without NIO (SessionBehindEpoll)
+          --session-epoll-durable NAME=COMMAND
+                         with --count: the same over workoutd's durable store (SessionBehindEpoll DEVICE STATE_DIR)
         """
 
     static func parse(_ arguments: some Sequence<String>) throws(UsageError) -> BenchmarkOptions {
@@ -86,6 +93,7 @@ struct BenchmarkOptions {
             case "--durable-peer": options.durablePeer = try .init(parsing: value)
             case "--epoll-echo": options.epollEcho = try .init(parsing: value)
             case "--session-epoll": options.sessionBehindEpoll = try .init(parsing: value)
+            case "--session-epoll-durable": options.durableSessionBehindEpoll = try .init(parsing: value)
             case "--commands": options.pipelinedCommands = try CommandLineFlags.positive(value, flag)
             case "--rounds": options.throughputRounds = try CommandLineFlags.positive(value, flag)
             case "--round-trips": options.roundTrips = try CommandLineFlags.positive(value, flag)

@@ -40,7 +40,8 @@ struct CommandCostTable {
     ///
     /// The in-memory store against its own transport too, and the transport against the C echo; the C echo behind
     /// epoll against the C echo, and the transport against the C echo behind epoll; the session behind epoll against the
-    /// C echo and the C echo behind epoll, and the in-memory store against it.
+    /// C echo and the C echo behind epoll, and the in-memory store against it; the durable session behind epoll against
+    /// the C durable echo, and the durable store against it.
     static let ratios = [
         ("cpu_durable_over_durable_echo", "durable", "durable_echo"),
         ("cpu_durable_over_python_peer", "durable", "python_peer"),
@@ -52,6 +53,8 @@ struct CommandCostTable {
         ("cpu_session_epoll_over_echo", "session_epoll", "echo"),
         ("cpu_session_epoll_over_epoll_echo", "session_epoll", "epoll_echo"),
         ("cpu_in_memory_over_session_epoll", "in_memory", "session_epoll"),
+        ("cpu_session_epoll_durable_over_durable_echo", "session_epoll_durable", "durable_echo"),
+        ("cpu_durable_over_session_epoll_durable", "durable", "session_epoll_durable"),
     ]
 
     var markdown: String {

@@ -33,6 +33,8 @@ func countCost(_ options: BenchmarkOptions) throws {
     // The protocol without NIO: the session answering in place on a loop of its own (its replies are checked).
     if let session = options.sessionBehindEpoll { programs.append(("session_epoll", session, true)) }
     if let echo = options.durableEcho { programs.append(("durable_echo", echo, false)) }
+    // The durable protocol without NIO: the session committing to workoutd's store in place on a loop of its own.
+    if let session = options.durableSessionBehindEpoll { programs.append(("session_epoll_durable", session, true)) }
     if let peer = options.durablePeer { programs.append(("python_peer", peer, false)) }
     if let subject = options.subjects.first { programs.append(("in_memory", subject, true)) }
     if let durable = options.durableSubjects.first { programs.append(("durable", durable, true)) }
