@@ -13,6 +13,18 @@ import GRDBSQLite
 struct BoundStatement {
     private let handle: SQLiteStatement
     private var position: Int32 = 0
+    /// Texts bound only for the step, as SQLite's view of their own bytes, instead of copies SQLite makes.
+    ///
+    /// A copied text costs SQLite a malloc each time it is bound again (rebinding frees the last copy), several per
+    /// command. Bound without a copy, the bytes need only live through the step, so the step runs inside their
+    /// `withUTF8`. Kept inline, as many as a commit's statements bind; more are copied.
+    private var deferredTexts = InlineArray<8, DeferredText>(repeating: DeferredText(position: 0, value: ""))
+    private var deferredTextCount = 0
+
+    private struct DeferredText {
+        var position: Int32
+        var value: String
+    }
 
     init(_ statement: Statement) {
         handle = statement.sqliteStatement
@@ -34,21 +46,49 @@ struct BoundStatement {
 
     mutating func bind(_ value: String?) {
         position += 1
-        guard var value else {
+        guard let value else {
             sqlite3_bind_null(handle, position)
             return
         }
-        // The UTF-8 bytes with their count (a C string would end at an embedded NUL), copied by SQLite before
-        // they go away (SQLITE_TRANSIENT). An empty string is empty text, not NULL.
-        let (handle, position) = (handle, position)
+        // An empty string is empty text, not NULL; SQLite copies it, as it has no bytes to point at.
+        if !value.isEmpty, deferredTextCount < deferredTexts.count {
+            deferredTexts[deferredTextCount] = DeferredText(position: position, value: value)
+            deferredTextCount += 1
+        } else {
+            Self.bindText(value, at: position, of: handle, destructor: SQLITE_TRANSIENT)
+        }
+    }
+
+    /// The UTF-8 bytes with their count: a C string would end at an embedded NUL.
+    ///
+    /// With ``SQLITE_TRANSIENT`` SQLite copies them before they go away; with `nil` (`SQLITE_STATIC`) it points at
+    /// them, so the caller keeps them alive until the statement no longer holds them.
+    private static func bindText(
+        _ value: String,
+        at position: Int32,
+        of handle: SQLiteStatement,
+        destructor: sqlite3_destructor_type?,
+        whileBound body: () -> Void = {}
+    ) {
+        var value = value
         value.withUTF8 { bytes in
             if let start = bytes.baseAddress, !bytes.isEmpty {
                 start.withMemoryRebound(to: CChar.self, capacity: bytes.count) {
-                    _ = sqlite3_bind_text(handle, position, $0, Int32(bytes.count), SQLITE_TRANSIENT)
+                    _ = sqlite3_bind_text(handle, position, $0, Int32(bytes.count), destructor)
                 }
             } else {
                 _ = sqlite3_bind_text(handle, position, "", 0, SQLITE_TRANSIENT)
             }
+            body()
+        }
+    }
+
+    /// Binds the deferred texts from `index` on without copies; runs `body` while their bytes are alive.
+    private func withDeferredTextsBound(from index: Int, _ body: () -> Void) {
+        guard index < deferredTextCount else { return body() }
+        let text = deferredTexts[index]
+        Self.bindText(text.value, at: text.position, of: handle, destructor: nil) {
+            withDeferredTextsBound(from: index + 1, body)
         }
     }
 
@@ -73,9 +113,16 @@ struct BoundStatement {
             "a BoundStatement ran with \(position) of its values bound"
         )
         position = 0
-        let code = sqlite3_step(handle)
-        let value = code == SQLITE_ROW ? sqlite3_column_int64(handle, 0) : 0
-        sqlite3_reset(handle)
+        var code: Int32 = SQLITE_OK
+        var value: Int64 = 0
+        withDeferredTextsBound(from: 0) {
+            code = sqlite3_step(handle)
+            value = code == SQLITE_ROW ? sqlite3_column_int64(handle, 0) : 0
+            sqlite3_reset(handle)
+            // The texts bound without a copy go away with this closure: nothing may point at them after it.
+            sqlite3_clear_bindings(handle)
+        }
+        deferredTextCount = 0
         guard code == expected else {
             throw DatabaseError(
                 resultCode: ResultCode(rawValue: code),

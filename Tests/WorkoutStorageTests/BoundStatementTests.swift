@@ -36,6 +36,32 @@ import Testing
         }
     }
 
+    @Test func moreTextsThanKeptInlineOfEverySizeReadBackExactly() throws {
+        let columns = 11
+        // Short texts live inside the String value, long ones in storage of their own: both must reach the row.
+        func text(_ row: Int, _ column: Int) -> String {
+            column.isMultiple(of: 2) ? "r\(row)c\(column)" : String(repeating: "Pool — lane \(column) ", count: row + 3)
+        }
+        let queue = try DatabaseQueue()
+        let stored = try queue.write { db in
+            let names = (0..<columns).map { "c\($0)" }
+            try db.execute(sql: "CREATE TABLE t (\(names.map { "\($0) TEXT" }.joined(separator: ", ")))")
+            let placeholders = Array(repeating: "?", count: columns).joined(separator: ", ")
+            var insert = BoundStatement(try db.cachedStatement(sql: "INSERT INTO t VALUES (\(placeholders))"))
+            for row in 0..<3 {
+                for column in 0..<columns { insert.bind(text(row, column)) }
+                try insert.run(in: db)
+            }
+            return try Row.fetchAll(db, sql: "SELECT * FROM t ORDER BY rowid")
+        }
+        #expect(stored.count == 3)
+        for (row, values) in stored.enumerated() {
+            for column in 0..<columns {
+                #expect(values[column] as String? == text(row, column), "row \(row), column \(column)")
+            }
+        }
+    }
+
     @Test func aFailedRunThrowsSQLitesErrorAndTheStatementRunsAgain() throws {
         let queue = try DatabaseQueue()
         try queue.write { db in
