@@ -44,12 +44,17 @@ public enum CommandID: Hashable, Sendable, Codable, CustomStringConvertible {
 extension CommandID {
     /// The id as the JSON text it is on the wire: `7` or `"7"`, so the two stay different ids.
     public var jsonText: String {
-        var bytes: [UInt8] = []
         switch self {
-        case .integer(let value): JSONText.appendInteger(value, to: &bytes)
-        case .string(let value): JSONText.appendString(value, to: &bytes)
+        case .integer(let value):
+            // JSON's integer is Swift's decimal spelling; up to 15 digits the String needs no storage of its own.
+            return String(value)
+        case .string(let value):
+            var bytes: [UInt8] = []
+            // The quotes and the text, escaped only where a wearable sent a control character, quote or backslash.
+            bytes.reserveCapacity(value.utf8.count + 2)
+            JSONText.appendString(value, to: &bytes)
+            return String(decoding: bytes, as: UTF8.self)
         }
-        return String(decoding: bytes, as: UTF8.self)
     }
 }
 

@@ -23,6 +23,20 @@ struct ReplyEncodingTests {
         #expect(json["replayed"] == nil)
     }
 
+    @Test("an id's stored text is its wire JSON, an integer's without quotes")
+    func idText() throws {
+        #expect(CommandID.integer(7).jsonText == "7")
+        #expect(CommandID.integer(-42).jsonText == "-42")
+        #expect(CommandID.integer(.min).jsonText == "-9223372036854775808")
+        #expect(CommandID.integer(.max).jsonText == "9223372036854775807")
+        #expect(CommandID.string("7").jsonText == #""7""#)
+        #expect(CommandID.string(#"a "quoted" \ id"#).jsonText == #""a \"quoted\" \\ id""#)
+        // Each decodes back to the id it came from, the same case included.
+        for id: CommandID in [.integer(-1), .string("-1"), .string("Pool — lane 4 ✓"), .string("tab\there")] {
+            #expect(try JSONDecoder().decode(CommandID.self, from: Data(id.jsonText.utf8)) == id)
+        }
+    }
+
     @Test("a success without an id has no id key")
     func noID() throws {
         let json = try object(.ok(.workoutShared(workoutID: 1, service: .twitter, shareID: 2), id: nil))
