@@ -1,10 +1,11 @@
-// workoutd's session behind an epoll loop of its own, for `make bench` (part cpu): the protocol without NIO.
+// workoutd's session behind an epoll loop of its own, for `make bench` (parts cpu, pty and many-devices): the protocol
+// without NIO.
 //
 // Opens the device as workoutd does (`SerialPort.open`) and serves it from one thread that waits in `epoll_wait`,
 // reads, frames and decodes the read's lines (`LineFrameDecoder`, `CommandLineDecoder`), answers them on the
 // engine's session in place (the session's executor is this loop), encodes the replies (`ReplyEncoder`), writes
 // them and announces the batch. The store is the in-memory one, or with a state directory workoutd's SQLite store,
-// which commits in place as the daemon's does for a device in single flight. Nothing else of the daemon runs: no
+// which commits each read's lines in place, as the daemon does for a device in single flight. Nothing else of the daemon runs: no
 // metrics, no control socket, no observers, no share delivery. Counted beside the C echoes and the daemon, it is
 // what a device path without NIO's channel would cost: the daemon's distance from it is the event loop's and the
 // daemon's own, its distance from the C echo (behind epoll, or durable) is the protocol's and the store's.
@@ -142,10 +143,10 @@ struct DeviceLines {
         }
         input.discardReadBytes()
         guard !lines.isEmpty else { return true }
-        // As the daemon asks: a durable commit in place holds the loop through the sync, so only when no more input
-        // waits (a device in single flight).
-        let inputWaiting = session.immediateCommitWaitsForDisk && SerialPort.unreadBytes(descriptor) > 0
-        guard let replies = session.answerImmediatelyInPlace(lines, inputWaiting: inputWaiting) else {
+        // Committed in place whether or not more input waits: the loop serves one device, so holding it through the
+        // sync delays nothing else, and a pipelined read's lines are one group commit. In single flight no input
+        // waits, and this is the daemon's path; pipelined, the daemon queues the commit instead and reads on.
+        guard let replies = session.answerImmediatelyInPlace(lines, inputWaiting: false) else {
             FileHandle.standardError.write(Data("SessionBehindEpoll: the store did not answer at once\n".utf8))
             exit(1)
         }
