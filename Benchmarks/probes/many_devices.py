@@ -1,11 +1,12 @@
 #!/usr/bin/env python3
 """Many busy devices at once: one workoutd serving N ptys beside N C echoes, one per pty; measured from outside.
 
-  many_devices.py --workoutd BIN --config FILE --echo BIN --state-dir DIR
+  many_devices.py --workoutd BIN --config FILE --echo BIN --state-dir DIR [--peer BIN]
                   [--devices 1,2,4,...,64] [--seconds S] [--warm-up S] [--window LINES]
 
 For each device count, first one workoutd (in-memory store) started with one --device per pty, then one echo
-process per pty: every device streams pipelined (up to --window commands outstanding, the next ones written as
+process per pty, then with --peer one peer process per pty (workoutd's session behind an epoll loop of its own,
+SessionBehindEpoll: the protocol without NIO, served as the echoes are): every device streams pipelined (up to --window commands outstanding, the next ones written as
 replies come back) and the replies of all devices together are counted over the measured seconds. At the largest
 count the run goes on with the busy-device round trip: one device sends one command at a time (a process of its
 own, so the driver's loop over the others does not delay it) while every other device keeps streaming.
@@ -16,7 +17,7 @@ and is sent again from its start when used up: by then its ids are older than th
 is answered as a replay. The timed loop counts newlines only; an `"error"` in any reply, a sample of parsed
 replies that is not `"ok"`, or a device whose every command was not answered when it stops fails the probe.
 
-Prints one JSON object: per count the aggregate replies per second, the server's CPU (daemon or every echo), the
+Prints one JSON object: per count the aggregate replies per second, the server's CPU (daemon, every echo or peer), the
 driver's own CPU and every CPU's busy time (the kernel's pty work among it), each in percent of one core; for the
 busy device its p50 and p99 round trip in microseconds.
 """
@@ -279,7 +280,8 @@ def run(kind, count, args, blocks):
             argv += ["--device", name]
         servers = [subprocess.Popen(argv, env=env, stdout=log, stderr=log)]
     else:
-        servers = [subprocess.Popen([args.echo, name], stdout=log, stderr=log) for name in names]
+        program = args.echo if kind == "echo" else args.peer
+        servers = [subprocess.Popen([program, name], stdout=log, stderr=log) for name in names]
     try:
         fds = [master for master, _ in ptys]
         wait_served(fds, kind)
@@ -313,6 +315,7 @@ def main():
     parser.add_argument("--config", required=True)
     parser.add_argument("--echo", required=True)
     parser.add_argument("--state-dir", required=True)
+    parser.add_argument("--peer")
     parser.add_argument("--devices", type=lambda s: [int(n) for n in s.split(",")], default=[1, 2, 4, 8, 16, 32, 64])
     parser.add_argument("--seconds", type=float, default=4)
     parser.add_argument("--warm-up", type=float, default=1)
@@ -324,10 +327,12 @@ def main():
     counts = []
     for count in args.devices:
         row = {"devices": count}
-        for kind in ("workoutd", "echo"):
+        for kind in ("workoutd", "echo") + (("peer",) if args.peer else ()):
             row[kind] = run(kind, count, args, blocks)
             print(f"many-devices: {count} devices, {kind}: {row[kind]}", file=sys.stderr)
         row["ratio"] = round(row["workoutd"]["aggregate_per_second"] / row["echo"]["aggregate_per_second"], 3)
+        if args.peer:
+            row["peer_ratio"] = round(row["peer"]["aggregate_per_second"] / row["echo"]["aggregate_per_second"], 3)
         counts.append(row)
     print(json.dumps({"seconds": args.seconds, "warm_up": args.warm_up, "window": args.window,
                       "cpus": os.cpu_count(), "counts": counts}))
