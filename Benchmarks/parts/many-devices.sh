@@ -36,8 +36,8 @@ seconds=${BENCH_MANY_SECONDS:-4}
 counts=${BENCH_MANY_DEVICES:-1,2,4,8,16,32,64}
 
 python3 Benchmarks/probes/many_devices.py --workoutd "$workoutd" --config "$work/workoutd.yaml" \
-    --echo "$work/echo-baseline" --peer "$peer" --state-dir "$work/runs" --devices "$counts" --seconds "$seconds" --warm-up 1 \
-    > "$work/run.json"
+    --echo "$work/echo-baseline" --peer "$peer" --state-dir "$work/runs" --devices "$counts" --seconds "$seconds" \
+    --warm-up 1 > "$work/run.json"
 
 # The floors: Benchmarks/Thresholds/many-devices.json; the figures they hold go to Benchmarks/Results/many-devices.json.
 python3 - "$work/run.json" "$work/metrics.json" > "$work/section.md" <<'PY'
@@ -93,12 +93,14 @@ if "busy" in largest["workoutd"]:
         f"many_devices_echo_busy_p50_us_{n}": e["p50_us"], f"many_devices_echo_busy_p99_us_{n}": e["p99_us"],
         f"many_devices_busy_p99_over_echo_{n}": round(w["p99_us"] / e["p99_us"], 3),
     })
+peers = ", then one session peer per pty" if all("peer" in row for row in rows) else ""
 print(f"Each count: one workoutd started with one `--device` per pty (`--in-memory`, no rate or pending-share limit),"
-      f" then one C echo process per pty{', then one session peer per pty' if all('peer' in row for row in rows) else ''};"
+      f" then one C echo process per pty{peers};"
       f" every device streams the pty bench's start/end/share mix with up to"
       f" {run['window']} commands outstanding, warmed up {run['warm_up']:g} s, then {run['seconds']:g} s counted."
-      f" CPU in percent of one core ({run['cpus']} here): the server's own (daemon, every echo or every peer), every CPU's busy"
-      " time (the kernel's pty work runs in kworkers, counted by neither side) and the Python driver's.")
+      f" CPU in percent of one core ({run['cpus']} here): the server's own (daemon, every echo or every peer),"
+      " every CPU's busy time (the kernel's pty work runs in kworkers, counted by neither side) and the Python"
+      " driver's.")
 json.dump(metrics, open(sys.argv[2], "w"))
 PY
 cat "$work/section.md"

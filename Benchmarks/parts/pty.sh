@@ -22,7 +22,8 @@ source "$root/Benchmarks/pty-programs.sh"
 # workoutd's session behind an epoll loop of its own, over each store: what the protocol allows without NIO's loop,
 # for throughput and latency alike. More references: the echo over NIO stays the first.
 programs+=(--reference "session behind epoll, in-memory store (no NIO)=$bin/SessionBehindEpoll {device}")
-programs+=(--reference "session behind epoll, durable store (no NIO)=$bin/SessionBehindEpoll {device} $work/session-durable-{run}")
+programs+=(--reference \
+    "session behind epoll, durable store (no NIO)=$bin/SessionBehindEpoll {device} $work/session-durable-{run}")
 
 # The floors: Benchmarks/Thresholds/pty.json; the figures they hold go to Benchmarks/Results/pty.json.
 BENCH_METRICS_FILE="$work/metrics.json" "$bin/WorkoutdBenchmarks" "${programs[@]}" \

@@ -4,12 +4,13 @@
   many_devices.py --workoutd BIN --config FILE --echo BIN --state-dir DIR [--peer BIN]
                   [--devices 1,2,4,...,64] [--seconds S] [--warm-up S] [--window LINES]
 
-For each device count, first one workoutd (in-memory store) started with one --device per pty, then one echo
-process per pty, then with --peer one peer process per pty (workoutd's session behind an epoll loop of its own,
-SessionBehindEpoll: the protocol without NIO, served as the echoes are): every device streams pipelined (up to --window commands outstanding, the next ones written as
-replies come back) and the replies of all devices together are counted over the measured seconds. At the largest
-count the run goes on with the busy-device round trip: one device sends one command at a time (a process of its
-own, so the driver's loop over the others does not delay it) while every other device keeps streaming.
+For each device count, first one workoutd (in-memory store) started with one --device per pty, then one echo process per
+pty, then with --peer one peer process per pty (workoutd's session behind an epoll loop of its own, SessionBehindEpoll:
+the protocol without NIO, served as the echoes are): every device streams pipelined (up to --window commands
+outstanding, the next ones written as replies come back) and the replies of all devices together are counted over the
+measured seconds. At the largest count the run goes on with the busy-device round trip: one device sends one command at
+a time (a process of its own, so the driver's loop over the others does not delay it) while every other device keeps
+streaming.
 
 The load is the pty bench's command mix (start_workout / end_workout / share_workout cycles, ids alternating
 between integers and strings, each device its own ids), built before timing. A device's block is 3,000 commands

@@ -2,13 +2,13 @@
 // without NIO.
 //
 // Opens the device as workoutd does (`SerialPort.open`) and serves it from one thread that waits in `epoll_wait`,
-// reads, frames and decodes the read's lines (`LineFrameDecoder`, `CommandLineDecoder`), answers them on the
-// engine's session in place (the session's executor is this loop), encodes the replies (`ReplyEncoder`), writes
-// them and announces the batch. The store is the in-memory one, or with a state directory workoutd's SQLite store,
-// which commits each read's lines in place, as the daemon does for a device in single flight. Nothing else of the daemon runs: no
-// metrics, no control socket, no observers, no share delivery. Counted beside the C echoes and the daemon, it is
-// what a device path without NIO's channel would cost: the daemon's distance from it is the event loop's and the
-// daemon's own, its distance from the C echo (behind epoll, or durable) is the protocol's and the store's.
+// reads, frames and decodes the read's lines (`LineFrameDecoder`, `CommandLineDecoder`), answers them on the engine's
+// session in place (the session's executor is this loop), encodes the replies (`ReplyEncoder`), writes them and
+// announces the batch. The store is the in-memory one, or with a state directory workoutd's SQLite store, which commits
+// each read's lines in place, as the daemon does for a device in single flight. Nothing else of the daemon runs: no
+// metrics, no control socket, no observers, no share delivery. Counted beside the C echoes and the daemon, it is what a
+// device path without NIO's channel would cost: the daemon's distance from it is the event loop's and the daemon's own,
+// its distance from the C echo (behind epoll, or durable) is the protocol's and the store's.
 //
 // Run: SessionBehindEpoll /dev/pts/N [STATE_DIR]    Exits when the other end of the pty closes.
 import CEpoll
